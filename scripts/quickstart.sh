@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One command on a fresh machine: set up .venv, create the embedded example repository and
+# run the pipeline on it, printing what it found.
+# Usage: scripts/quickstart.sh [OUTPUT_DIR]   (default: ./quickstart-out)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/_venv.sh
+OUT="${1:-quickstart-out}"
+mkdir -p "$OUT"
+SF=".venv/bin/swe-forge"
+echo "==> creating the example repository in $OUT/textkit"
+"$SF" example create "$OUT/textkit" --force
+echo "==> mining it"
+"$SF" mine "$OUT/textkit" -o "$OUT/candidates.jsonl" --rejected "$OUT/rejected.jsonl"
+echo
+echo "==> candidates (instance_id, files in patch | files in test_patch)"
+.venv/bin/python - "$OUT/candidates.jsonl" "$OUT/rejected.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    print(f"  {c['instance_id']:<24} {', '.join(c['files']['source'])} | {', '.join(c['files']['test'])}")
+print("==> rejected PRs (instance_id: reason)")
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    print(f"  {r['instance_id'] or r['repo']:<24} {r['reason']}: {r['detail'][:70]}")
+PY
+echo
+echo "outputs: $OUT/candidates.jsonl, $OUT/rejected.jsonl"

@@ -1,0 +1,385 @@
+"""The command line: the only module that imports typer, and the only one that prints.
+
+Expected errors print one line and a hint and exit with their fixed code; Ctrl-C exits 130;
+anything else is a crash: a short message, a log file with versions and the traceback, exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import traceback
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from swe_forge import __version__
+from swe_forge.config import Config, load_config
+from swe_forge.errors import (
+    EXIT_CRASH,
+    EXIT_INTERRUPTED,
+    PartialFailure,
+    SweForgeError,
+    UsageError,
+    exit_code_table,
+)
+
+_EXIT_CODES = "\n\n".join(
+    f"{code:>3}  {name}: {meaning}" for code, name, meaning in exit_code_table()
+)
+
+app = typer.Typer(
+    name="swe-forge",
+    help=(
+        "Turn the git history of permissively licensed repositories into SWE-bench-style "
+        "tasks, and grade candidate patches against them.\n\n"
+        "Pipeline: mine (PRs -> candidates.jsonl) -> admit (images + gates -> tasks.jsonl) "
+        "-> verify (patches -> results.jsonl).\n\n"
+        "Start with:  swe-forge example create /tmp/textkit && "
+        "swe-forge mine /tmp/textkit -o candidates.jsonl --rejected rejected.jsonl"
+    ),
+    epilog=f"Exit codes:\n\n{_EXIT_CODES}",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+example_app = typer.Typer(help="The embedded example repository (the quickstart and test fixture).")
+app.add_typer(example_app, name="example")
+
+# soft_wrap: error lines must stay whole (people grep logs for them).
+_err = Console(stderr=True, soft_wrap=True)
+_out = Console()
+
+
+class _State:
+    debug: bool = False
+    config_path: Path | None = None
+    quiet: bool = False
+
+
+STATE = _State()
+
+
+def _config() -> Config:
+    return load_config(STATE.config_path)
+
+
+class RichReporter:
+    """Renders a stage's progress as a rich progress bar on stderr."""
+
+    def __init__(self, console: Console, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def start(self, description: str, total: int | None) -> None:
+        """Open a bar for one unit of work."""
+        if not self.enabled:
+            return
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("commits"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(description, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        """Move the bar."""
+        if self._progress is not None:
+            self._progress.advance(self._task, n)
+
+    def note(self, message: str) -> None:
+        """Print a line above the bar."""
+        self.console.print(message, markup=False, highlight=False)
+
+    def finish(self) -> None:
+        """Close the bar."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="A YAML file overriding configs/default.yaml (only the keys it sets).",
+            envvar="SWE_FORGE_CONFIG",
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True)
+    ] = False,
+) -> None:
+    if version:
+        print(f"swe-forge {__version__}")
+        raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())
+        raise typer.Exit(0)
+    STATE.debug = debug
+    STATE.config_path = config
+
+
+def _parse_date(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise UsageError(
+            f"{option} {value!r} is not a date",
+            hint="use ISO 8601, e.g. 2024-01-31 or 2024-01-31T12:00",
+        ) from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@app.command()
+def mine(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            help="Repository paths, clone URLs, or files listing them (one per line, "
+            "optionally followed by owner/name).",
+            show_default=False,
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write candidates (JSON Lines).")
+    ] = Path("candidates.jsonl"),
+    rejected: Annotated[
+        Path | None,
+        typer.Option("--rejected", help="Also write one line per rejected PR, with its reason."),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only PRs merged at or after this date (ISO 8601).")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only PRs merged at or before this date (ISO 8601).")
+    ] = None,
+    max_candidates: Annotated[
+        int | None, typer.Option(min=1, help="Stop after this many candidates in total.")
+    ] = None,
+    branch: Annotated[
+        str | None, typer.Option(help="Mine this branch instead of the default branch.")
+    ] = None,
+    github: Annotated[
+        bool,
+        typer.Option(
+            "--github",
+            help="Take problem statements from linked GitHub issues (token from $GITHUB_TOKEN; "
+            "API URL from the config's github.api_url).",
+        ),
+    ] = False,
+    offline: Annotated[
+        bool, typer.Option(help="Never touch the network: use cached clones only.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON summary on stdout instead of a table.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Find merged PRs that change source and tests, and split each into patch + test_patch.
+
+    For every repository: check the decontamination blocklist, walk the first-parent history of
+    the default branch, and for each merged PR (merge commit or squash merge) judge the licence
+    at the base commit, classify the changed files, split them into a gold patch and a held-out
+    test patch, and prove that base + patch + test_patch reproduces the merge.
+
+    Example: swe-forge mine ./repo https://github.com/owner/name.git -o candidates.jsonl
+    --rejected rejected.jsonl --json
+    """
+    from swe_forge.commands.mine import run_mine
+    from swe_forge.mining.miner import MineOptions
+
+    options = MineOptions(
+        since=_parse_date(since, "--since"),
+        until=_parse_date(until, "--until"),
+        max_candidates=max_candidates,
+        branch=branch,
+        offline=offline,
+    )
+    reporter = RichReporter(_err, enabled=not quiet and not as_json and _err.is_terminal)
+    result = run_mine(
+        sources,
+        output,
+        config=_config(),
+        options=options,
+        rejected=rejected,
+        github=github,
+        reporter=reporter,
+    )
+    summary = result.summary()
+    if as_json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        table = Table(title=f"mined {summary['repos']} repositories in {summary['seconds']:.1f}s")
+        for col in ("repository", "commits", "PRs", "candidates", "rejected"):
+            table.add_column(col, justify="right" if col != "repository" else "left")
+        for r in result.repos:
+            table.add_row(
+                r.repo,
+                str(r.commits_scanned),
+                str(r.prs_found),
+                str(r.candidates),
+                ", ".join(f"{k}={v}" for k, v in sorted(r.rejections.items())) or r.error or "-",
+            )
+        _out.print(table)
+        _out.print(f"{summary['candidates']} candidates -> {output}")
+        if rejected:
+            _out.print(f"{sum(summary['rejected'].values())} rejections -> {rejected}")
+    if result.failed and len(result.failed) == len(result.repos):
+        # Nothing could be mined: the (first) repository's own error and exit code.
+        first = result.failed[0].exception
+        if first is not None:
+            raise first
+    if result.failed:
+        raise PartialFailure(
+            f"{len(result.failed)} of {len(result.repos)} repositories could not be mined",
+            hint="see the messages above; the other repositories were mined",
+        )
+
+
+@app.command("license")
+def license_cmd(
+    repository: Annotated[Path, typer.Argument(help="A local repository.", show_default=False)],
+    rev: Annotated[
+        str | None, typer.Option(help="Branch, tag or commit to judge (default: default branch).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Show a repository's licence at a commit, as mine judges it, with the evidence."""
+    from swe_forge.commands.license import run_license
+
+    commit, verdict = run_license(repository, config=_config(), rev=rev)
+    if as_json:
+        print(json.dumps({"commit": commit, **verdict.to_dict()}, indent=2, sort_keys=True))
+        return
+    state = "allowed" if verdict.allowed else f"rejected ({verdict.reason})"
+    _out.print(f"{commit[:12]}: {verdict.expression or 'unknown'}: {state}", markup=False)
+    for ev in verdict.evidence:
+        _out.print(
+            f"  {ev.source:<10} {ev.path:<24} {ev.spdx} (score {ev.score:.2f})", markup=False
+        )
+    if verdict.detail:
+        _out.print(f"  {verdict.detail}", markup=False)
+
+
+@example_app.command("create")
+def example_create(
+    directory: Annotated[Path, typer.Argument(help="Where to create the repository.")],
+    force: Annotated[bool, typer.Option(help="Replace DIRECTORY if it exists.")] = False,
+) -> None:
+    """Write the example project as a git repository of merged PRs (same SHAs every time)."""
+    from swe_forge.example import create_example
+
+    info = create_example(directory, force=force)
+    _out.print(
+        f"created {info.repo} at {info.path}: {info.num_prs} pull requests, "
+        f"HEAD {info.head_sha[:12]}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@example_app.command("expected")
+def example_expected() -> None:
+    """Print the example's expectation file (which PR becomes what, and why)."""
+    from swe_forge.example import load_expectations
+
+    print(json.dumps(load_expectations(), indent=2, sort_keys=True))
+
+
+def _crash_log(exc: BaseException) -> Path | None:
+    from swe_forge.mining.sources import cache_dir
+
+    lines = [
+        f"swe-forge {__version__} crash at {datetime.now(tz=UTC).isoformat()}",
+        f"argv: {sys.argv}",
+        f"python: {sys.version}",
+        f"platform: {platform.platform()}",
+    ]
+    for dist in (
+        "typer",
+        "rich",
+        "pygit2",
+        "GitPython",
+        "docker",
+        "unidiff",
+        "license-expression",
+        "pyaskalono",
+        "PyYAML",
+    ):
+        try:
+            lines.append(f"{dist}: {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"{dist}: not installed")
+    lines.append("")
+    lines.extend(traceback.format_exception(exc))
+    try:
+        folder = cache_dir() / "crash-logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"crash-{datetime.now(tz=UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return path
+    except OSError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app and map outcomes to exit codes."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        # click turns Ctrl-C into Abort.
+        _err.print("interrupted: finished records are kept in *.partial files")
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.TyperException as exc:  # usage errors: typer prints them itself
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            _err.print(f"error: {exc}", markup=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        _err.print("interrupted: finished records are kept in *.partial files")
+        sys.exit(EXIT_INTERRUPTED)
+    except SweForgeError as exc:
+        if STATE.debug:
+            _err.print("".join(traceback.format_exception(exc)), markup=False, highlight=False)
+        _err.print(f"error: {exc.message}", markup=False, highlight=False)
+        if exc.hint:
+            _err.print(f"hint: {exc.hint}", markup=False, highlight=False)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        log = _crash_log(exc)
+        if STATE.debug:
+            _err.print("".join(traceback.format_exception(exc)), markup=False, highlight=False)
+        _err.print(f"crash: {type(exc).__name__}: {exc}", markup=False, highlight=False)
+        if log:
+            _err.print(
+                f"a crash log with the traceback is at {log}; please attach it to a bug report"
+            )
+        sys.exit(EXIT_CRASH)
+    sys.exit(0)

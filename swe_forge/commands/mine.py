@@ -1,0 +1,111 @@
+"""``swe-forge mine``: repositories -> candidates.jsonl (+ rejected.jsonl)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_forge import __version__
+from swe_forge.config import Config
+from swe_forge.jsonl import AtomicWriter
+from swe_forge.mining.github import GitHubClient
+from swe_forge.mining.miner import MineOptions, Miner, RepoStats
+from swe_forge.mining.sources import expand_sources
+from swe_forge.progress import NullReporter, Reporter
+
+
+@dataclass
+class MineResult:
+    """The outcome of a mine run, for the summary and the exit code."""
+
+    output: Path
+    rejected_output: Path | None
+    repos: list[RepoStats] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def candidates(self) -> int:
+        """Candidates written."""
+        return sum(r.candidates for r in self.repos)
+
+    @property
+    def failed(self) -> list[RepoStats]:
+        """Repositories that could not be mined at all."""
+        return [r for r in self.repos if r.error]
+
+    def summary(self) -> dict[str, Any]:
+        """The ``--json`` summary: totals, rejections by reason, per repository."""
+        reasons: Counter[str] = Counter()
+        for r in self.repos:
+            reasons.update(r.rejections)
+        return {
+            "schema_version": 1,
+            "tool_version": __version__,
+            "output": str(self.output),
+            "rejected_output": str(self.rejected_output) if self.rejected_output else None,
+            "repos": len(self.repos),
+            "repos_failed": len(self.failed),
+            "commits_scanned": sum(r.commits_scanned for r in self.repos),
+            "prs_found": sum(r.prs_found for r in self.repos),
+            "candidates": self.candidates,
+            "rejected": dict(sorted(reasons.items())),
+            "seconds": round(self.seconds, 3),
+            "per_repo": [r.to_dict() for r in self.repos],
+        }
+
+
+def run_mine(
+    sources: list[str],
+    output: Path,
+    *,
+    config: Config,
+    options: MineOptions,
+    rejected: Path | None = None,
+    github: bool = False,
+    reporter: Reporter | None = None,
+) -> MineResult:
+    """Mine every source; write candidates (and rejections) atomically.
+
+    A repository that cannot be mined (missing, not a repository, unreachable) is reported in
+    the result and the others are still mined; the caller turns that into an exit code.
+
+    Raises:
+        InputError: a source path does not exist (checked for all before any work starts).
+    """
+    started = time.perf_counter()
+    repos = expand_sources(sources)
+    reporter = reporter or NullReporter()
+    client = GitHubClient(config.github) if github else None
+    miner = Miner(config, github=client, reporter=reporter)
+    result = MineResult(output=output, rejected_output=rejected)
+    out = AtomicWriter(output)
+    rej = AtomicWriter(rejected) if rejected else None
+    try:
+        budget = options.max_candidates
+        for source in repos:
+            if budget is not None and budget <= 0:
+                break
+            candidates, rejections, stats = miner.mine(source, options, budget)
+            result.repos.append(stats)
+            if stats.error:
+                reporter.note(f"{stats.repo}: {stats.error}")
+            for cand in candidates:
+                out.write(cand.to_json())
+            if rej is not None:
+                for r in rejections:
+                    rej.write(r.to_json())
+            if budget is not None:
+                budget -= len(candidates)
+    except BaseException:
+        out.abort()
+        if rej is not None:
+            rej.abort()
+        raise
+    out.commit()
+    if rej is not None:
+        rej.commit()
+    result.seconds = time.perf_counter() - started
+    return result

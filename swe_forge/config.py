@@ -1,0 +1,227 @@
+"""Configuration: ``configs/default.yaml`` merged with an optional user file.
+
+The effective configuration is a tree of frozen dataclasses. Loading is strict: an unknown key
+is refused with the closest valid key suggested (a typo must never silently fall back to a
+default), and a value of the wrong type is refused with its dotted path. The configuration's
+hash is recorded in every emitted record so that outputs made under different settings can be
+told apart (and refused when merged).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from swe_forge.errors import ConfigError
+
+#: The project root of a source checkout (where ``configs/`` and ``blocklists/`` live).
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "default.yaml"
+
+
+@dataclass(frozen=True)
+class MineConfig:
+    """Settings of ``swe-forge mine``."""
+
+    max_files_changed: int = 40
+    max_lines_changed: int = 3000
+    context_lines: int = 3
+    detect_renames: bool = True
+    min_problem_statement_chars: int = 1
+
+
+@dataclass(frozen=True)
+class ClassifyConfig:
+    """Settings of the test/source path classifier."""
+
+    test_dirs: tuple[str, ...] = ("tests", "test")
+    top_level_test_dirs: tuple[str, ...] = ("testing",)
+    docs_dirs: tuple[str, ...] = ("docs", "doc")
+
+
+@dataclass(frozen=True)
+class LicenseConfig:
+    """Settings of the licence policy."""
+
+    allowlist_file: str = "licenses.yaml"
+    file_score_threshold: float = 0.9
+    weak_file_score_threshold: float = 0.8
+    accept_metadata_only: bool = False
+
+
+@dataclass(frozen=True)
+class BlocklistConfig:
+    """Where the decontamination lists live and how they match."""
+
+    dir: str = "../blocklists"
+    match_root_commits: bool = True
+    kinds: tuple[str, ...] = ("evaluation", "training")
+
+
+@dataclass(frozen=True)
+class GitHubConfig:
+    """The optional GitHub REST API source."""
+
+    api_url: str = "https://api.github.com"
+    timeout_seconds: float = 30.0
+    max_retries: int = 3
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole effective configuration.
+
+    Path settings (``license.allowlist_file``, ``blocklist.dir``) are absolute once loaded:
+    each was resolved against the directory of the file that set it.
+    """
+
+    schema_version: int = 1
+    mine: MineConfig = field(default_factory=MineConfig)
+    classify: ClassifyConfig = field(default_factory=ClassifyConfig)
+    license: LicenseConfig = field(default_factory=LicenseConfig)
+    blocklist: BlocklistConfig = field(default_factory=BlocklistConfig)
+    github: GitHubConfig = field(default_factory=GitHubConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as plain data."""
+        return dataclasses.asdict(self)
+
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of the settings.
+
+        Path settings are left out: the same settings must hash the same in every checkout.
+        The *content* behind those paths (allowlist, blocklists) is hashed by the stages that
+        read it.
+        """
+        data = self.to_dict()
+        for section, key in _PATH_KEYS:
+            data[section].pop(key, None)
+        data.pop("github", None)  # where the API lives does not change what is mined
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+#: (section, key) of settings that are file-system paths, relative to their file.
+_PATH_KEYS = (("license", "allowlist_file"), ("blocklist", "dir"))
+
+
+def _absolutize(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    for section, key in _PATH_KEYS:
+        sub = data.get(section)
+        if isinstance(sub, dict) and isinstance(sub.get(key), str):
+            sub[key] = str((base / sub[key]).resolve())
+    return data
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"configuration file not found: {path}", hint="check the --config path"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            f"configuration {path} is not valid YAML: {exc}",
+            hint="fix the YAML syntax (indentation, colons, quotes)",
+        ) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"configuration {path} must be a mapping at the top level")
+    return data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
+        (item_tp, _ellipsis) = typing.get_args(tp)
+        return tuple(_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin in (types.UnionType, typing.Union):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        tp = next(a for a in args if a is not type(None))
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported setting type {tp!r}")  # pragma: no cover
+
+
+def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{where}.{key}" if where else str(key)
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), sorted(fields), n=1, cutoff=0.5)
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else f"valid keys: {', '.join(sorted(fields))}"
+            )
+            raise ConfigError(f"unknown configuration key '{path}'", hint=hint)
+        kwargs[key] = _coerce(value, hints[key], path)
+    return cls(**kwargs)
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Load ``configs/default.yaml`` and, if given, overlay the user's file on it.
+
+    Raises:
+        ConfigError: a file is missing or unreadable, a key is unknown, a value has the wrong
+            type, or the schema version is not supported.
+    """
+    data = _absolutize(_read_yaml(DEFAULT_CONFIG), DEFAULT_CONFIG.parent)
+    if path is not None:
+        data = _merge(data, _absolutize(_read_yaml(path), path.resolve().parent))
+    config: Config = _build(Config, data, "")
+    if config.schema_version != 1:
+        raise ConfigError(
+            f"configuration schema_version {config.schema_version} is not supported",
+            hint="this swe-forge reads schema_version 1",
+        )
+    return config

@@ -1,0 +1,139 @@
+"""Errors with fixed exit codes and a hint.
+
+Every expected failure in swe-forge is a subclass of :class:`SweForgeError`. Each subclass
+has a fixed, documented exit code so that batch jobs can tell failures apart without parsing
+text, and carries a *hint*: one line telling the user what to do about it. The CLI prints
+``error: <message>`` and ``hint: <hint>`` and exits with the code; ``--debug`` adds the
+traceback. Anything that is not a :class:`SweForgeError` is a crash (exit 1) and gets a crash
+log with versions and traceback.
+
+Exit codes (also listed by ``swe-forge --help``):
+
+====  =====================  ==========================================================
+code  class                  meaning
+====  =====================  ==========================================================
+0     -                      success
+1     -                      unexpected crash (a bug; see the crash log)
+2     UsageError             bad command line (typer/click also uses 2)
+3     ConfigError            invalid configuration file or value
+4     InputError             a path or source that does not exist or cannot be read
+5     RepositoryError        not a git repository, empty history, no default branch
+6     LicenseError           a licence file that cannot be read (binary, not UTF-8)
+7     DiffError              a commit whose diff cannot be parsed or represented
+8     EncodingError          content that is not valid UTF-8 where text is required
+9     GitError               a git command failed
+10    RemoteError            a remote (clone URL, GitHub API) could not be reached
+11    PartialFailure         some sources failed; the others were processed
+130   -                      interrupted (Ctrl-C)
+====  =====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CRASH = 1
+EXIT_INTERRUPTED = 130
+
+
+class SweForgeError(Exception):
+    """Root of every expected swe-forge error.
+
+    Attributes:
+        exit_code: the fixed process exit code for this kind of error.
+        hint: one line of advice for the user (may be empty).
+    """
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(SweForgeError):
+    """The command line is wrong (a missing or contradictory option)."""
+
+    exit_code = 2
+
+
+class ConfigError(SweForgeError):
+    """A configuration file or value is invalid (unknown key, wrong type)."""
+
+    exit_code = 3
+
+
+class InputError(SweForgeError):
+    """A path or source given by the user does not exist or cannot be read."""
+
+    exit_code = 4
+
+
+class RepositoryError(SweForgeError):
+    """A repository cannot be mined: not a git repository, empty, no default branch."""
+
+    exit_code = 5
+
+
+class LicenseError(SweForgeError):
+    """A licence file cannot be read as text (binary or not UTF-8)."""
+
+    exit_code = 6
+
+
+class DiffError(SweForgeError):
+    """A commit's diff cannot be parsed or represented as a unified diff."""
+
+    exit_code = 7
+
+
+class EncodingError(SweForgeError):
+    """Content that must be text is not valid UTF-8."""
+
+    exit_code = 8
+
+
+class GitError(SweForgeError):
+    """A git command or libgit2 call failed."""
+
+    exit_code = 9
+
+
+class RemoteError(SweForgeError):
+    """A remote could not be reached (clone URL, GitHub API)."""
+
+    exit_code = 10
+
+
+class PartialFailure(SweForgeError):
+    """Some sources failed while the others were processed; details were reported."""
+
+    exit_code = 11
+
+
+#: Every error class with its exit code, for ``--help`` and the docs.
+ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
+    UsageError,
+    ConfigError,
+    InputError,
+    RepositoryError,
+    LicenseError,
+    DiffError,
+    EncodingError,
+    GitError,
+    RemoteError,
+    PartialFailure,
+)
+
+
+def exit_code_table() -> list[tuple[int, str, str]]:
+    """Return ``(code, name, meaning)`` rows for every documented exit code."""
+    rows = [(EXIT_OK, "ok", "success"), (EXIT_CRASH, "crash", "unexpected error; see crash log")]
+    for cls in ERROR_CLASSES:
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        rows.append((cls.exit_code, cls.__name__, doc))
+    rows.append((EXIT_INTERRUPTED, "interrupted", "Ctrl-C"))
+    return sorted(rows)

@@ -1,0 +1,148 @@
+"""Classify a repository path as test, source, docs, CI, packaging or other.
+
+The split of a PR into gold patch and test patch rests on this, so it matches whole path
+components and whole file-name patterns, never substrings: ``pytest_plugin.py``,
+``latest/`` and ``contest.py`` are source; ``tests/data/x.json`` and ``conftest.py`` are test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from enum import StrEnum
+from functools import lru_cache
+
+from swe_forge.config import ClassifyConfig
+
+
+class FileKind(StrEnum):
+    """What a changed file is, for the split and the filters."""
+
+    TEST = "test"
+    SOURCE = "source"
+    DOCS = "docs"
+    CI = "ci"
+    PACKAGING = "packaging"
+
+
+#: File names (matched case-insensitively, whole name) that are test code wherever they are.
+_TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py")
+#: Test-runner configuration files that only the tests use; held out with the tests.
+_TEST_CONFIG_FILES = ("pytest.ini",)
+
+_CI_TOP = (".github", ".circleci", ".gitlab", ".azure-pipelines", ".buildkite", ".ci")
+_CI_FILES = (
+    ".travis.yml",
+    ".gitlab-ci.yml",
+    "appveyor.yml",
+    ".appveyor.yml",
+    "azure-pipelines.yml",
+    "jenkinsfile",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    "codecov.yml",
+    ".codecov.yml",
+    ".cirrus.yml",
+    ".mergify.yml",
+    "renovate.json",
+    ".readthedocs.yml",
+    ".readthedocs.yaml",
+)
+_PACKAGING_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "manifest.in",
+    "tox.ini",
+    "noxfile.py",
+    "makefile",
+    "poetry.lock",
+    "pdm.lock",
+    "uv.lock",
+    "pipfile",
+    "pipfile.lock",
+    "environment.yml",
+    "environment.yaml",
+    ".gitignore",
+    ".gitattributes",
+    ".editorconfig",
+    ".flake8",
+    ".pylintrc",
+    "pylintrc",
+    "mypy.ini",
+    ".coveragerc",
+    "ruff.toml",
+    ".ruff.toml",
+    ".isort.cfg",
+    ".mailmap",
+    "dockerfile",
+    ".dockerignore",
+)
+_PACKAGING_PATTERNS = ("requirements*.txt", "requirements*.in", "constraints*.txt")
+#: Prose anywhere is documentation; ``.txt`` only at the top (package data is often .txt).
+_DOC_EXTENSIONS = (".md", ".rst", ".adoc")
+_DOC_NAME_PREFIXES = (
+    "readme",
+    "changelog",
+    "changes",
+    "history",
+    "news",
+    "authors",
+    "contributors",
+    "license",
+    "licence",
+    "copying",
+    "notice",
+    "code_of_conduct",
+    "contributing",
+    "security",
+    "citation",
+)
+
+
+@lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.IGNORECASE)
+
+
+class PathClassifier:
+    """Decides the :class:`FileKind` of a path; configured by :class:`ClassifyConfig`."""
+
+    def __init__(self, config: ClassifyConfig) -> None:
+        self._test_dirs = frozenset(d.lower() for d in config.test_dirs)
+        self._top_test_dirs = frozenset(d.lower() for d in config.top_level_test_dirs)
+        self._docs_dirs = frozenset(d.lower() for d in config.docs_dirs)
+        self._test_files = _compile(_TEST_FILE_PATTERNS)
+        self._packaging = _compile(_PACKAGING_PATTERNS)
+
+    def is_test(self, path: str) -> bool:
+        """True for test code, test data and test-runner config (the held-out side)."""
+        return self.classify(path) is FileKind.TEST
+
+    def classify(self, path: str) -> FileKind:
+        """Classify one repository-relative path (forward slashes)."""
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return FileKind.SOURCE
+        name = parts[-1].lower()
+        dirs = [p.lower() for p in parts[:-1]]
+        if any(d in self._test_dirs for d in dirs) or (dirs and dirs[0] in self._top_test_dirs):
+            return FileKind.TEST
+        if self._test_files.fullmatch(name) or name in _TEST_CONFIG_FILES:
+            return FileKind.TEST
+        if dirs and dirs[0] in _CI_TOP:
+            return FileKind.CI
+        if not dirs and name in _CI_FILES:
+            return FileKind.CI
+        if dirs and dirs[0] in self._docs_dirs:
+            return FileKind.DOCS
+        if not dirs and (name in _PACKAGING_FILES or self._packaging.fullmatch(name)):
+            return FileKind.PACKAGING
+        if dirs and dirs[0] == "requirements":
+            return FileKind.PACKAGING
+        if name.endswith(_DOC_EXTENSIONS) or (not dirs and name.endswith(".txt")):
+            return FileKind.DOCS
+        stem = name.split(".", 1)[0]
+        if not dirs and stem.split("-", 1)[0] in _DOC_NAME_PREFIXES:
+            return FileKind.DOCS
+        return FileKind.SOURCE

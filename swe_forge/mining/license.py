@@ -1,0 +1,445 @@
+"""Licence identification and policy, judged at each candidate's base commit.
+
+Two signals:
+
+1. Licence files at the top of the tree (``LICENSE*``, ``LICENCE*``, ``COPYING*``,
+   ``UNLICENSE``, and the files in ``LICENSES/``), identified with askalono. A file counts when
+   its score reaches ``file_score_threshold``; a weaker match counts when the metadata names the
+   same licence.
+2. Package metadata: ``pyproject.toml`` (PEP 639 ``license`` expression, ``license = {text}``,
+   Poetry's ``license``, trove classifiers), ``setup.cfg`` and ``setup.py``.
+
+The expression is the metadata's when it is a valid SPDX expression that covers every
+identified licence file (it can say ``OR`` where files cannot); otherwise the files' licences
+joined with ``AND`` (conservative: a conflict between signals needs both to be allowed).
+An expression is allowed when it can be satisfied with allowlisted licences only.
+
+Identification is cached by blob id, so walking thousands of commits costs one askalono call
+per distinct licence text.
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import askalono
+import yaml
+from license_expression import (
+    AND,
+    OR,
+    ExpressionError,
+    LicenseSymbol,
+    LicenseWithExceptionSymbol,
+    get_spdx_licensing,
+)
+
+from swe_forge.config import LicenseConfig
+from swe_forge.errors import ConfigError, LicenseError
+from swe_forge.records import LicenseEvidence, LicenseVerdict, Reason
+
+_LICENSE_FILE = re.compile(r"^(un)?licen[cs]e([-._ ].*)?$|^copying([-._ ].*)?$", re.IGNORECASE)
+_SETUP_PY_LICENSE = re.compile(r"""\blicense\s*=\s*(['"])([^'"\n]{1,200})\1""")
+_SETUP_PY_CLASSIFIER = re.compile(r"""(['"])(License :: [^'"\n]+)\1""")
+_LICENSE_LINE = re.compile(rb"^.*licen[cs]e.*$", re.IGNORECASE | re.MULTILINE)
+#: Licence files larger than this are not licence texts (or not ones we want to score).
+_MAX_LICENSE_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class LicensePolicy:
+    """The allowlist and the maps from free text and classifiers to SPDX ids."""
+
+    allow: frozenset[str]
+    allow_exceptions: frozenset[str]
+    aliases: dict[str, str]
+    classifiers: dict[str, str]
+    digest: str
+
+    @classmethod
+    def load(cls, path: Path) -> LicensePolicy:
+        """Read the allowlist file (``configs/licenses.yaml``)."""
+        try:
+            raw = path.read_bytes()
+            data = yaml.safe_load(raw) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read licence allowlist {path}: {exc}") from exc
+        unknown = set(data) - {
+            "schema_version",
+            "allow",
+            "allow_exceptions",
+            "aliases",
+            "classifiers",
+        }
+        if unknown:
+            raise ConfigError(
+                f"unknown key(s) in {path}: {', '.join(sorted(unknown))}",
+                hint="valid keys: allow, allow_exceptions, aliases, classifiers",
+            )
+        return cls(
+            allow=frozenset(data.get("allow", ())),
+            allow_exceptions=frozenset(data.get("allow_exceptions", ())),
+            aliases={str(k).lower(): str(v) for k, v in (data.get("aliases") or {}).items()},
+            classifiers={str(k): str(v) for k, v in (data.get("classifiers") or {}).items()},
+            digest=hashlib.sha256(raw).hexdigest(),
+        )
+
+
+def is_license_file(name: str) -> bool:
+    """True for top-level file names that hold a licence text."""
+    return bool(_LICENSE_FILE.match(name))
+
+
+def identify_text(text: str) -> tuple[str, float]:
+    """askalono's best SPDX id for a licence text, and its score (0..1)."""
+    result = askalono.identify(text)
+    return str(result.name), float(result.score)
+
+
+class IdentityCache:
+    """askalono results on disk, keyed by the text's git blob id (a content hash).
+
+    One identification costs about a tenth of a second; the same licence texts recur across
+    commits, runs and forks, so a content-addressed cache makes re-mining cheap. The askalono
+    version is part of the file name: a new version starts a new cache.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.data: dict[str, list[Any]] = {}
+        self.dirty = False
+        if path is not None and path.is_file():
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(loaded, dict):
+                    self.data = loaded
+            except (OSError, ValueError):
+                self.data = {}  # a damaged cache is only a slower run
+
+    def get(self, blob: str) -> tuple[str, float] | None:
+        """A cached (SPDX id, score), or None."""
+        hit = self.data.get(blob)
+        return (str(hit[0]), float(hit[1])) if hit else None
+
+    def put(self, blob: str, value: tuple[str, float]) -> None:
+        """Remember a result."""
+        self.data[blob] = [value[0], value[1]]
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the cache atomically (best effort)."""
+        if self.path is None or not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.data, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+            self.dirty = False
+        except OSError:
+            pass
+
+
+def default_identity_cache() -> IdentityCache:
+    """The shared on-disk cache in the swe-forge cache directory."""
+    from importlib import metadata
+
+    from swe_forge.mining.sources import cache_dir
+
+    try:
+        version = metadata.version("pyaskalono")
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        version = "unknown"
+    return IdentityCache(cache_dir() / f"askalono-{version}.json")
+
+
+class LicenseJudge:
+    """Judges a repository's licence at a commit; caches askalono results by blob id.
+
+    ``list_root(commit)`` gives the top-level tree entries ``name -> (blob id, mode)``;
+    ``list_dir(commit, dir)`` a directory's; ``read_blob(id)`` a blob's bytes. Passing these
+    in keeps this module free of git.
+    """
+
+    def __init__(
+        self,
+        config: LicenseConfig,
+        policy: LicensePolicy,
+        *,
+        list_root: Callable[[str], dict[str, tuple[str, int]]],
+        list_dir: Callable[[str, str], dict[str, tuple[str, int]]],
+        read_blob: Callable[[str], bytes],
+        identity_cache: IdentityCache | None = None,
+    ) -> None:
+        self.config = config
+        self.identity_cache = identity_cache or IdentityCache(None)
+        self.policy = policy
+        self._list_root = list_root
+        self._list_dir = list_dir
+        self._read_blob = read_blob
+        self._file_cache: dict[str, tuple[str, float]] = {}
+        self._meta_cache: dict[tuple[str, str], list[LicenseEvidence]] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._verdict_cache: dict[str, LicenseVerdict] = {}
+        self._licensing = get_spdx_licensing()
+
+    # ------------------------------------------------------------------ signals
+    def _text(self, blob: str, path: str) -> str:
+        data = self._read_blob(blob)
+        if len(data) > _MAX_LICENSE_BYTES:
+            raise LicenseError(f"licence file {path} is too large ({len(data)} bytes)")
+        if b"\x00" in data:
+            raise LicenseError(
+                f"licence file {path} is binary",
+                hint="a licence must be a text file; this repository cannot be judged",
+            )
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            try:
+                return data.decode("latin-1")
+            except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes anything
+                raise LicenseError(f"licence file {path} is not text") from exc
+
+    def _identify_file(self, blob: str, path: str) -> tuple[str, float]:
+        cached = self._file_cache.get(blob) or self.identity_cache.get(blob)
+        if cached is None:
+            cached = identify_text(self._text(blob, path))
+            self.identity_cache.put(blob, cached)
+        self._file_cache[blob] = cached
+        return cached
+
+    def _spdx_from_text(self, text: str) -> str | None:
+        """Normalise a metadata licence string to a valid SPDX expression, or None."""
+        text = text.strip()
+        if not text or len(text) > 200 or "\n" in text:
+            return None
+        alias = self.policy.aliases.get(text.lower())
+        if alias:
+            return alias
+        try:
+            parsed = self._licensing.parse(text, validate=False)
+        except ExpressionError:
+            return None
+        if parsed is None or self._licensing.unknown_license_keys(parsed):
+            return None
+        return str(parsed.render())
+
+    def _fingerprint(self, blob: str) -> str:
+        """The licence-relevant lines of a metadata file, hashed (cached by blob id).
+
+        Metadata files change far more often than their licence lines; keying the parsed
+        evidence on these lines means a new ``pyproject.toml`` is parsed only when a line
+        mentioning a licence changed.
+        """
+        found = self._fingerprints.get(blob)
+        if found is None:
+            lines = _LICENSE_LINE.findall(self._read_blob(blob))
+            found = hashlib.sha1(b"\n".join(lines)).hexdigest() if lines else ""
+            self._fingerprints[blob] = found
+        return found
+
+    def _metadata(self, root: dict[str, tuple[str, int]]) -> list[LicenseEvidence]:
+        out: list[LicenseEvidence] = []
+        for name, parse in (
+            ("pyproject.toml", self._pyproject),
+            ("setup.cfg", self._setup_cfg),
+            ("setup.py", self._setup_py),
+        ):
+            entry = root.get(name)
+            if entry is None:
+                continue
+            fingerprint = self._fingerprint(entry[0])
+            if not fingerprint:
+                continue
+            key = (name, fingerprint)
+            cached = self._meta_cache.get(key)
+            if cached is None:
+                try:
+                    text = self._read_blob(entry[0]).decode("utf-8")
+                except UnicodeDecodeError:
+                    text = ""
+                try:
+                    cached = parse(text, entry[0])
+                except Exception:
+                    cached = []
+                self._meta_cache[key] = cached
+            out.extend(cached)
+        return out
+
+    def _classifier_evidence(
+        self, classifiers: list[str], path: str, blob: str
+    ) -> list[LicenseEvidence]:
+        out = []
+        for c in classifiers:
+            spdx = self.policy.classifiers.get(c.strip())
+            if spdx:
+                out.append(LicenseEvidence("classifier", path, spdx, 1.0))
+        return out
+
+    def _pyproject(self, text: str, blob: str) -> list[LicenseEvidence]:
+        data: dict[str, Any] = tomllib.loads(text)
+        out: list[LicenseEvidence] = []
+        project = data.get("project") or {}
+        lic = project.get("license")
+        candidates: list[str] = []
+        if isinstance(lic, str):
+            candidates.append(lic)
+        elif isinstance(lic, dict) and isinstance(lic.get("text"), str):
+            candidates.append(lic["text"])
+        poetry = (data.get("tool") or {}).get("poetry") or {}
+        if isinstance(poetry.get("license"), str):
+            candidates.append(poetry["license"])
+        for cand in candidates:
+            spdx = self._spdx_from_text(cand)
+            if spdx:
+                out.append(LicenseEvidence("pyproject", "pyproject.toml", spdx, 1.0))
+        classifiers = [c for c in project.get("classifiers") or [] if isinstance(c, str)]
+        classifiers += [c for c in poetry.get("classifiers") or [] if isinstance(c, str)]
+        out.extend(self._classifier_evidence(classifiers, "pyproject.toml", blob))
+        return out
+
+    def _setup_cfg(self, text: str, blob: str) -> list[LicenseEvidence]:
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+        if not parser.has_section("metadata"):
+            return []
+        out: list[LicenseEvidence] = []
+        lic = parser.get("metadata", "license", fallback="")
+        spdx = self._spdx_from_text(lic)
+        if spdx:
+            out.append(LicenseEvidence("setup.cfg", "setup.cfg", spdx, 1.0))
+        raw = parser.get("metadata", "classifiers", fallback="")
+        out.extend(self._classifier_evidence(raw.splitlines(), "setup.cfg", blob))
+        return out
+
+    def _setup_py(self, text: str, blob: str) -> list[LicenseEvidence]:
+        out: list[LicenseEvidence] = []
+        m = _SETUP_PY_LICENSE.search(text)
+        if m:
+            spdx = self._spdx_from_text(m.group(2))
+            if spdx:
+                out.append(LicenseEvidence("setup.py", "setup.py", spdx, 1.0))
+        classifiers = [m.group(2) for m in _SETUP_PY_CLASSIFIER.finditer(text)]
+        out.extend(self._classifier_evidence(classifiers, "setup.py", blob))
+        return out
+
+    # ------------------------------------------------------------------ verdict
+    def judge(self, commit: str) -> LicenseVerdict:
+        """The licence verdict for the tree of ``commit`` (cached by the licence blobs)."""
+        root = self._list_root(commit)
+        files = {
+            n: e for n, e in root.items() if is_license_file(n) and e[1] in (0o100644, 0o100755)
+        }
+        for name, entry in self._list_dir(commit, "LICENSES").items():
+            if entry[1] in (0o100644, 0o100755):
+                files[f"LICENSES/{name}"] = entry
+        meta_keys = [
+            self._fingerprint(root[n][0])
+            for n in ("pyproject.toml", "setup.cfg", "setup.py")
+            if n in root
+        ]
+        cache_key = json.dumps([sorted((n, e[0]) for n, e in files.items()), meta_keys])
+        cached = self._verdict_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        try:
+            verdict = self._judge(commit, root, files)
+        except LicenseError as exc:
+            verdict = LicenseVerdict("", False, Reason.LICENSE_UNREADABLE.value, str(exc))
+        self._verdict_cache[cache_key] = verdict
+        return verdict
+
+    def _judge(
+        self, commit: str, root: dict[str, tuple[str, int]], files: dict[str, tuple[str, int]]
+    ) -> LicenseVerdict:
+        evidence: list[LicenseEvidence] = []
+        strong: list[str] = []
+        weak: list[str] = []
+        for path in sorted(files):
+            blob = files[path][0]
+            spdx, score = self._identify_file(blob, path)
+            evidence.append(LicenseEvidence("file", path, spdx, round(score, 4), blob))
+            if score >= self.config.file_score_threshold:
+                strong.append(spdx)
+            elif score >= self.config.weak_file_score_threshold:
+                weak.append(spdx)
+        meta = self._metadata(root)
+        evidence.extend(meta)
+        meta_exprs = sorted({e.spdx for e in meta if e.source != "classifier"})
+        meta_symbols: set[str] = set()
+        for m in meta:
+            meta_symbols |= self._symbols(m.spdx)
+        # A weak file match counts when the metadata names the same licence.
+        strong += [w for w in weak if w in meta_symbols]
+        strong = sorted(set(strong))
+        expression = ""
+        if strong:
+            covering = [e for e in meta_exprs if set(strong) <= self._symbols(e)]
+            if len(meta_exprs) == 1 and covering:
+                expression = covering[0]
+            else:
+                extra = sorted(meta_symbols - set(strong))
+                expression = " AND ".join(f"({s})" if " " in s else s for s in strong + extra)
+        elif meta and self.config.accept_metadata_only:
+            parts = meta_exprs or sorted(meta_symbols)
+            expression = " AND ".join(f"({p})" if " " in p else p for p in parts)
+        if not expression:
+            detail = "no licence file identified"
+            if evidence:
+                detail += ": " + ", ".join(f"{e.path}={e.spdx}@{e.score:.2f}" for e in evidence)
+            return LicenseVerdict("", False, Reason.LICENSE_UNKNOWN.value, detail, tuple(evidence))
+        try:
+            parsed = self._licensing.parse(expression, validate=False)
+        except ExpressionError as exc:
+            return LicenseVerdict(
+                expression,
+                False,
+                Reason.LICENSE_UNKNOWN.value,
+                f"unparseable: {exc}",
+                tuple(evidence),
+            )
+        expression = str(parsed.render())
+        if self.allowed(parsed):
+            return LicenseVerdict(expression, True, "", "", tuple(evidence))
+        return LicenseVerdict(
+            expression,
+            False,
+            Reason.LICENSE_NOT_PERMISSIVE.value,
+            f"{expression} is not satisfiable with the allowlist",
+            tuple(evidence),
+        )
+
+    def _symbols(self, expression: str) -> set[str]:
+        try:
+            parsed = self._licensing.parse(expression, validate=False)
+        except ExpressionError:
+            return set()
+        if parsed is None:
+            return set()
+        return {str(s.key) for s in self._licensing.license_symbols(parsed, decompose=True)}
+
+    def allowed(self, expr: Any) -> bool:
+        """Can this parsed expression be satisfied using allowlisted licences only?"""
+        if isinstance(expr, str):
+            expr = self._licensing.parse(expr, validate=False)
+        if isinstance(expr, LicenseWithExceptionSymbol):
+            return (
+                expr.license_symbol.key in self.policy.allow
+                and expr.exception_symbol.key in self.policy.allow_exceptions
+            )
+        if isinstance(expr, LicenseSymbol):
+            return str(expr.key) in self.policy.allow
+        if isinstance(expr, OR):
+            return any(self.allowed(a) for a in expr.args)
+        if isinstance(expr, AND):
+            return all(self.allowed(a) for a in expr.args)
+        return False

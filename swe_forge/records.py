@@ -1,0 +1,225 @@
+"""Typed, versioned records exchanged between stages.
+
+Every record serialises to one JSON object per line with a ``schema_version`` and a
+``record_type``. Field names follow SWE-bench where the meaning is the same (``instance_id``,
+``repo``, ``base_commit``, ``patch``, ``test_patch``, ``problem_statement``, ``hints_text``,
+``created_at``, ``version``, ``environment_setup_commit``); our own data lives in nested blocks
+(``license``, ``provenance``, ``files``). Serialisation is deterministic: sorted keys, no
+wall-clock times, so the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+CANDIDATE_SCHEMA_VERSION = 1
+REJECTION_SCHEMA_VERSION = 1
+
+
+class Reason(StrEnum):
+    """Machine-readable rejection reasons of the mining stage.
+
+    One reason per rejection; the first check that fails names it. Checks run in this order:
+    repository-level (blocklist, licence), then per PR: blocklisted PR, diff readable, file
+    kinds, size caps, problem statement, split round-trip.
+    """
+
+    BLOCKLISTED_REPO = "blocklisted_repo"
+    BLOCKLISTED_PR = "blocklisted_pr"
+    LICENSE_NOT_PERMISSIVE = "license_not_permissive"
+    LICENSE_UNKNOWN = "license_unknown"
+    LICENSE_UNREADABLE = "license_unreadable"
+    EMPTY_DIFF = "empty_diff"
+    BINARY_CHANGE = "binary_change"
+    SYMLINK_CHANGE = "symlink_change"
+    SUBMODULE_CHANGE = "submodule_change"
+    NON_UTF8_DIFF = "non_utf8_diff"
+    DIFF_UNPARSEABLE = "diff_unparseable"
+    NO_CODE_CHANGE = "no_code_change"
+    TEST_ONLY = "test_only"
+    NO_TEST_CHANGE = "no_test_change"
+    TOO_MANY_FILES = "too_many_files"
+    TOO_MANY_LINES = "too_many_lines"
+    EMPTY_PROBLEM_STATEMENT = "empty_problem_statement"
+    SPLIT_MISMATCH = "split_mismatch"
+    DUPLICATE_PR = "duplicate_pr"
+    REPOSITORY_ERROR = "repository_error"
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class LicenseEvidence:
+    """One signal about a repository's licence at a commit.
+
+    ``blob`` is the licence file's blob id (files only: metadata evidence is shared between
+    commits whose licence lines are equal, so it names no single blob).
+    """
+
+    source: str  # "file" | "pyproject" | "setup.cfg" | "setup.py" | "classifier"
+    path: str
+    spdx: str
+    score: float = 1.0
+    blob: str = ""
+
+
+@dataclass(frozen=True)
+class LicenseVerdict:
+    """The licence of a repository at one commit, and whether policy allows it."""
+
+    expression: str  # SPDX expression, or "" when unknown
+    allowed: bool
+    reason: str  # "" when allowed, else a Reason value
+    detail: str
+    evidence: tuple[LicenseEvidence, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LicenseVerdict:
+        """Inverse of :meth:`to_dict`."""
+        ev = tuple(LicenseEvidence(**e) for e in data.get("evidence", ()))
+        return cls(
+            expression=data["expression"],
+            allowed=data["allowed"],
+            reason=data["reason"],
+            detail=data["detail"],
+            evidence=ev,
+        )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a candidate came from and what produced it."""
+
+    source: str  # the path or URL the repository was mined from
+    pr_number: int
+    merge_commit: str
+    merge_kind: str  # "merge" | "squash"
+    default_branch: str
+    problem_statement_source: str  # "commit_message" | "github_issue" | "github_pr"
+    linked_issues: tuple[int, ...] = ()
+    tool_version: str = ""
+    config_hash: str = ""
+    policy_hash: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedFiles:
+    """The files a PR changes, by where they went in the split."""
+
+    source: tuple[str, ...]  # in ``patch``
+    test: tuple[str, ...]  # in ``test_patch``
+    lines_added: int = 0
+    lines_removed: int = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A merged PR split into a gold patch and a held-out test patch.
+
+    The SWE-bench fields come first; ``license``, ``provenance`` and ``files`` are ours.
+    """
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    hints_text: str
+    created_at: str
+    version: str
+    environment_setup_commit: str
+    license: LicenseVerdict
+    provenance: Provenance
+    files: ChangedFiles
+    schema_version: int = CANDIDATE_SCHEMA_VERSION
+    record_type: str = "candidate"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One deterministic JSON line (without the newline)."""
+        return _dump(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Candidate:
+        """Build a candidate from its JSON form; raises KeyError/TypeError when malformed."""
+        if data.get("record_type", "candidate") != "candidate":
+            raise ValueError(f"not a candidate record: {data.get('record_type')!r}")
+        version = data.get("schema_version", CANDIDATE_SCHEMA_VERSION)
+        if version != CANDIDATE_SCHEMA_VERSION:
+            raise ValueError(f"unsupported candidate schema_version {version}")
+        prov = dict(data["provenance"])
+        prov["linked_issues"] = tuple(prov.get("linked_issues", ()))
+        files = dict(data["files"])
+        files["source"] = tuple(files["source"])
+        files["test"] = tuple(files["test"])
+        return cls(
+            instance_id=data["instance_id"],
+            repo=data["repo"],
+            base_commit=data["base_commit"],
+            patch=data["patch"],
+            test_patch=data["test_patch"],
+            problem_statement=data["problem_statement"],
+            hints_text=data["hints_text"],
+            created_at=data["created_at"],
+            version=data["version"],
+            environment_setup_commit=data["environment_setup_commit"],
+            license=LicenseVerdict.from_dict(data["license"]),
+            provenance=Provenance(**prov),
+            files=ChangedFiles(**files),
+        )
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a PR (or a whole repository, when ``pr_number`` is None) did not become a record.
+
+    ``stage`` names the pipeline stage that rejected it; ``reason`` is one machine-readable
+    code (a :class:`Reason` value for ``mine``); ``detail`` is for humans.
+    """
+
+    stage: str
+    repo: str
+    reason: str
+    detail: str
+    instance_id: str | None = None
+    pr_number: int | None = None
+    commit: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = REJECTION_SCHEMA_VERSION
+    record_type: str = "rejection"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One deterministic JSON line (without the newline)."""
+        return _dump(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rejection:
+        """Build a rejection from its JSON form."""
+        keys = {
+            "stage",
+            "repo",
+            "reason",
+            "detail",
+            "instance_id",
+            "pr_number",
+            "commit",
+            "extra",
+        }
+        return cls(**{k: v for k, v in data.items() if k in keys})

@@ -1,0 +1,154 @@
+"""The command line as a user meets it: exit codes, one-line errors with hints, --help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swe_forge.git.writer import RepoWriter
+from tests.conftest import RepoBuilder
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "swe_forge", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_help_teaches() -> None:
+    out = cli("--help")
+    assert out.returncode == 0
+    assert "mine" in out.stdout and "Exit codes" in out.stdout and "130" in out.stdout
+    out = cli("mine", "--help")
+    assert out.returncode == 0 and "--rejected" in out.stdout and "Example:" in out.stdout
+
+
+def test_version() -> None:
+    out = cli("--version")
+    assert out.returncode == 0 and out.stdout.startswith("swe-forge ")
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    out = cli("mine", str(tmp_path / "nope"), "-o", str(tmp_path / "c.jsonl"))
+    assert out.returncode == 4
+    assert "error: no such repository, URL or list file" in out.stderr and "hint:" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    out = cli("mine", str(tmp_path / "plain"), "-o", str(tmp_path / "c.jsonl"))
+    assert out.returncode == 5 and "not a git repository" in out.stderr and "hint:" in out.stderr
+
+
+def test_empty_history(tmp_path: Path) -> None:
+    RepoWriter.init(tmp_path / "empty")
+    out = cli("mine", str(tmp_path / "empty"), "-o", str(tmp_path / "c.jsonl"))
+    assert out.returncode == 5 and "has no commits" in out.stderr
+
+
+def test_no_default_branch(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    w = repo.writer
+    w.create_branch("trunk", checkout=True)
+    w.run("checkout", "--detach", "trunk")
+    w.delete_branch("main")
+    out = cli("mine", str(repo.path), "-o", str(tmp_path / "c.jsonl"))
+    assert out.returncode == 5 and "no default branch" in out.stderr and "--branch" in out.stderr
+    out = cli("mine", str(repo.path), "--branch", "trunk", "-o", str(tmp_path / "c.jsonl"))
+    assert out.returncode == 0, out.stderr
+
+
+def test_partial_failure_keeps_the_good_repository(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_core.py": "def test_x():\n    pass\n",
+        },
+    )
+    (tmp_path / "plain").mkdir()
+    out = cli(
+        "mine", str(tmp_path / "plain"), str(repo.path), "-o", str(tmp_path / "c.jsonl"), "--json"
+    )
+    assert out.returncode == 11, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["candidates"] == 1 and summary["repos_failed"] == 1
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1
+
+
+def test_bad_config(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("mine:\n  max_line_changed: 10\n")
+    out = cli("--config", str(cfg), "mine", str(make_repo().path))
+    assert out.returncode == 3
+    assert "unknown configuration key 'mine.max_line_changed'" in out.stderr
+    assert "did you mean 'max_lines_changed'" in out.stderr
+
+
+def test_debug_shows_traceback(tmp_path: Path) -> None:
+    out = cli("--debug", "mine", str(tmp_path / "nope"))
+    assert out.returncode == 4 and "Traceback" in out.stderr
+
+
+def test_bad_date(make_repo: Callable[..., RepoBuilder]) -> None:
+    out = cli("mine", str(make_repo().path), "--since", "yesterday")
+    assert out.returncode == 2 and "ISO 8601" in out.stderr
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    out = cli("mine", "--frobnicate")
+    assert out.returncode == 2
+
+
+def test_binary_licence_is_a_licence_error(make_repo: Callable[..., RepoBuilder]) -> None:
+    repo = make_repo()
+    repo.commit({"LICENSE": b"\x00\x01binary"}, "Break the licence")
+    out = cli("license", str(repo.path))
+    assert out.returncode == 6 and "binary" in out.stderr and "hint:" in out.stderr
+
+
+def test_licence_command_json(make_repo: Callable[..., RepoBuilder]) -> None:
+    out = cli("license", str(make_repo().path), "--json")
+    assert out.returncode == 0
+    verdict = json.loads(out.stdout)
+    assert verdict["allowed"] and verdict["expression"] == "MIT" and len(verdict["commit"]) == 40
+
+
+def test_example_and_mine_end_to_end(tmp_path: Path) -> None:
+    out = cli("example", "create", str(tmp_path / "textkit"))
+    assert out.returncode == 0 and "swe-forge/textkit" in out.stdout
+    out = cli("example", "create", str(tmp_path / "textkit"))
+    assert out.returncode == 4 and "hint:" in out.stderr  # exists: needs --force
+    out = cli(
+        "mine",
+        str(tmp_path / "textkit"),
+        "-o",
+        str(tmp_path / "c.jsonl"),
+        "--rejected",
+        str(tmp_path / "r.jsonl"),
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["candidates"] == 7 and summary["prs_found"] == 14
+    assert summary["rejected"]["license_not_permissive"] == 2
+    assert not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("args", [["example", "--help"], ["license", "--help"]])
+def test_subcommand_help(args: list[str]) -> None:
+    assert cli(*args).returncode == 0

@@ -1,0 +1,275 @@
+"""`mine` on real git repositories built by fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swe_forge.commands.mine import run_mine
+from swe_forge.config import load_config
+from swe_forge.mining.miner import MineOptions
+from swe_forge.records import Candidate
+from tests.conftest import GPL_TEXT, RepoBuilder
+
+FIX = {"pkg/core.py": "def add(a, b):\n    return a + b\n"}
+TEST = {
+    "tests/test_core.py": "from pkg.core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+}
+
+
+def mine(
+    tmp_path: Path, *sources: str, **opts: object
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    out = tmp_path / "cands.jsonl"
+    rej = tmp_path / "rej.jsonl"
+    run_mine(list(sources), out, config=load_config(), options=MineOptions(**opts), rejected=rej)  # type: ignore[arg-type]
+    cands = [json.loads(x) for x in out.read_text().splitlines()]
+    rejs = [json.loads(x) for x in rej.read_text().splitlines()]
+    return cands, rejs
+
+
+def git_apply_reproduces(repo: Path, cand: dict[str, object], merge: str) -> None:
+    """Cross-check with git itself: base + patch + test_patch == merge tree (temp index)."""
+    index = repo / ".git" / "swe-forge-check-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+
+    def run(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, input=data
+        )
+
+    run("read-tree", str(cand["base_commit"]))
+    for key in ("patch", "test_patch"):
+        run("apply", "--cached", "-", data=str(cand[key]).encode())
+    tree = run("write-tree").stdout.decode().strip()
+    merged = run("rev-parse", f"{merge}^{{tree}}").stdout.decode().strip()
+    index.unlink()
+    assert tree == merged
+
+
+def test_merge_and_squash_prs(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    m1 = repo.pr(1, {**FIX, **TEST}, "Fix add", "add() subtracted.")
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            "tests/test_sub.py": "from pkg.core import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+        },
+        "Add sub",
+        "We need subtraction.",
+        squash=True,
+    )
+    cands, rejs = mine(tmp_path, str(repo.path))
+    # No origin remote: the repository is named after its directory.
+    assert [c["instance_id"] for c in cands] == ["local__repo-1-1", "local__repo-1-2"]
+    assert {c["repo"] for c in cands} == {"local/repo-1"}
+    c1, c2 = cands
+    assert c1["provenance"]["merge_kind"] == "merge" and c2["provenance"]["merge_kind"] == "squash"  # type: ignore[index]
+    assert c1["problem_statement"] == "Fix add\n\nadd() subtracted.\n"
+    assert "pkg/core.py" in str(c1["patch"]) and "tests/" not in str(c1["patch"])
+    assert "tests/test_core.py" in str(c1["test_patch"]) and "pkg/core.py" not in str(
+        c1["test_patch"]
+    )
+    assert c1["license"]["expression"] == "MIT"  # type: ignore[index]
+    assert c1["created_at"] == "2024-03-01T15:00:00Z"
+    assert rejs == []
+    git_apply_reproduces(repo.path, c1, m1)
+    Candidate.from_dict(c2)  # the record reads back
+
+
+def test_rejection_reasons(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.pr(1, {"docs/index.md": "# Docs\n", "README.md": "# demo!\n"}, "Docs")
+    repo.pr(2, TEST, "More tests")
+    repo.pr(3, FIX, "Fix without tests")
+    repo.pr(4, {".github/workflows/ci.yml": "on: push\n"}, "CI")
+    repo.pr(
+        5,
+        {
+            "pkg/extra.py": "X = 1\n",
+            "tests/test_extra.py": "def test_x():\n    pass\n",
+            "pkg/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
+        },
+        "Binary",
+    )
+    repo.commit({"CHANGELOG.md": "x\n"}, "A direct commit, not a PR")
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert cands == []
+    got = {r["pr_number"]: r["reason"] for r in rejs}
+    assert got == {
+        1: "no_code_change",
+        2: "test_only",
+        3: "no_test_change",
+        4: "no_code_change",
+        5: "binary_change",
+    }
+    assert all(r["stage"] == "mine" and r["instance_id"] for r in rejs)
+
+
+def test_licence_changes_over_history(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    repo.commit({"LICENSE": GPL_TEXT.read_text()}, "Relicense under GPL-3.0")
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def add(a, b):\n    return b + a\n",
+            "tests/test_more.py": "def test_x():\n    pass\n",
+        },
+        "Tweak",
+    )
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert [c["provenance"]["pr_number"] for c in cands] == [1]  # type: ignore[index]
+    assert [(r["pr_number"], r["reason"]) for r in rejs] == [(2, "license_not_permissive")]
+
+
+def test_licence_unknown_then_added(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo(license_text="All rights reserved by nobody in particular.\n")
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert cands == [] and rejs[0]["reason"] == "license_unknown"
+
+
+def test_rename_roundtrips(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(20))
+    repo.commit({"pkg/old_name.py": body}, "Add module")
+    merge = repo.pr(
+        1,
+        {
+            "pkg/old_name.py": None,
+            "pkg/new_name.py": body.replace("return 3\n", "return 33\n"),
+            "tests/test_core.py": "def test_renamed():\n    from pkg.new_name import f3\n    assert f3() == 33\n",
+        },
+        "Rename module and fix f3",
+    )
+    cands, _ = mine(tmp_path, str(repo.path))
+    (cand,) = cands
+    assert "rename from pkg/old_name.py" in str(cand["patch"])
+    git_apply_reproduces(repo.path, cand, merge)
+
+
+def test_deletion_and_test_data(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit({"pkg/legacy.py": "X = 1\n", "tests/data/in.json": "{}\n"}, "Add legacy")
+    merge = repo.pr(
+        1,
+        {"pkg/legacy.py": None, **FIX, "tests/data/in.json": '{"a": 1}\n', **TEST},
+        "Drop legacy, fix add",
+    )
+    (cand,), _ = mine(tmp_path, str(repo.path))
+    assert cand["files"]["test"] == ["tests/data/in.json", "tests/test_core.py"]  # type: ignore[index]
+    assert "deleted file mode" in str(cand["patch"])
+    git_apply_reproduces(repo.path, cand, merge)
+
+
+def test_window_budget_and_duplicates(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    for n in (1, 2, 3):
+        repo.pr(
+            n,
+            {
+                "pkg/core.py": f"def add(a, b):\n    return a + b + {n} - {n}\n",
+                "tests/test_core.py": f"def test_{n}():\n    pass\n",
+            },
+            f"Fix {n}",
+        )
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def add(a, b):\n    return b + a\n",
+            "tests/test_core.py": "def test_again():\n    pass\n",
+        },
+        "Reused number",
+        squash=True,
+    )
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert [c["provenance"]["pr_number"] for c in cands] == [1, 2, 3]  # type: ignore[index]
+    assert [(r["pr_number"], r["reason"]) for r in rejs] == [(2, "duplicate_pr")]
+    cands, _ = mine(tmp_path, str(repo.path), max_candidates=2)
+    assert len(cands) == 2
+    from datetime import UTC, datetime
+
+    cands, _ = mine(
+        tmp_path,
+        str(repo.path),
+        since=datetime(2024, 3, 1, 17, tzinfo=UTC),
+        until=datetime(2024, 3, 1, 18, 30, tzinfo=UTC),
+    )
+    assert [c["provenance"]["pr_number"] for c in cands] == [2]  # type: ignore[index]
+
+
+def test_output_is_deterministic(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    for out in (a, b):
+        run_mine([str(repo.path)], out, config=load_config(), options=MineOptions())
+    assert a.read_bytes() == b.read_bytes() and a.stat().st_size > 0
+
+
+def test_clone_url_and_list_file(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWE_FORGE_CACHE", str(tmp_path / "cache"))
+    repo = make_repo("upstream", owner="octo")
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    url = f"file://{repo.path}"
+    cands, _ = mine(tmp_path, url)
+    assert str(cands[0]["repo"]).endswith("/upstream-1")
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"# our repositories\n{repo.path}  octo/widgets\n\n")
+    cands, _ = mine(tmp_path, str(listing))
+    assert cands[0]["instance_id"] == "octo__widgets-1" and cands[0]["repo"] == "octo/widgets"
+    # The second run reuses the cached mirror, and works offline.
+    cands, _ = mine(tmp_path, url, offline=True)
+    assert len(cands) == 1
+
+
+def test_origin_remote_names_the_repo(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.writer.add_remote("origin", "git@github.com:Some-Org/some.lib.git")
+    repo.pr(7, {**FIX, **TEST}, "Fix add")
+    (cand,), _ = mine(tmp_path, str(repo.path))
+    assert cand["repo"] == "Some-Org/some.lib" and cand["instance_id"] == "Some-Org__some.lib-7"
+
+
+def test_blocklisted_by_root_commit(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    root = subprocess.run(
+        ["git", "-C", str(repo.path), "rev-list", "--max-parents=0", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "roots.yaml").write_text(f"schema_version: 1\nroots:\n  famous/project: [{root}]\n")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"blocklist:\n  dir: {lists}\n")
+    out = tmp_path / "c.jsonl"
+    rej = tmp_path / "r.jsonl"
+    result = run_mine(
+        [str(repo.path)], out, config=load_config(cfg), options=MineOptions(), rejected=rej
+    )
+    assert result.candidates == 0
+    (r,) = [json.loads(x) for x in rej.read_text().splitlines()]
+    assert (
+        r["reason"] == "blocklisted_repo"
+        and "famous/project" in r["detail"]
+        and r["pr_number"] is None
+    )

@@ -1,0 +1,93 @@
+"""The path classifier behind the split."""
+
+from __future__ import annotations
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.mining.classify import FileKind, PathClassifier
+
+
+@pytest.fixture(scope="module")
+def classifier() -> PathClassifier:
+    return PathClassifier(load_config().classify)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/test_core.py",
+        "tests/unit/helpers.py",
+        "tests/data/sample.json",
+        "tests/fixtures/image.png",
+        "src/pkg/tests/test_x.py",
+        "pkg/test/util.py",
+        "test_module.py",
+        "pkg/module_test.py",
+        "pkg/module_tests.py",
+        "conftest.py",
+        "pkg/sub/conftest.py",
+        "testing/test_terminal.py",
+        "testing/plugins_integration/x.py",
+        "pytest.ini",
+        "pkg/tests.py",
+        "Tests/Test_Upper.py",
+    ],
+)
+def test_test_paths(classifier: PathClassifier, path: str) -> None:
+    assert classifier.classify(path) is FileKind.TEST
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "pkg/pytest_plugin.py",
+        "latest/module.py",
+        "pkg/contest.py",
+        "pkg/testing/utils.py",  # `testing` counts only at the top level (numpy.testing)
+        "pkg/attestation.py",
+        "src/pkg/testimony.py",
+        "pkg/latest_tests_helper.txt",
+        "pkg/data/words.txt",
+        "pkg/core.py",
+        "Makefile.py",
+        "pkg/protest/core.py",
+        "conftest_helpers.py",
+    ],
+)
+def test_source_paths(classifier: PathClassifier, path: str) -> None:
+    assert classifier.classify(path) is FileKind.SOURCE
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("docs/index.rst", FileKind.DOCS),
+        ("docs/conf.py", FileKind.DOCS),
+        ("README.md", FileKind.DOCS),
+        ("CHANGELOG", FileKind.DOCS),
+        ("CHANGES.rst", FileKind.DOCS),
+        ("changelog.d/123.bugfix", FileKind.DOCS),
+        ("pkg/README.md", FileKind.DOCS),
+        ("LICENSE", FileKind.DOCS),
+        ("examples/demo.py", FileKind.DOCS),
+        (".github/workflows/ci.yml", FileKind.CI),
+        (".travis.yml", FileKind.CI),
+        (".pre-commit-config.yaml", FileKind.CI),
+        ("pyproject.toml", FileKind.PACKAGING),
+        ("setup.py", FileKind.PACKAGING),
+        ("setup.cfg", FileKind.PACKAGING),
+        ("tox.ini", FileKind.PACKAGING),
+        ("requirements-dev.txt", FileKind.PACKAGING),
+        ("requirements/test.txt", FileKind.PACKAGING),
+        ("MANIFEST.in", FileKind.PACKAGING),
+        (".gitignore", FileKind.PACKAGING),
+    ],
+)
+def test_non_source_paths(classifier: PathClassifier, path: str, kind: FileKind) -> None:
+    assert classifier.classify(path) is kind
+
+
+def test_nested_packaging_name_is_source(classifier: PathClassifier) -> None:
+    # Only the top-level setup.py is packaging; a module called setup.py inside a package is code.
+    assert classifier.classify("pkg/commands/setup.py") is FileKind.SOURCE

@@ -1,0 +1,79 @@
+"""Strict configuration loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.errors import ConfigError
+
+
+def test_defaults_load() -> None:
+    cfg = load_config()
+    assert cfg.mine.max_files_changed > 0
+    assert Path(cfg.license.allowlist_file).is_file()
+    assert Path(cfg.blocklist.dir).is_dir()
+
+
+def test_override_only_changes_given_keys(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("mine:\n  max_files_changed: 5\n")
+    cfg = load_config(f)
+    assert cfg.mine.max_files_changed == 5
+    assert cfg.mine.max_lines_changed == load_config().mine.max_lines_changed
+    assert cfg.digest() != load_config().digest()
+
+
+def test_unknown_key_suggests_closest(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("mine:\n  max_file_changed: 5\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(f)
+    assert "mine.max_file_changed" in err.value.message
+    assert "max_files_changed" in err.value.hint
+    assert err.value.exit_code == 3
+
+
+def test_unknown_section(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("minning: {}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(f)
+    assert "mine" in err.value.hint
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mine:\n  max_files_changed: many\n",
+        "mine:\n  detect_renames: 1\n",
+        "classify:\n  test_dirs: tests\n",
+        "- a\n",
+        "mine: [\n",
+    ],
+)
+def test_bad_values_are_refused(tmp_path: Path, text: str) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError):
+        load_config(f)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_relative_paths_resolve_against_their_file(tmp_path: Path) -> None:
+    (tmp_path / "lists").mkdir()
+    f = tmp_path / "c.yaml"
+    f.write_text("blocklist:\n  dir: lists\n")
+    assert load_config(f).blocklist.dir == str(tmp_path / "lists")
+
+
+def test_digest_independent_of_checkout_paths(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(f"blocklist:\n  dir: {tmp_path}\n")
+    assert load_config(f).digest() == load_config().digest()

@@ -1,0 +1,164 @@
+"""Licence identification and the allowlist policy."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.mining.license import LicenseJudge, LicensePolicy, is_license_file
+
+DATA = Path(__file__).resolve().parents[2] / "swe_forge" / "example" / "data"
+MIT = (DATA / "MIT.txt").read_text()
+GPL = (DATA / "GPL-3.0.txt").read_text()
+
+
+class FakeTree:
+    """A one-commit tree: name -> bytes."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.blobs = {hashlib.sha1(v).hexdigest(): v for v in files.values()}
+        self.root = {n: (hashlib.sha1(v).hexdigest(), 0o100644) for n, v in files.items()}
+        self.reads = 0
+
+    def list_root(self, commit: str) -> dict[str, tuple[str, int]]:
+        return {n: e for n, e in self.root.items() if "/" not in n}
+
+    def list_dir(self, commit: str, d: str) -> dict[str, tuple[str, int]]:
+        return {n.split("/", 1)[1]: e for n, e in self.root.items() if n.startswith(d + "/")}
+
+    def read_blob(self, blob: str) -> bytes:
+        self.reads += 1
+        return self.blobs[blob]
+
+
+@pytest.fixture(scope="module")
+def policy() -> LicensePolicy:
+    return LicensePolicy.load(Path(load_config().license.allowlist_file))
+
+
+def judge_for(
+    files: dict[str, bytes], policy: LicensePolicy, **overrides: object
+) -> tuple[LicenseJudge, FakeTree]:
+    import dataclasses
+
+    cfg = dataclasses.replace(load_config().license, **overrides)  # type: ignore[arg-type]
+    tree = FakeTree(files)
+    return LicenseJudge(
+        cfg, policy, list_root=tree.list_root, list_dir=tree.list_dir, read_blob=tree.read_blob
+    ), tree
+
+
+@pytest.mark.parametrize(
+    ("expr", "ok"),
+    [
+        ("MIT", True),
+        ("MIT OR GPL-3.0-only", True),
+        ("MIT AND GPL-3.0-only", False),
+        ("GPL-3.0-or-later", False),
+        ("(MIT OR GPL-2.0-only) AND Apache-2.0", True),
+        ("(MIT AND GPL-2.0-only) OR LGPL-3.0-only", False),
+        ("Apache-2.0 WITH LLVM-exception", True),
+        ("GPL-2.0-only WITH Classpath-exception-2.0", False),
+        ("LicenseRef-unknown", False),
+        ("BSD-3-Clause AND ISC AND 0BSD AND PSF-2.0 AND Unlicense AND Zlib", True),
+    ],
+)
+def test_policy_expressions(policy: LicensePolicy, expr: str, ok: bool) -> None:
+    judge, _ = judge_for({}, policy)
+    assert judge.allowed(expr) is ok
+
+
+def test_mit_file_is_allowed(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"LICENSE": MIT.encode()}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "MIT"
+    assert verdict.evidence[0].source == "file" and verdict.evidence[0].score > 0.9
+
+
+def test_gpl_file_is_not_permissive(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"COPYING": GPL.encode()}, policy)
+    verdict = judge.judge("c1")
+    assert not verdict.allowed and verdict.reason == "license_not_permissive"
+    assert verdict.expression.startswith("GPL-3.0")
+
+
+def test_no_licence_is_unknown(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"README.md": b"hello"}, policy)
+    verdict = judge.judge("c1")
+    assert not verdict.allowed and verdict.reason == "license_unknown"
+
+
+def test_unrecognisable_text_is_unknown(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"LICENSE": b"You may do whatever the author feels like today.\n"}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.reason == "license_unknown"
+
+
+def test_binary_licence_is_unreadable(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"LICENSE": b"\x00\x01\x02MIT"}, policy)
+    verdict = judge.judge("c1")
+    assert not verdict.allowed and verdict.reason == "license_unreadable"
+    assert "binary" in verdict.detail
+
+
+def test_metadata_or_expression_wins_when_it_covers_the_files(policy: LicensePolicy) -> None:
+    pyproject = b'[project]\nname = "x"\nlicense = "MIT OR GPL-3.0-only"\n'
+    judge, _ = judge_for({"LICENSE": MIT.encode(), "pyproject.toml": pyproject}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "MIT OR GPL-3.0-only"
+
+
+def test_metadata_conflict_is_conservative(policy: LicensePolicy) -> None:
+    setup_cfg = b"[metadata]\nname = x\nlicense = GPL-3.0-only\n"
+    judge, _ = judge_for({"LICENSE": MIT.encode(), "setup.cfg": setup_cfg}, policy)
+    verdict = judge.judge("c1")
+    assert not verdict.allowed and verdict.expression == "MIT AND GPL-3.0-only"
+
+
+def test_classifiers_are_a_second_signal(policy: LicensePolicy) -> None:
+    setup_py = b'setup(name="x", classifiers=["License :: OSI Approved :: MIT License"])\n'
+    judge, _ = judge_for({"setup.py": setup_py}, policy)
+    assert judge.judge("c1").reason == "license_unknown"  # metadata alone is not enough by default
+    judge, _ = judge_for({"setup.py": setup_py}, policy, accept_metadata_only=True)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "MIT"
+
+
+def test_dual_licence_files(policy: LicensePolicy) -> None:
+    judge, _ = judge_for(
+        {"LICENSE-MIT": MIT.encode(), "LICENSES/GPL-3.0.txt": GPL.encode()}, policy
+    )
+    verdict = judge.judge("c1")
+    assert not verdict.allowed and "AND" in verdict.expression
+
+
+def test_identification_is_cached_by_blob(policy: LicensePolicy) -> None:
+    judge, tree = judge_for({"LICENSE": MIT.encode()}, policy)
+    judge.judge("c1")
+    reads = tree.reads
+    judge.judge("c2")
+    assert tree.reads == reads
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LICENSE",
+        "LICENCE.md",
+        "license.txt",
+        "COPYING",
+        "LICENSE-MIT",
+        "UNLICENSE",
+        "COPYING.LESSER",
+    ],
+)
+def test_licence_file_names(name: str) -> None:
+    assert is_license_file(name)
+
+
+@pytest.mark.parametrize("name", ["licenses.py", "README", "copyright_check.py", "LICENSEE"])
+def test_not_licence_file_names(name: str) -> None:
+    assert not is_license_file(name)

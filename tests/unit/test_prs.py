@@ -1,0 +1,54 @@
+"""Recognising merged PRs in commit messages, and problem statements."""
+
+from __future__ import annotations
+
+from swe_forge.mining.prs import clean_text, linked_issues, parse_pr, problem_statement
+
+
+def test_github_merge_commit() -> None:
+    msg = "Merge pull request #42 from alice/fix-parse\n\nFix parsing of empty input\n\nIt crashed.\nBadly.\n"
+    pr = parse_pr(msg, 2)
+    assert pr is not None
+    assert (pr.number, pr.title, pr.body, pr.kind, pr.branch) == (
+        42,
+        "Fix parsing of empty input",
+        "It crashed.\nBadly.",
+        "merge",
+        "alice/fix-parse",
+    )
+
+
+def test_merge_message_on_single_parent_is_not_a_pr() -> None:
+    assert parse_pr("Merge pull request #42 from alice/x\n\nT\n", 1) is None
+
+
+def test_squash_merge() -> None:
+    pr = parse_pr("Handle None in slugify (#17)\n\n* first\n\nCo-authored-by: Bob <b@x>\n", 1)
+    assert pr is not None
+    assert (pr.number, pr.title, pr.kind) == (17, "Handle None in slugify", "squash")
+    assert "Co-authored-by" not in problem_statement(pr)
+
+
+def test_plain_commits_and_local_merges_are_not_prs() -> None:
+    assert parse_pr("Fix a typo\n", 1) is None
+    assert parse_pr("Merge branch 'dev'\n", 2) is None
+    assert parse_pr("Bump version to 1.2 (#draft)\n", 1) is None
+    assert parse_pr("Initial commit\n", 0) is None
+
+
+def test_gitlab_merge_request() -> None:
+    msg = "Merge branch 'fix' into 'main'\n\nFix the thing\n\nSee merge request group/proj!7\n"
+    pr = parse_pr(msg, 2)
+    assert pr is not None and pr.number == 7 and pr.title == "Fix the thing"
+
+
+def test_problem_statement_strips_template_comments() -> None:
+    pr = parse_pr("Fix x (#3)\n\n<!-- Describe your change -->\nThe bug: x.\n", 1)
+    assert pr is not None
+    assert problem_statement(pr) == "Fix x\n\nThe bug: x.\n"
+    assert clean_text("a  \n\n\n\nb") == "a\n\nb"
+
+
+def test_linked_issues_closing_keywords() -> None:
+    text = "Fixes #12, closes acme/app#13 and resolves other/repo#14. Refs #15. fixed: #16"
+    assert linked_issues(text, "acme/app") == (12, 13, 16)
