@@ -18,7 +18,7 @@ echo "==> candidates (instance_id, files in patch | files in test_patch)"
 import json, sys
 for line in open(sys.argv[1]):
     c = json.loads(line)
-    print(f"  {c['instance_id']:<24} {', '.join(c['files']['source'])} | {', '.join(c['files']['test'])}")
+    print(f"  {c['instance_id']:<24} {', '.join(c['files']['patch_files'])} | {', '.join(c['files']['test_files'])}")
 print("==> rejected PRs (instance_id: reason)")
 for line in open(sys.argv[2]):
     r = json.loads(line)

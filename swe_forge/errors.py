@@ -24,6 +24,9 @@ code  class                  meaning
 9     GitError               a git command failed
 10    RemoteError            a remote (clone URL, GitHub API) could not be reached
 11    PartialFailure         some sources failed; the others were processed
+12    DockerError            no Docker engine, or the engine refused a request
+13    BuildError             an image could not be built (base, env or instance)
+14    AuditFailure           an image failed its audit (history or test leak)
 130   -                      interrupted (Ctrl-C)
 ====  =====================  ==========================================================
 """
@@ -114,6 +117,24 @@ class PartialFailure(SweForgeError):
     exit_code = 11
 
 
+class DockerError(SweForgeError):
+    """No usable Docker engine, or the engine refused a request."""
+
+    exit_code = 12
+
+
+class BuildError(SweForgeError):
+    """An image (base, env or instance) could not be built."""
+
+    exit_code = 13
+
+
+class AuditFailure(SweForgeError):
+    """An image failed its audit: leaked history, leaked tests, or a foreign distribution."""
+
+    exit_code = 14
+
+
 #: Every error class with its exit code, for ``--help`` and the docs.
 ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     UsageError,
@@ -126,6 +147,9 @@ ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     GitError,
     RemoteError,
     PartialFailure,
+    DockerError,
+    BuildError,
+    AuditFailure,
 )
 
 

@@ -45,6 +45,7 @@ class Reason(StrEnum):
     TOO_MANY_LINES = "too_many_lines"
     EMPTY_PROBLEM_STATEMENT = "empty_problem_statement"
     SPLIT_MISMATCH = "split_mismatch"
+    NO_TEST_MODULE = "no_test_module"
     DUPLICATE_PR = "duplicate_pr"
     REPOSITORY_ERROR = "repository_error"
 
@@ -115,8 +116,8 @@ class Provenance:
 class ChangedFiles:
     """The files a PR changes, by where they went in the split."""
 
-    source: tuple[str, ...]  # in ``patch``
-    test: tuple[str, ...]  # in ``test_patch``
+    patch_files: tuple[str, ...]  # in ``patch`` (source, and docs/CI/packaging riding along)
+    test_files: tuple[str, ...]  # in ``test_patch``
     lines_added: int = 0
     lines_removed: int = 0
 
@@ -163,8 +164,8 @@ class Candidate:
         prov = dict(data["provenance"])
         prov["linked_issues"] = tuple(prov.get("linked_issues", ()))
         files = dict(data["files"])
-        files["source"] = tuple(files["source"])
-        files["test"] = tuple(files["test"])
+        files["patch_files"] = tuple(files["patch_files"])
+        files["test_files"] = tuple(files["test_files"])
         return cls(
             instance_id=data["instance_id"],
             repo=data["repo"],

@@ -190,6 +190,19 @@ class GitRepository:
         walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)
         return tuple(sorted(str(c.id) for c in walker if not c.parent_ids))
 
+    def nearest_tag(self, sha: str) -> str | None:
+        """The nearest tag reachable from a commit (``git describe --tags --abbrev=0``)."""
+        try:
+            return str(
+                self._repo.describe(
+                    committish=sha,
+                    describe_strategy=pygit2.enums.DescribeStrategy.TAGS,
+                    abbreviated_size=0,
+                )
+            )
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
     def commit(self, sha: str) -> CommitInfo:
         """Look a commit up by sha."""
         try:

@@ -23,12 +23,62 @@ class FileKind(StrEnum):
     DOCS = "docs"
     CI = "ci"
     PACKAGING = "packaging"
+    TOOLING = "tooling"
 
 
 #: File names (matched case-insensitively, whole name) that are test code wherever they are.
 _TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py")
 #: Test-runner configuration files that only the tests use; held out with the tests.
 _TEST_CONFIG_FILES = ("pytest.ini",)
+#: File names of test *modules* (files that hold tests, not helpers or fixtures).
+TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py")
+#: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).
+_TYPING_TEST_TOP = (
+    "typing-examples",
+    "typing_examples",
+    "typesafety",
+    "type-tests",
+    "typing_tests",
+)
+#: Top-level directories of developer tooling: scripts, benchmarks, editor and agent settings.
+_TOOLING_TOP = (
+    "scripts",
+    "script",
+    "tools",
+    "tasks",
+    "bench",
+    "benchmark",
+    "benchmarks",
+    "asv_bench",
+    "downstream",
+    "dev",
+    "devtools",
+    ".devcontainer",
+    ".vscode",
+    ".idea",
+    ".claude",
+    ".cursor",
+    ".husky",
+)
+#: Extensions of code: a file at the repository root is source only with one of these.
+_CODE_EXTENSIONS = (
+    ".py",
+    ".pyi",
+    ".pyx",
+    ".pxd",
+    ".pxi",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".hpp",
+    ".rs",
+    ".go",
+    ".js",
+    ".ts",
+    ".java",
+)
 
 _CI_TOP = (".github", ".circleci", ".gitlab", ".azure-pipelines", ".buildkite", ".ci")
 _CI_FILES = (
@@ -47,6 +97,12 @@ _CI_FILES = (
     "renovate.json",
     ".readthedocs.yml",
     ".readthedocs.yaml",
+    "readthedocs.yml",
+    "readthedocs.yaml",
+    ".azure-pipelines.yml",
+    ".azure-pipelines.yaml",
+    "mkdocs.yml",
+    "mkdocs.yaml",
 )
 _PACKAGING_FILES = (
     "pyproject.toml",
@@ -77,6 +133,10 @@ _PACKAGING_FILES = (
     ".mailmap",
     "dockerfile",
     ".dockerignore",
+    "hatch_build.py",
+    "build.py",
+    "setup_build.py",
+    "conftest.toml",
 )
 _PACKAGING_PATTERNS = ("requirements*.txt", "requirements*.in", "constraints*.txt")
 #: Prose anywhere is documentation; ``.txt`` only at the top (package data is often .txt).
@@ -113,11 +173,17 @@ class PathClassifier:
         self._top_test_dirs = frozenset(d.lower() for d in config.top_level_test_dirs)
         self._docs_dirs = frozenset(d.lower() for d in config.docs_dirs)
         self._test_files = _compile(_TEST_FILE_PATTERNS)
+        self._test_modules = _compile(TEST_MODULE_PATTERNS)
         self._packaging = _compile(_PACKAGING_PATTERNS)
 
     def is_test(self, path: str) -> bool:
         """True for test code, test data and test-runner config (the held-out side)."""
         return self.classify(path) is FileKind.TEST
+
+    def is_test_module(self, path: str) -> bool:
+        """True for a test path whose file name says it holds tests (``test_*.py``, ...)."""
+        name = path.rsplit("/", 1)[-1]
+        return self.is_test(path) and bool(self._test_modules.fullmatch(name))
 
     def classify(self, path: str) -> FileKind:
         """Classify one repository-relative path (forward slashes)."""
@@ -128,6 +194,8 @@ class PathClassifier:
         dirs = [p.lower() for p in parts[:-1]]
         if any(d in self._test_dirs for d in dirs) or (dirs and dirs[0] in self._top_test_dirs):
             return FileKind.TEST
+        if dirs and dirs[0] in _TYPING_TEST_TOP:
+            return FileKind.TEST
         if self._test_files.fullmatch(name) or name in _TEST_CONFIG_FILES:
             return FileKind.TEST
         if dirs and dirs[0] in _CI_TOP:
@@ -136,6 +204,8 @@ class PathClassifier:
             return FileKind.CI
         if dirs and dirs[0] in self._docs_dirs:
             return FileKind.DOCS
+        if dirs and dirs[0] in _TOOLING_TOP:
+            return FileKind.TOOLING
         if not dirs and (name in _PACKAGING_FILES or self._packaging.fullmatch(name)):
             return FileKind.PACKAGING
         if dirs and dirs[0] == "requirements":
@@ -145,4 +215,7 @@ class PathClassifier:
         stem = name.split(".", 1)[0]
         if not dirs and stem.split("-", 1)[0] in _DOC_NAME_PREFIXES:
             return FileKind.DOCS
+        if not dirs and not name.endswith(_CODE_EXTENSIONS):
+            # Configuration at the root (tox.toml, .python-version, package.json, ...).
+            return FileKind.PACKAGING
         return FileKind.SOURCE

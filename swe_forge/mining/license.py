@@ -27,7 +27,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ class LicensePolicy:
     aliases: dict[str, str]
     classifiers: dict[str, str]
     digest: str
+    variants: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (word, base id)
 
     @classmethod
     def load(cls, path: Path) -> LicensePolicy:
@@ -72,24 +73,31 @@ class LicensePolicy:
             data = yaml.safe_load(raw) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read licence allowlist {path}: {exc}") from exc
-        unknown = set(data) - {
+        valid = {
             "schema_version",
             "allow",
             "allow_exceptions",
             "aliases",
             "classifiers",
+            "variants",
         }
+        unknown = set(data) - valid
         if unknown:
             raise ConfigError(
                 f"unknown key(s) in {path}: {', '.join(sorted(unknown))}",
-                hint="valid keys: allow, allow_exceptions, aliases, classifiers",
+                hint=f"valid keys: {', '.join(sorted(valid))}",
             )
+        variants = {
+            str(k): (str(v["requires"]).lower(), str(v["otherwise"]))
+            for k, v in (data.get("variants") or {}).items()
+        }
         return cls(
             allow=frozenset(data.get("allow", ())),
             allow_exceptions=frozenset(data.get("allow_exceptions", ())),
             aliases={str(k).lower(): str(v) for k, v in (data.get("aliases") or {}).items()},
             classifiers={str(k): str(v) for k, v in (data.get("classifiers") or {}).items()},
             digest=hashlib.sha256(raw).hexdigest(),
+            variants=variants,
         )
 
 
@@ -210,12 +218,19 @@ class LicenseJudge:
                 raise LicenseError(f"licence file {path} is not text") from exc
 
     def _identify_file(self, blob: str, path: str) -> tuple[str, float]:
-        cached = self._file_cache.get(blob) or self.identity_cache.get(blob)
-        if cached is None:
-            cached = identify_text(self._text(blob, path))
-            self.identity_cache.put(blob, cached)
-        self._file_cache[blob] = cached
-        return cached
+        cached = self._file_cache.get(blob)
+        if cached is not None:
+            return cached
+        raw = self.identity_cache.get(blob)
+        if raw is None:
+            raw = identify_text(self._text(blob, path))
+            self.identity_cache.put(blob, raw)
+        spdx, score = raw
+        variant = self.policy.variants.get(spdx)
+        if variant is not None and variant[0] not in self._text(blob, path).lower():
+            spdx = variant[1]
+        self._file_cache[blob] = (spdx, score)
+        return spdx, score
 
     def _spdx_from_text(self, text: str) -> str | None:
         """Normalise a metadata licence string to a valid SPDX expression, or None."""
@@ -395,7 +410,12 @@ class LicenseJudge:
         if not expression:
             detail = "no licence file identified"
             if evidence:
-                detail += ": " + ", ".join(f"{e.path}={e.spdx}@{e.score:.2f}" for e in evidence)
+                detail += ": " + ", ".join(
+                    f"{e.path}={e.spdx}@{e.score:.4f}"
+                    if e.score >= self.config.weak_file_score_threshold or e.source != "file"
+                    else f"{e.path}=unidentified (best {e.spdx}@{e.score:.4f})"
+                    for e in evidence
+                )
             return LicenseVerdict("", False, Reason.LICENSE_UNKNOWN.value, detail, tuple(evidence))
         try:
             parsed = self._licensing.parse(expression, validate=False)

@@ -181,7 +181,8 @@ class Miner:
         versions: dict[str, str] = {}
         candidates: list[Candidate] = []
         rejections: list[Rejection] = []
-        seen_prs: set[int] = set()
+        # PR number -> the reason its newer commit was rejected ("" for a candidate).
+        seen_prs: dict[int, str] = {}
         self.reporter.start(name, repo.count_first_parent(head))
         try:
             for commit in repo.first_parent_history(head):
@@ -193,13 +194,15 @@ class Miner:
                 if pr is None:
                     continue
                 stats.prs_found += 1
-                if pr.number in seen_prs:
+                # A number seen on a newer commit is a reused number (a project that moved)
+                # or a re-merge; the newest commit wins, unless it changed nothing.
+                if seen_prs.get(pr.number, Reason.EMPTY_DIFF.value) != Reason.EMPTY_DIFF.value:
                     rej = self._reject(
                         name, pr, commit, Reason.DUPLICATE_PR, "PR number seen on a newer commit"
                     )
                 else:
-                    seen_prs.add(pr.number)
                     made = self._one(repo, judge, versions, name, source, branch, pr, commit)
+                    seen_prs[pr.number] = "" if isinstance(made, Candidate) else made.reason
                     if isinstance(made, Candidate):
                         candidates.append(made)
                         stats.candidates += 1
@@ -359,8 +362,8 @@ class Miner:
                 policy_hash=self.policy_hash,
             ),
             files=ChangedFiles(
-                source=split.source_files,
-                test=split.test_files,
+                patch_files=split.source_files,
+                test_files=split.test_files,
                 lines_added=split.lines_added,
                 lines_removed=split.lines_removed,
             ),
@@ -392,4 +395,12 @@ def project_version(repo: GitRepository, commit: str, cache: dict[str, str]) -> 
         found = cache[blob_id]
         if found:
             break
+    if not found:
+        # Dynamic versions (setuptools-scm and friends) come from tags: use the nearest one.
+        key = f"tag:{commit}"
+        if key not in cache:
+            tag = repo.nearest_tag(commit)
+            v = _VERSION.match(tag.lstrip("vV")) if tag else None
+            cache[key] = f"{v.group(1)}.{v.group(2) or '0'}" if v else ""
+        found = cache[key]
     return found or "0.0"

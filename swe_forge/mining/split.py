@@ -68,6 +68,14 @@ def check_kinds(
         return SplitRejection(Reason.TEST_ONLY, "only test files changed")
     if not has_test:
         return SplitRejection(Reason.NO_TEST_CHANGE, "no test file changed")
+    if not any(
+        classifier.is_test_module(p)
+        for ch, k in zip(changes, kinds, strict=True)
+        if k is FileKind.TEST
+        for p in ch.paths
+    ):
+        # Helpers, fixtures or conftest.py alone cannot hold a failing-then-passing test.
+        return SplitRejection(Reason.NO_TEST_MODULE, "the test side changes no test module")
     return kinds
 
 

@@ -166,7 +166,7 @@ def test_deletion_and_test_data(make_repo: Callable[..., RepoBuilder], tmp_path:
         "Drop legacy, fix add",
     )
     (cand,), _ = mine(tmp_path, str(repo.path))
-    assert cand["files"]["test"] == ["tests/data/in.json", "tests/test_core.py"]  # type: ignore[index]
+    assert cand["files"]["test_files"] == ["tests/data/in.json", "tests/test_core.py"]  # type: ignore[index]
     assert "deleted file mode" in str(cand["patch"])
     git_apply_reproduces(repo.path, cand, merge)
 
@@ -273,3 +273,33 @@ def test_blocklisted_by_root_commit(make_repo: Callable[..., RepoBuilder], tmp_p
         and "famous/project" in r["detail"]
         and r["pr_number"] is None
     )
+
+
+def test_newest_non_empty_commit_of_a_pr_number_wins(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(5, {**FIX, **TEST}, "Fix add")
+    repo.writer.commit("Fix add (#5)", repo.when(), allow_empty=True)  # an empty re-merge
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert [c["provenance"]["pr_number"] for c in cands] == [5]
+    assert [(r["pr_number"], r["reason"]) for r in rejs] == [(5, "empty_diff")]
+
+
+def test_helpers_only_test_side(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {**FIX, "tests/conftest.py": "import pytest\n", "tests/helpers.py": "X = 1\n"},
+        "Fix with fixtures only",
+    )
+    cands, rejs = mine(tmp_path, str(repo.path))
+    assert cands == [] and rejs[0]["reason"] == "no_test_module"
+
+
+def test_version_from_nearest_tag(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.writer.tag("v2.7.1")
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    (cand,), _ = mine(tmp_path, str(repo.path))
+    assert cand["version"] == "2.7"

@@ -57,9 +57,9 @@ def test_candidate_fields(
         prov = c["provenance"]
         assert prov["problem_statement_source"] == "commit_message"  # type: ignore[index]
         assert prov["tool_version"] and len(prov["config_hash"]) == 64  # type: ignore[index]
-        assert all(p.startswith("tests/") for p in c["files"]["test"])  # type: ignore[index]
+        assert all(p.startswith("tests/") for p in c["files"]["test_files"])  # type: ignore[index]
         assert "diff --git a/tests/" not in str(c["patch"])
         assert str(c["test_patch"]).startswith("diff --git a/tests/")
         # Every F2P test named by the expectation file lives in a file of the test patch.
         for test_id in expected[n].get("admit", {}).get("FAIL_TO_PASS", []):
-            assert test_id.split("::")[0] in c["files"]["test"]  # type: ignore[index]
+            assert test_id.split("::")[0] in c["files"]["test_files"]  # type: ignore[index]

@@ -91,3 +91,47 @@ def test_non_source_paths(classifier: PathClassifier, path: str, kind: FileKind)
 def test_nested_packaging_name_is_source(classifier: PathClassifier) -> None:
     # Only the top-level setup.py is packaging; a module called setup.py inside a package is code.
     assert classifier.classify("pkg/commands/setup.py") is FileKind.SOURCE
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("scripts/test", FileKind.TOOLING),
+        ("scripts/release.py", FileKind.TOOLING),
+        ("benchmarks/bench_parse.py", FileKind.TOOLING),
+        ("tasks/build.py", FileKind.TOOLING),
+        (".devcontainer/devcontainer.json", FileKind.TOOLING),
+        (".python-version-default", FileKind.PACKAGING),
+        ("tox.toml", FileKind.PACKAGING),
+        ("package-lock.json", FileKind.PACKAGING),
+        (".gitmodules", FileKind.PACKAGING),
+        ("hatch_build.py", FileKind.PACKAGING),
+        ("mkdocs.yml", FileKind.CI),
+        ("readthedocs.yml", FileKind.CI),
+        (".azure-pipelines.yml", FileKind.CI),
+        ("typing-examples/mypy_examples.py", FileKind.TEST),
+        ("typesafety/test_x.yml", FileKind.TEST),
+        ("setup_helpers.py", FileKind.SOURCE),
+        ("pkg/config.toml", FileKind.SOURCE),
+        ("pkg/scripts/run.py", FileKind.SOURCE),  # `scripts` counts only at the top level
+    ],
+)
+def test_tooling_and_root_config(classifier: PathClassifier, path: str, kind: FileKind) -> None:
+    assert classifier.classify(path) is kind
+
+
+@pytest.mark.parametrize(
+    ("path", "module"),
+    [
+        ("tests/test_core.py", True),
+        ("tests/core_test.py", True),
+        ("pkg/tests.py", True),
+        ("tests/conftest.py", False),
+        ("tests/helpers.py", False),
+        ("tests/data/test_input.json", False),
+        ("pkg/test_utils_not_in_tests.py", True),
+        ("pkg/core.py", False),
+    ],
+)
+def test_test_modules(classifier: PathClassifier, path: str, module: bool) -> None:
+    assert classifier.is_test_module(path) is module

@@ -162,3 +162,22 @@ def test_licence_file_names(name: str) -> None:
 @pytest.mark.parametrize("name", ["licenses.py", "README", "copyright_check.py", "LICENSEE"])
 def test_not_licence_file_names(name: str) -> None:
     assert not is_license_file(name)
+
+
+def test_variant_without_its_word_is_the_base_licence(
+    policy: LicensePolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # askalono names the Apache-2.0 text without its appendix "Pixar"; the word decides.
+    import swe_forge.mining.license as lic
+
+    monkeypatch.setattr(lic, "identify_text", lambda text: ("Pixar", 0.983))
+    judge, _ = judge_for({"LICENSE": b"Apache License\nVersion 2.0, January 2004\n..."}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "Apache-2.0"
+    judge, _ = judge_for({"LICENSE": b"Modified Apache 2.0 License ... Pixar ..."}, policy)
+    assert judge.judge("c1").expression == "Pixar"
+
+
+def test_unknown_detail_marks_weak_matches(policy: LicensePolicy) -> None:
+    judge, _ = judge_for({"LICENSE": b"You may do whatever the author feels like today.\n"}, policy)
+    assert "unidentified (best" in judge.judge("c1").detail

@@ -52,3 +52,38 @@ def test_problem_statement_strips_template_comments() -> None:
 def test_linked_issues_closing_keywords() -> None:
     text = "Fixes #12, closes acme/app#13 and resolves other/repo#14. Refs #15. fixed: #16"
     assert linked_issues(text, "acme/app") == (12, 13, 16)
+
+
+def test_merge_commit_with_pr_title_subject() -> None:
+    pr = parse_pr("support FIPS builds without SHA-1 (#378)\n\nLong body.\n", 2)
+    assert pr is not None and (pr.number, pr.title, pr.kind) == (
+        378,
+        "support FIPS builds without SHA-1",
+        "merge",
+    )
+
+
+def test_local_merge_of_pr_branch() -> None:
+    pr = parse_pr("Merge branch 'pr/512'\n\nFix the frobnicator\n", 2)
+    assert pr is not None and pr.number == 512 and pr.title == "Fix the frobnicator"
+
+
+def test_no_space_before_number() -> None:
+    pr = parse_pr("Remove the Client(#377)\n", 1)
+    assert pr is not None and pr.number == 377 and pr.title == "Remove the Client"
+
+
+def test_noise_is_stripped() -> None:
+    body = (
+        "* Fix the parser for empty input\n* fix\n* Linting\n* Apply suggestions from code review\n"
+        "* Handle the None case too\n\n"
+        "- [x] I added tests\n- [ ] I updated the changelog\n"
+        "<details><summary>log</summary>\nTraceback...\n</details>\n"
+        "[pre-commit.ci] auto fixes from pre-commit.com hooks\n\n"
+        "for more information, see https://pre-commit.ci\n"
+        "🤖 Generated with [Claude Code](https://claude.ai/code)\n"
+        "---------\n\nCo-authored-by: Bot <bot@example.com>\n"
+    )
+    pr = parse_pr(f"Fix the parser for empty input (#9)\n\n{body}", 1)
+    assert pr is not None
+    assert problem_statement(pr) == "Fix the parser for empty input\n\n* Handle the None case too\n"

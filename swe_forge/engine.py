@@ -1,0 +1,275 @@
+"""The one adapter to the Docker engine.
+
+Everything that builds, runs, inspects or removes images and containers goes through
+:class:`Engine`, which wraps the ``docker`` SDK: a preflight check that turns a missing engine
+into one clear error, builds that always run with ``--network=none`` and keep a bounded log,
+``docker import`` of a root file system, containers with unique names that are removed in a
+``finally`` (set ``SWE_FORGE_KEEP_CONTAINERS=1`` to keep them for debugging), and exports of a
+container's file system for audits from outside.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from swe_forge.errors import BuildError, DockerError
+
+#: Every image and container swe-forge makes carries this label (for ls and prune).
+LABEL_PREFIX = "org.swe-forge"
+#: Bytes of build output kept per image: the head and the tail, with a marker between.
+LOG_LIMIT = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What the engine knows about one image."""
+
+    id: str
+    tags: tuple[str, ...]
+    labels: dict[str, str]
+    size: int
+    created: str
+
+
+def bounded(text: str, limit: int = LOG_LIMIT) -> str:
+    """Keep the head and the tail of a long log (errors are usually at the end)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    half = limit // 2
+    head = data[:half].decode("utf-8", "ignore")
+    tail = data[-half:].decode("utf-8", "ignore")
+    return f"{head}\n... [{len(data) - limit} bytes cut] ...\n{tail}"
+
+
+class Engine:
+    """A connection to the Docker engine.
+
+    Raises on construction:
+        DockerError: the SDK cannot reach an engine (no socket, daemon not running).
+    """
+
+    def __init__(self) -> None:
+        try:
+            import docker
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise DockerError("the docker Python package is missing") from exc
+        try:
+            self.client = docker.from_env(timeout=600)
+            self.client.ping()
+        except Exception as exc:
+            raise DockerError(
+                f"no Docker engine is reachable ({type(exc).__name__}: {exc})",
+                hint="run scripts/ensure-docker.sh (it installs and starts dockerd), "
+                "or set DOCKER_HOST",
+            ) from exc
+        self.api = self.client.api
+        self._errors = docker.errors
+
+    # ------------------------------------------------------------------ images
+    def image(self, ref: str) -> ImageInfo | None:
+        """Inspect an image by tag or id; None when it does not exist."""
+        try:
+            data = self.api.inspect_image(ref)
+        except self._errors.ImageNotFound:
+            return None
+        except self._errors.APIError as exc:
+            raise DockerError(f"cannot inspect image {ref}: {exc}") from exc
+        return _image_info(data)
+
+    def images(self, label: str = LABEL_PREFIX + ".kind") -> list[ImageInfo]:
+        """Every image carrying ``label`` (by default: every swe-forge image)."""
+        found = self.api.images(filters={"label": label})
+        out = [self.image(i["Id"]) for i in found]
+        return sorted((i for i in out if i is not None), key=lambda i: (i.tags, i.id))
+
+    def remove_image(self, ref: str, *, force: bool = False) -> bool:
+        """Remove an image; False when it did not exist."""
+        try:
+            self.api.remove_image(ref, force=force, noprune=False)
+            return True
+        except self._errors.ImageNotFound:
+            return False
+        except self._errors.APIError as exc:
+            raise DockerError(f"cannot remove image {ref}: {exc}") from exc
+
+    def tag(self, ref: str, tag: str) -> None:
+        """Give an image another tag (``repo:tag``)."""
+        repo, _, name = tag.rpartition(":")
+        self.api.tag(ref, repo, name, force=True)
+
+    def import_rootfs(
+        self, tar_path: Path, tag: str, *, changes: list[str], labels: dict[str, str]
+    ) -> ImageInfo:
+        """``docker import`` a root file system tarball as ``tag`` with Dockerfile changes."""
+        all_changes = list(changes) + [
+            f"LABEL {k}={json.dumps(v)}" for k, v in sorted(labels.items())
+        ]
+        repo, _, name = tag.rpartition(":")
+        try:
+            self.api.import_image(src=str(tar_path), repository=repo, tag=name, changes=all_changes)
+        except self._errors.APIError as exc:
+            raise BuildError(f"docker import of {tar_path} failed: {exc}") from exc
+        info = self.image(tag)
+        if info is None:
+            raise BuildError(f"docker import did not produce {tag}")
+        return info
+
+    def build(
+        self,
+        context: Path,
+        tag: str,
+        *,
+        labels: dict[str, str],
+        log_path: Path | None = None,
+        buildargs: dict[str, str] | None = None,
+    ) -> ImageInfo:
+        """Build ``context/Dockerfile`` as ``tag`` with no network; keep a bounded log.
+
+        Raises:
+            BuildError: the build failed (the log's tail is in the message).
+        """
+        lines: list[str] = []
+        error: str | None = None
+        try:
+            stream = self.api.build(
+                path=str(context),
+                tag=tag,
+                rm=True,
+                forcerm=True,
+                decode=True,
+                network_mode="none",
+                labels=labels,
+                buildargs=buildargs or {},
+                use_config_proxy=False,
+                pull=False,
+            )
+            for chunk in stream:
+                if "stream" in chunk:
+                    lines.append(str(chunk["stream"]))
+                if "error" in chunk:
+                    error = str(chunk["error"])
+                    lines.append(f"ERROR: {error}\n")
+        except self._errors.APIError as exc:
+            error = str(exc)
+            lines.append(f"ERROR: {error}\n")
+        log = bounded("".join(lines))
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(log, encoding="utf-8")
+        if error is not None:
+            tail = "".join(lines[-15:]).strip()
+            raise BuildError(
+                f"build of {tag} failed: {error.strip()}\n{tail}",
+                hint=f"full log: {log_path}" if log_path else "",
+            )
+        info = self.image(tag)
+        if info is None:
+            raise BuildError(f"build of {tag} produced no image")
+        return info
+
+    def history_sizes(self, ref: str) -> list[tuple[str, int]]:
+        """(created_by, size) of each layer, newest first."""
+        return [(str(h.get("CreatedBy", "")), int(h.get("Size", 0))) for h in self.api.history(ref)]
+
+    # ------------------------------------------------------------------ containers
+    @contextmanager
+    def container(
+        self, image: str, command: list[str] | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """A created (not started) container with a unique name, removed afterwards.
+
+        Extra keyword arguments go to the SDK's ``containers.create``; networking is off
+        unless the caller says otherwise.
+        """
+        kwargs.setdefault("network_disabled", True)
+        name = f"swe-forge-{uuid.uuid4().hex[:12]}"
+        labels = dict(kwargs.pop("labels", {}) or {})
+        labels[LABEL_PREFIX + ".container"] = "1"
+        try:
+            ctr = self.client.containers.create(image, command, name=name, labels=labels, **kwargs)
+        except self._errors.ImageNotFound as exc:
+            raise DockerError(f"image {image} not found", hint="build it first") from exc
+        except self._errors.APIError as exc:
+            raise DockerError(f"cannot create a container from {image}: {exc}") from exc
+        try:
+            yield ctr
+        finally:
+            if not os.environ.get("SWE_FORGE_KEEP_CONTAINERS"):
+                with suppress(self._errors.NotFound):
+                    ctr.remove(force=True, v=True)
+
+    def run(
+        self, image: str, command: list[str], *, timeout: float = 600, **kwargs: Any
+    ) -> tuple[int, str]:
+        """Run a command to completion in a fresh container; return (exit code, output)."""
+        with self.container(image, command, **kwargs) as ctr:
+            ctr.start()
+            try:
+                result = ctr.wait(timeout=timeout)
+            except Exception as exc:  # requests' ReadTimeout and friends
+                ctr.kill()
+                raise DockerError(f"command in {image} timed out after {timeout}s") from exc
+            out = ctr.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+            return int(result.get("StatusCode", -1)), bounded(out)
+
+    def export(self, image: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes] | None]]:
+        """Every file of an image's file system, as tar members (streamed, not unpacked)."""
+        with self.container(image, ["/bin/true"]) as ctr:
+            stream = _ChunkReader(ctr.export(chunk_size=1 << 20))
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for member in tar:
+                    yield member, tar.extractfile(member) if member.isfile() else None
+
+    def copy_out(self, image: str, path: str, dest: Path) -> None:
+        """Copy ``path`` from an image to the host directory ``dest`` (which must exist)."""
+        with self.container(image, ["/bin/true"]) as ctr:
+            try:
+                bits, _stat = ctr.get_archive(path)
+            except self._errors.NotFound as exc:
+                raise DockerError(f"{path} does not exist in {image}") from exc
+            buf = _ChunkReader(bits)
+            with tarfile.open(fileobj=buf, mode="r|") as tar:
+                tar.extractall(dest, filter="data")
+
+
+class _ChunkReader(io.RawIOBase):
+    """A file-like view of an iterator of byte chunks (for streaming tar reads)."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._it = iter(chunks)
+        self._buf = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._buf:
+            try:
+                self._buf = next(self._it)
+            except StopIteration:
+                return 0
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+
+def _image_info(data: dict[str, Any]) -> ImageInfo:
+    config = data.get("Config") or {}
+    return ImageInfo(
+        id=str(data["Id"]),
+        tags=tuple(sorted(data.get("RepoTags") or ())),
+        labels=dict(config.get("Labels") or {}),
+        size=int(data.get("Size", 0)),
+        created=str(data.get("Created", "")),
+    )
