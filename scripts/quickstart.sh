@@ -25,4 +25,10 @@ for line in open(sys.argv[2]):
     print(f"  {r['instance_id'] or r['repo']:<24} {r['reason']}: {r['detail'][:70]}")
 PY
 echo
-echo "outputs: $OUT/candidates.jsonl, $OUT/rejected.jsonl"
+bash scripts/ensure-docker.sh
+echo "==> building hermetic images (base: debootstrap, about a minute the first time; env and instances: no network)"
+"$SF" images build "$OUT/candidates.jsonl" -o "$OUT/images.jsonl"
+echo "==> auditing the instance images (one scrubbed commit, no test-patch content)"
+"$SF" images audit "$OUT/candidates.jsonl" --images "$OUT/images.jsonl" -o "$OUT/audit.jsonl"
+echo
+echo "outputs: $OUT/candidates.jsonl, $OUT/rejected.jsonl, $OUT/images.jsonl, $OUT/audit.jsonl"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv with the dev tools and run the whole suite: lint, types, tests.
-# Usage: scripts/test.sh [pytest args...]   (e.g. scripts/test.sh -m "not docker" -x)
+# Usage: scripts/test.sh [pytest args...]
+#   Locally without Docker: SWE_FORGE_NO_DOCKER=1 scripts/test.sh -m "not docker"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh dev
@@ -9,5 +10,9 @@ echo "==> ruff"
 .venv/bin/ruff format --check swe_forge tests scripts
 echo "==> mypy"
 .venv/bin/mypy swe_forge
+if [ "${SWE_FORGE_NO_DOCKER:-}" != 1 ]; then
+  # Docker tests are part of the suite; they fail (never skip) without an engine.
+  bash scripts/ensure-docker.sh
+fi
 echo "==> pytest"
 .venv/bin/python -m pytest "$@"

@@ -26,6 +26,7 @@ from swe_forge.config import Config, load_config
 from swe_forge.errors import (
     EXIT_CRASH,
     EXIT_INTERRUPTED,
+    BuildError,
     PartialFailure,
     SweForgeError,
     UsageError,
@@ -54,6 +55,12 @@ app = typer.Typer(
 )
 example_app = typer.Typer(help="The embedded example repository (the quickstart and test fixture).")
 app.add_typer(example_app, name="example")
+images_app = typer.Typer(
+    help="Hermetic images: base (OS + Python, no registry), env (dependencies from a wheelhouse, "
+    "no network) and instance (the repository at its base commit, history scrubbed).",
+    no_args_is_help=True,
+)
+app.add_typer(images_app, name="images")
 
 # soft_wrap: error lines must stay whole (people grep logs for them).
 _err = Console(stderr=True, soft_wrap=True)
@@ -307,6 +314,157 @@ def example_expected() -> None:
     from swe_forge.example import load_expectations
 
     print(json.dumps(load_expectations(), indent=2, sort_keys=True))
+
+
+@images_app.command("base")
+def images_base(
+    distro: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--distro", help="bullseye (3.9), bookworm (3.11), trixie (3.13); repeatable."
+        ),
+    ] = None,
+) -> None:
+    """Build the base images (debootstrap + docker import; nothing is pulled)."""
+    from swe_forge.commands.images import run_base
+
+    for b in run_base(_config(), distro or [], RichReporter(_err, enabled=False)):
+        state = f"built in {b.seconds:.1f}s" if b.built else "present"
+        _out.print(f"{b.tag}  Python {b.python}  {state}", markup=False, soft_wrap=True)
+
+
+@images_app.command("build")
+def images_build(
+    candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write one image record per candidate.")
+    ] = Path("images.jsonl"),
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Build base, env and instance images for candidates, offline (--network=none).
+
+    Dependencies are resolved as of each base commit's date into a wheelhouse keyed by the
+    lock; tasks with the same lock share one env image. Build logs go to the cache's logs/.
+    """
+    from swe_forge.commands.images import run_build
+
+    result = run_build(
+        candidates,
+        output,
+        config=_config(),
+        only=instance,
+        reporter=RichReporter(_err, enabled=not as_json and _err.is_terminal),
+    )
+    summary = result.summary()
+    if as_json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        _out.print(
+            f"{summary['built']} of {summary['candidates']} candidates built "
+            f"({summary['env_images']} env images) in {summary['seconds']}s -> {output}",
+            markup=False,
+        )
+        for reason, n in summary["failure_reasons"].items():
+            _out.print(f"  {reason}: {n}", markup=False)
+    if result.records and len(result.failed) == len(result.records):
+        raise BuildError(
+            "no candidate's images could be built", hint=f"see the records in {output}"
+        )
+
+
+@images_app.command("ls")
+def images_ls(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the images swe-forge made, with their kind, size and labels."""
+    from swe_forge.commands.images import list_images
+    from swe_forge.engine import LABEL_PREFIX
+
+    infos = list_images()
+    if as_json:
+        print(json.dumps([i.__dict__ for i in infos], indent=2, sort_keys=True, default=list))
+        return
+    table = Table()
+    for col in ("kind", "tag", "size (MB)", "python", "repository / base commit"):
+        table.add_column(col)
+    for i in infos:
+        lab = i.labels
+        table.add_row(
+            lab.get(f"{LABEL_PREFIX}.kind", "?"),
+            ", ".join(i.tags) or i.id[:19],
+            f"{i.size / 1e6:.1f}",
+            lab.get(f"{LABEL_PREFIX}.python", ""),
+            " ".join(
+                (
+                    lab.get(f"{LABEL_PREFIX}.repo", ""),
+                    lab.get(f"{LABEL_PREFIX}.base-commit", "")[:12],
+                )
+            ),
+        )
+    _out.print(table)
+
+
+@images_app.command("audit")
+def images_audit(
+    candidates: Annotated[Path, typer.Argument(help="candidates.jsonl (for the test patches).")],
+    images: Annotated[
+        Path | None, typer.Option("--images", help="images.jsonl from `images build`.")
+    ] = None,
+    image: Annotated[
+        str | None, typer.Option("--image", help="Audit this image (with one --instance).")
+    ] = None,
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write one JSON report per image.")
+    ] = None,
+) -> None:
+    """Check instance images from outside: one scrubbed commit, no test-patch content anywhere,
+    the project installed only from /testbed. Exit code 14 when any image fails."""
+    from swe_forge.commands.images import run_audit
+    from swe_forge.errors import AuditFailure
+    from swe_forge.jsonl import write_jsonl
+
+    if images is None and image is None:
+        raise UsageError(
+            "give --images FILE or --image TAG", hint="see swe-forge images audit --help"
+        )
+    reports = run_audit(
+        candidates, images, image=image, only=instance, reporter=RichReporter(_err, enabled=False)
+    )
+    if output is not None:
+        write_jsonl(output, (json.dumps(r.to_dict(), sort_keys=True) for r in reports))
+    failed = [r for r in reports if not r.passed]
+    _out.print(
+        f"{len(reports) - len(failed)} of {len(reports)} images passed the audit", markup=False
+    )
+    if failed:
+        raise AuditFailure(
+            f"{len(failed)} image(s) failed the audit: {', '.join(r.instance_id for r in failed)}",
+            hint="the findings are listed above" + (f" and in {output}" if output else ""),
+        )
+
+
+@images_app.command("prune")
+def images_prune(
+    keep: Annotated[
+        Path | None, typer.Option("--keep", help="Keep the images named in this images.jsonl.")
+    ] = None,
+    everything: Annotated[bool, typer.Option("--all", help="Remove base images too.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
+) -> None:
+    """Remove swe-forge's instance and env images (and base images with --all)."""
+    from swe_forge.commands.images import run_prune
+
+    gone = run_prune(keep=keep, everything=everything, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for info in gone:
+        _out.print(f"{verb} {', '.join(info.tags) or info.id}", markup=False, soft_wrap=True)
+    _out.print(f"{verb} {len(gone)} image(s)", markup=False)
 
 
 def _crash_log(exc: BaseException) -> Path | None:

@@ -77,6 +77,20 @@ class GitHubConfig:
 
 
 @dataclass(frozen=True)
+class ImagesConfig:
+    """Base images and builds."""
+
+    # Debian releases to bootstrap base images from (each gives one Python version).
+    distros: tuple[str, ...] = ("bullseye", "bookworm", "trixie")
+    debian_mirror: str = "http://deb.debian.org/debian"
+    # Python version -> an image to use instead of bootstrapping (e.g. "python:3.11-slim");
+    # it must provide python3 -m venv and git.
+    base_overrides: dict[str, str] = field(default_factory=dict)
+    # Per-repository install overrides (relative to this file's directory).
+    repos_file: str = "repos.yaml"
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole effective configuration.
 
@@ -90,6 +104,7 @@ class Config:
     license: LicenseConfig = field(default_factory=LicenseConfig)
     blocklist: BlocklistConfig = field(default_factory=BlocklistConfig)
     github: GitHubConfig = field(default_factory=GitHubConfig)
+    images: ImagesConfig = field(default_factory=ImagesConfig)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as plain data."""
@@ -111,7 +126,7 @@ class Config:
 
 
 #: (section, key) of settings that are file-system paths, relative to their file.
-_PATH_KEYS = (("license", "allowlist_file"), ("blocklist", "dir"))
+_PATH_KEYS = (("license", "allowlist_file"), ("blocklist", "dir"), ("images", "repos_file"))
 
 
 def _absolutize(data: dict[str, Any], base: Path) -> dict[str, Any]:
@@ -157,20 +172,29 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 def _coerce(value: Any, tp: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
-        return _build(tp, value, where)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
-        (item_tp, _ellipsis) = typing.get_args(tp)
-        return tuple(_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value))
     if origin in (types.UnionType, typing.Union):
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
         tp = next(a for a in args if a is not type(None))
+        origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
+        key_tp, val_tp = typing.get_args(tp)
+        return {
+            _coerce(k, key_tp, f"{where}"): _coerce(v, val_tp, f"{where}.{k}")
+            for k, v in value.items()
+        }
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
+        (item_tp, _ellipsis) = typing.get_args(tp)
+        return tuple(_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value))
     if tp is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")
@@ -206,6 +230,37 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
             raise ConfigError(f"unknown configuration key '{path}'", hint=hint)
         kwargs[key] = _coerce(value, hints[key], path)
     return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class RepoOverride:
+    """Per-repository settings from ``configs/repos.yaml`` (all optional)."""
+
+    python: str | None = None
+    extras: tuple[str, ...] | None = None
+    requirement_files: tuple[str, ...] | None = None
+    requirements: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    build_requirements: tuple[str, ...] = ()
+    test_command: str | None = None
+
+
+@dataclass(frozen=True)
+class _RepoOverrides:
+    schema_version: int = 1
+    repos: dict[str, RepoOverride] = field(default_factory=dict)
+
+
+def load_repo_overrides(path: Path) -> dict[str, RepoOverride]:
+    """Read ``configs/repos.yaml``: ``owner/name`` (lowercased) -> :class:`RepoOverride`.
+
+    A missing file means no overrides; unknown keys are refused like in the main config.
+    """
+    if not path.is_file():
+        return {}
+    data = _read_yaml(path)
+    loaded: _RepoOverrides = _build(_RepoOverrides, data, path.name)
+    return {k.lower(): v for k, v in loaded.repos.items()}
 
 
 def load_config(path: Path | None = None) -> Config:

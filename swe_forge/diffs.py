@@ -56,6 +56,8 @@ class FilePatch:
     is_binary: bool = False
     is_rename: bool = False
     is_copy: bool = False
+    old_index: str = ""  # abbreviated blob ids from the "index a..b" line
+    new_index: str = ""
     hunks: list[Hunk] = field(default_factory=list)
 
     @property
@@ -239,9 +241,17 @@ def _header_line(cur: FilePatch, line: bytes, index: int) -> None:
     elif text.startswith(b"copy to "):
         cur.is_copy = True
         cur.new_path = unquote_path(text[8:])
-    elif text.startswith((b"similarity index ", b"dissimilarity index ", b"index ")):
-        if text.startswith(b"index ") and b" " in text[6:]:
-            cur.old_mode = cur.old_mode or text.rsplit(b" ", 1)[1].decode("ascii", "replace")
+    elif text.startswith((b"similarity index ", b"dissimilarity index ")):
+        pass
+    elif text.startswith(b"index "):
+        ids, _, mode = text[6:].partition(b" ")
+        old, sep, new = ids.partition(b"..")
+        if not sep:
+            raise DiffParseError(f"line {index + 1}: malformed index line")
+        cur.old_index = old.decode("ascii", "replace")
+        cur.new_index = new.decode("ascii", "replace")
+        if mode:
+            cur.old_mode = cur.old_mode or mode.decode("ascii", "replace")
             cur.new_mode = cur.new_mode or cur.old_mode
     elif text.startswith(b"Binary files ") or text == b"GIT binary patch":
         cur.is_binary = True

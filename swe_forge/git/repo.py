@@ -259,6 +259,23 @@ class GitRepository:
             return None
         return str(entry.id), bytes(obj.data)
 
+    def text_lines(self, commit_sha: str, max_bytes: int = 2 << 20) -> set[bytes]:
+        """Every stripped line of every text file (up to ``max_bytes`` each) at a commit."""
+        out: set[bytes] = set()
+        stack = [self._tree(commit_sha)]
+        while stack:
+            tree = stack.pop()
+            for entry in tree:
+                if entry.type_str == "tree":
+                    sub = self._repo[entry.id]
+                    if isinstance(sub, pygit2.Tree):
+                        stack.append(sub)
+                elif entry.type_str == "blob" and entry.filemode != MODE_SYMLINK:
+                    _kind, data = self._repo.odb.read(entry.id)
+                    if len(data) <= max_bytes and b"\0" not in data[:8192]:
+                        out.update(line.strip() for line in bytes(data).splitlines())
+        return out
+
     def read_blob(self, blob_id: str) -> bytes:
         """The content of a blob (empty for the null id)."""
         if blob_id == _ZERO:

@@ -29,6 +29,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from swe_forge.config import RepoOverride
+
 #: Extras, dependency groups and Poetry groups that hold test dependencies.
 TEST_EXTRAS = ("test", "tests", "testing", "dev", "develop", "development", "test-dependencies")
 #: Requirement files that hold test dependencies (matched as paths from the repository root).
@@ -66,19 +68,6 @@ PYTHON_RELEASES = {
 _CLASSIFIER_PY = re.compile(r"Programming Language :: Python :: (3\.\d+)\s*$")
 _TOX_ENV = re.compile(r"\bpy3(\d{1,2})\b")
 _MAX_FILE = 1 << 20
-
-
-@dataclass(frozen=True)
-class RepoOverride:
-    """Per-repository settings from ``configs/repos.yaml`` (all optional)."""
-
-    python: str | None = None
-    extras: tuple[str, ...] | None = None
-    requirement_files: tuple[str, ...] | None = None
-    requirements: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    build_requirements: tuple[str, ...] = ()
-    test_command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -238,6 +227,9 @@ def detect_recipe(
             build += ["setuptools", "wheel"]
     if not build:
         build += ["setuptools>=40.8.0", "wheel"]
+    if not any(canonicalize_name(Requirement(b).name) == "wheel" for b in build if _req(b)):
+        # setuptools before 70 needs the wheel package for editable (PEP 660) builds.
+        build.append("wheel")
 
     norm_name = canonicalize_name(name) if name else None
     wanted_extras = (

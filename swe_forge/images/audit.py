@@ -1,0 +1,236 @@
+"""Audit an instance image from outside: does it hand the agent the answer?
+
+Checks, each a named finding when it fails:
+
+- ``history``: ``/testbed/.git`` (copied out and read with libgit2, never with the image's
+  own tools) holds exactly one commit reachable from any ref, that commit has no parents,
+  there is one branch and no other ref (tags, remotes, notes, stash), no reflogs, no
+  ``ORIG_HEAD``/``FETCH_HEAD``/``MERGE_HEAD``, no packed refs naming other commits, no
+  alternates or shallow file, no hooks, no remote in the config; and every object in the
+  database is reachable from that commit (no unreachable or packed leftovers). Judged by
+  ancestry and object counts, never by dates.
+- ``tree``: the commit's tree is the candidate's base tree (when the source repository is
+  at hand).
+- ``test_files``: files the test patch adds are absent from ``/testbed``; files it modifies
+  are at their base version.
+- ``test_content``: no file anywhere in the image (outside the OS's own ``/usr`` and dpkg
+  data) holds test-patch content: the names of the tests it adds (also inside ``.pyc`` and
+  zip/wheel files), or its long added lines.
+- ``distribution``: the project's own distribution is installed only from ``/testbed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import tempfile
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.engine import Engine
+from swe_forge.git.history_audit import GitAudit, audit_git_dir
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{5,}")
+_SKIP_PREFIXES = ("proc/", "sys/", "dev/")
+#: An added line is evidence only when it is this long and absent from the whole base tree.
+_MIN_LINE = 40
+_MAX_SCAN = 64 * 1024 * 1024
+
+
+@dataclass
+class AuditReport:
+    """The findings of one image's audit."""
+
+    image: str
+    instance_id: str
+    passed: bool = True
+    findings: list[dict[str, str]] = field(default_factory=list)
+    git: dict[str, Any] = field(default_factory=dict)
+    scanned_files: int = 0
+    scanned_bytes: int = 0
+
+    def fail(self, check: str, detail: str) -> None:
+        """Record a failed check."""
+        self.passed = False
+        self.findings.append({"check": check, "detail": detail})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Needles:
+    """What test-patch content looks like: added test names, added long lines, file states."""
+
+    names: frozenset[bytes]
+    lines: frozenset[bytes]
+    added_files: tuple[str, ...]
+    modified_files: dict[str, str]  # path -> abbreviated base blob id from the index line
+
+
+def needles_from_test_patch(test_patch: str, base_lines: set[bytes] | None = None) -> Needles:
+    """Extract the fingerprints of a test patch.
+
+    ``base_lines``: stripped lines of the touched files at the base commit; added lines that
+    also exist there are not evidence of a leak.
+    """
+    names: set[bytes] = set()
+    lines: set[bytes] = set()
+    added: list[str] = []
+    modified: dict[str, str] = {}
+    try:
+        files = parse_diff(test_patch)
+    except DiffParseError:
+        files = []
+    for fp in files:
+        if fp.old_path is None and fp.new_path:
+            added.append(fp.new_path)
+        elif fp.old_path:
+            # The base version must be in the image: its blob id starts with old_index.
+            modified[fp.old_path] = fp.old_index
+        for hunk in fp.hunks:
+            for tag, body in hunk.lines:
+                if tag != 0x2B:
+                    continue
+                text = body.strip()
+                for ident in re.findall(rb"\b(?:def|class)\s+(Test\w+|test\w+)", text):
+                    names.add(ident)
+                if len(text) >= _MIN_LINE and (base_lines is None or text not in base_lines):
+                    lines.add(text)
+    return Needles(frozenset(names), frozenset(lines), tuple(sorted(added)), modified)
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git blob id of some bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def audit_image(
+    engine: Engine,
+    image: str,
+    *,
+    instance_id: str,
+    test_patch: str,
+    project_name: str | None,
+    base_tree: str | None = None,
+    base_lines: set[bytes] | None = None,
+    unchanged: dict[str, tuple[int, int]] | None = None,
+) -> AuditReport:
+    """Audit one instance image; the report says which checks failed and why.
+
+    ``base_lines``: the stripped lines of every file of the base tree (from the trusted
+    source repository), so added lines that exist at the base are not taken for leaks.
+    ``unchanged``: path -> (size, mtime) of the base image's files; identical files in the
+    instance come from the OS image we bootstrapped and are not scanned again.
+    """
+    report = AuditReport(image=image, instance_id=instance_id)
+    with tempfile.TemporaryDirectory() as tmp:
+        engine.copy_out(image, "/testbed/.git", Path(tmp))
+        git: GitAudit = audit_git_dir(Path(tmp) / ".git")
+    report.git = asdict(git)
+    for problem in git.problems:
+        report.fail("history", problem)
+    if base_tree is not None and git.tree and git.tree != base_tree:
+        report.fail("tree", f"the commit's tree {git.tree} is not the base tree {base_tree}")
+    needles = needles_from_test_patch(test_patch, base_lines)
+    _scan(engine, image, needles, project_name, report, unchanged or {})
+    return report
+
+
+def file_index(engine: Engine, image: str) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime) of every regular file of an image (to skip unchanged files)."""
+    return {
+        m.name.lstrip("./"): (m.size, int(m.mtime)) for m, _fh in engine.export(image) if m.isfile()
+    }
+
+
+def _scan(
+    engine: Engine,
+    image: str,
+    needles: Needles,
+    project: str | None,
+    report: AuditReport,
+    unchanged: dict[str, tuple[int, int]],
+) -> None:
+    added = {f"testbed/{p}" for p in needles.added_files}
+    modified = {f"testbed/{p}": blob for p, blob in needles.modified_files.items()}
+    seen_modified: set[str] = set()
+    norm = canonicalize_name(project) if project else None
+    dist_dirs: dict[str, dict[str, bytes]] = {}
+    for member, fh in engine.export(image):
+        name = member.name.lstrip("./")
+        if name in added:
+            report.fail("test_files", f"/{name} is added by the test patch but exists in the image")
+        if name in modified and fh is not None:
+            data = fh.read()
+            seen_modified.add(name)
+            if modified[name] and not git_blob_id(data).startswith(modified[name]):
+                report.fail("test_files", f"/{name} is not at its base version")
+            _check_content(name, data, needles, report)
+            continue
+        if (
+            norm
+            and ".dist-info/" in name
+            and name.rsplit("/", 1)[-1] in ("METADATA", "direct_url.json")
+        ):
+            d = name.rsplit("/", 1)[0]
+            dist = d.rsplit("/", 1)[-1].removesuffix(".dist-info").rsplit("-", 1)[0]
+            if canonicalize_name(dist) == norm and fh is not None:
+                dist_dirs.setdefault(d, {})[name.rsplit("/", 1)[-1]] = fh.read()
+            continue
+        if fh is None or name.startswith(_SKIP_PREFIXES) or member.size > _MAX_SCAN:
+            continue
+        if unchanged.get(name) == (member.size, int(member.mtime)):
+            continue
+        _check_content(name, fh.read(), needles, report)
+    for d, files in sorted(dist_dirs.items()):
+        raw = files.get("direct_url.json")
+        url = ""
+        if raw:
+            try:
+                url = str(json.loads(raw).get("url", ""))
+            except ValueError:
+                url = ""
+        if url.rstrip("/") != "file:///testbed":
+            report.fail(
+                "distribution",
+                f"/{d} is a copy of the project not installed from /testbed "
+                f"({url or 'no direct_url.json'})",
+            )
+
+
+def _check_content(name: str, data: bytes, needles: Needles, report: AuditReport) -> None:
+    report.scanned_files += 1
+    report.scanned_bytes += len(data)
+    if name.endswith((".whl", ".zip", ".egg")):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                for info in zf.infolist():
+                    if info.file_size <= _MAX_SCAN:
+                        _check_content(f"{name}!/{info.filename}", zf.read(info), needles, report)
+        except (zipfile.BadZipFile, OSError, RuntimeError):
+            pass
+        return
+    if needles.names:
+        hits = needles.names.intersection(_IDENT.findall(data))
+        if hits:
+            report.fail(
+                "test_content",
+                f"/{name} holds test names from the test patch: "
+                f"{sorted(h.decode() for h in hits)[:3]}",
+            )
+            return
+    if needles.lines and b"\n" in data[:65536]:
+        stripped = {ln.strip() for ln in data.splitlines()}
+        hits_l = needles.lines.intersection(stripped)
+        if hits_l:
+            sample = next(iter(hits_l)).decode("utf-8", "replace")[:60]
+            report.fail("test_content", f"/{name} holds lines added by the test patch ({sample!r})")

@@ -1,0 +1,331 @@
+"""Env and instance images, and the build of all three layers for one candidate.
+
+- **env**: FROM the base image; a venv at ``/opt/venv`` installed with ``--no-index`` from the
+  lock's wheelhouse, in a build stage whose wheels are not copied into the final image. Built
+  with no network. Tagged by the lock's hash, so every task with the same lock shares it.
+- **instance**: FROM the env image; the repository at the base commit in ``/testbed`` as a
+  scrubbed one-commit repository owned by the non-root user, the project installed from it
+  (editable, offline, no dependencies). Built with no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_forge.config import Config, RepoOverride
+from swe_forge.engine import LABEL_PREFIX, Engine
+from swe_forge.errors import BuildError, SweForgeError
+from swe_forge.git.repo import GitRepository
+from swe_forge.git.scrub import scrubbed_checkout
+from swe_forge.images.base import BaseImage, ensure_base, pythons_available, recipe_for_python
+from swe_forge.images.recipe import InstallRecipe, detect_recipe, recipe_digest
+from swe_forge.images.resolve import Lock, Wheelhouse, resolve, wheelhouse
+from swe_forge.locks import file_lock
+from swe_forge.mining.sources import RepoSource, materialize
+from swe_forge.records import Candidate
+
+IMAGE_RECORD_SCHEMA_VERSION = 1
+_TAG_SAFE = re.compile(r"[^a-z0-9_.-]+")
+
+ENV_DOCKERFILE = """\
+FROM {base} AS build
+COPY wheels /wheels
+RUN python3 -m venv /opt/venv \\
+ && /opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --find-links /wheels \\
+      -r /wheels/install.txt
+FROM {base}
+COPY --from=build /opt/venv /opt/venv
+ENV VIRTUAL_ENV=/opt/venv
+"""
+
+INSTANCE_DOCKERFILE = """\
+FROM {env}
+COPY --chown=1000:1000 testbed /testbed
+WORKDIR /testbed
+RUN {install} \\
+ && find /testbed -xdev ! -user 1000 -exec chown -h 1000:1000 {{}} + \\
+ && rm -rf /root/.cache /tmp/* /testbed/build
+USER 1000:1000
+ENV HOME=/home/swe
+"""
+
+
+def sanitize_tag(text: str) -> str:
+    """A string usable as a Docker tag (lowercase, [a-z0-9_.-], at most 100 characters)."""
+    out = _TAG_SAFE.sub("-", text.lower()).strip("-.")
+    return out[:100] or "x"
+
+
+def cache_root(config: Config) -> Path:
+    """Where wheelhouses, locks, logs and build contexts live."""
+    from swe_forge.mining.sources import cache_dir
+
+    return cache_dir()
+
+
+@dataclass
+class ImageRecord:
+    """The images of one candidate (or why they could not be built)."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    status: str = "ok"  # "ok" | "failed"
+    reason: str = ""  # a machine-readable failure reason
+    detail: str = ""
+    python: str = ""
+    project_name: str | None = None
+    base_image: str = ""
+    env_image: str = ""
+    env_image_id: str = ""
+    instance_image: str = ""
+    instance_image_id: str = ""
+    lock_digest: str = ""
+    recipe_digest: str = ""
+    recipe: dict[str, Any] = field(default_factory=dict)
+    scrubbed_commit: str = ""
+    reused: dict[str, bool] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    schema_version: int = IMAGE_RECORD_SCHEMA_VERSION
+    record_type: str = "images"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ImageRecord:
+        """Inverse of :meth:`to_dict`."""
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def build_env(
+    engine: Engine, base: BaseImage, house: Wheelhouse, *, work_dir: Path, log_dir: Path
+) -> tuple[str, str, bool, float]:
+    """Build (or reuse) the env image of a wheelhouse; returns (tag, id, reused, seconds)."""
+    tag = f"swe-forge/env:py{base.python}-{house.lock.digest[:16]}"
+    info = engine.image(tag)
+    if info is not None:
+        return tag, info.id, True, 0.0
+    start = time.perf_counter()
+    with file_lock(work_dir / f"env-{house.lock.digest[:16]}.lock"):
+        info = engine.image(tag)
+        if info is not None:
+            return tag, info.id, True, 0.0
+        with tempfile.TemporaryDirectory(dir=work_dir, prefix="env-") as tmp:
+            ctx = Path(tmp)
+            wheels = ctx / "wheels"
+            wheels.mkdir()
+            for item in house.path.iterdir():
+                if item.is_file():
+                    _link_or_copy(item, wheels / item.name)
+            (ctx / "Dockerfile").write_text(ENV_DOCKERFILE.format(base=base.tag))
+            info = engine.build(
+                ctx,
+                tag,
+                labels={
+                    f"{LABEL_PREFIX}.kind": "env",
+                    f"{LABEL_PREFIX}.base": base.tag,
+                    f"{LABEL_PREFIX}.python": base.python,
+                    f"{LABEL_PREFIX}.lock": house.lock.digest,
+                },
+                log_path=log_dir / f"env-{house.lock.digest[:16]}.log",
+            )
+    return tag, info.id, False, time.perf_counter() - start
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def installable(read: Any) -> bool:
+    """Does the repository have something pip can install (setup.py, or a build-ready pyproject)?"""
+    if read("setup.py") is not None:
+        return True
+    data = read("pyproject.toml")
+    if data is None:
+        return False
+    text = data.decode("utf-8", "replace")
+    return any(s in text for s in ("[build-system]", "[project]", "[tool.poetry]"))
+
+
+def build_instance(
+    engine: Engine,
+    env_tag: str,
+    repo: GitRepository,
+    candidate: Candidate,
+    *,
+    install: bool,
+    work_dir: Path,
+    log_dir: Path,
+    extra_labels: dict[str, str],
+) -> tuple[str, str, str, int, float]:
+    """Build the instance image; returns (tag, id, scrubbed commit, source bytes, seconds)."""
+    start = time.perf_counter()
+    digest = hashlib.sha256(f"{env_tag}\n{candidate.base_commit}\n{install}".encode()).hexdigest()
+    tag = f"swe-forge/instance:{sanitize_tag(candidate.instance_id)}-{digest[:12]}"
+    with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
+        ctx = Path(tmp)
+        scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
+        existing = engine.image(tag)
+        if existing is not None:
+            return tag, existing.id, scrub.commit, scrub.bytes, 0.0
+        cmd = (
+            "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation "
+            "-e /testbed"
+            if install
+            else "true"
+        )
+        (ctx / "Dockerfile").write_text(INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd))
+        # Our own .dockerignore at the context root: the repository's own one (inside
+        # testbed/) must not decide what the image holds, and it does not at this level.
+        (ctx / ".dockerignore").write_text("")
+        info = engine.build(
+            ctx,
+            tag,
+            labels={
+                f"{LABEL_PREFIX}.kind": "instance",
+                f"{LABEL_PREFIX}.instance-id": candidate.instance_id,
+                f"{LABEL_PREFIX}.repo": candidate.repo,
+                f"{LABEL_PREFIX}.base-commit": candidate.base_commit,
+                f"{LABEL_PREFIX}.env": env_tag,
+                f"{LABEL_PREFIX}.scrubbed-commit": scrub.commit,
+                **extra_labels,
+            },
+            log_path=log_dir / f"instance-{sanitize_tag(candidate.instance_id)}.log",
+        )
+    return tag, info.id, scrub.commit, scrub.bytes, time.perf_counter() - start
+
+
+def layer_sizes(engine: Engine, instance_tag: str, env_tag: str) -> int:
+    """Bytes the instance adds on top of its env image (the sum of its own layers)."""
+    inst = engine.history_sizes(instance_tag)
+    env = engine.history_sizes(env_tag)
+    return sum(size for _by, size in inst[: len(inst) - len(env)])
+
+
+class ImageBuilder:
+    """Builds base, env and instance images for candidates, reusing everything it can."""
+
+    def __init__(
+        self, config: Config, engine: Engine, *, overrides: dict[str, RepoOverride] | None = None
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.cache = cache_root(config)
+        self.work_dir = self.cache / "build"
+        self.log_dir = self.cache / "logs"
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.overrides = overrides or {}
+        self.distros = tuple(config.images.distros)
+        self._repos: dict[str, GitRepository] = {}
+
+    def _repo(self, candidate: Candidate) -> GitRepository:
+        src = candidate.provenance.source
+        if src not in self._repos:
+            self._repos[src] = GitRepository(materialize(RepoSource(src), offline=True))
+        return self._repos[src]
+
+    def recipe(self, candidate: Candidate) -> tuple[InstallRecipe, bool]:
+        """The install recipe at the candidate's base commit, and whether it is installable."""
+        repo = self._repo(candidate)
+        commit = repo.commit(candidate.base_commit)
+
+        def read(path: str) -> bytes | None:
+            got = repo.blob_at(candidate.base_commit, path)
+            return got[1] if got else None
+
+        override = self.overrides.get(candidate.repo.lower())
+        recipe = detect_recipe(
+            read, commit.commit_time, pythons=pythons_available(self.distros), override=override
+        )
+        return recipe, installable(read)
+
+    def build(self, candidate: Candidate) -> ImageRecord:
+        """Build the three images of one candidate; failures come back in the record."""
+        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
+        stage = "recipe"
+        try:
+            recipe, install = self.recipe(candidate)
+            rec.python = recipe.python
+            rec.project_name = recipe.project_name
+            rec.recipe = recipe.to_dict()
+            rec.recipe_digest = recipe_digest(recipe)
+            stage = "base"
+            base_recipe = recipe_for_python(recipe.python, self.distros)
+            base = ensure_base(
+                self.engine,
+                base_recipe,
+                mirror=self.config.images.debian_mirror,
+                work_dir=self.work_dir,
+                override=self.config.images.base_overrides.get(recipe.python)
+                if self.config.images.base_overrides
+                else None,
+                log_dir=self.log_dir,
+            )
+            rec.base_image = base.tag
+            rec.reused["base"] = not base.built
+            rec.seconds["base"] = round(base.seconds, 3)
+            stage = "resolve"
+            t = time.perf_counter()
+            lock: Lock = resolve(recipe, base.glibc, cache=self.cache)
+            rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
+            rec.lock_digest = lock.digest
+            stage = "wheelhouse"
+            house = wheelhouse(
+                lock, base.glibc, cache=self.cache, engine=self.engine, base_image=base.tag
+            )
+            rec.reused["wheelhouse"] = house.reused
+            rec.seconds["wheelhouse"] = round(house.seconds, 3)
+            stage = "env"
+            env_tag, env_id, env_reused, env_s = build_env(
+                self.engine, base, house, work_dir=self.work_dir, log_dir=self.log_dir
+            )
+            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.reused["env"] = env_reused
+            rec.seconds["env"] = round(env_s, 3)
+            stage = "instance"
+            tag, image_id, scrubbed, source_bytes, inst_s = build_instance(
+                self.engine,
+                env_tag,
+                self._repo(candidate),
+                candidate,
+                install=install,
+                work_dir=self.work_dir,
+                log_dir=self.log_dir,
+                extra_labels={
+                    f"{LABEL_PREFIX}.lock": lock.digest,
+                    f"{LABEL_PREFIX}.recipe": rec.recipe_digest,
+                    f"{LABEL_PREFIX}.python": recipe.python,
+                },
+            )
+            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
+            rec.reused["instance"] = inst_s == 0.0
+            rec.seconds["instance"] = round(inst_s, 3)
+            rec.sizes["source_tree"] = source_bytes
+            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
+            env_info = self.engine.image(env_tag)
+            rec.sizes["env_image"] = env_info.size if env_info else 0
+        except SweForgeError as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = str(exc)[-4000:]
+            if isinstance(exc, BuildError) and exc.hint:
+                rec.detail += f"\n{exc.hint}"
+        return rec
