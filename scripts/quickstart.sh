@@ -28,7 +28,10 @@ echo
 bash scripts/ensure-docker.sh
 echo "==> building hermetic images (base: debootstrap, about a minute the first time; env and instances: no network)"
 "$SF" images build "$OUT/candidates.jsonl" -o "$OUT/images.jsonl"
-echo "==> auditing the instance images (one scrubbed commit, no test-patch content)"
-"$SF" images audit "$OUT/candidates.jsonl" --images "$OUT/images.jsonl" -o "$OUT/audit.jsonl"
+echo "==> admitting: 3 runs before and 3 after the gold patch per candidate, fresh containers, no network"
+"$SF" admit "$OUT/candidates.jsonl" --images "$OUT/images.jsonl" -o "$OUT/tasks.jsonl" --rejected "$OUT/admit-rejected.jsonl"
 echo
-echo "outputs: $OUT/candidates.jsonl, $OUT/rejected.jsonl, $OUT/images.jsonl, $OUT/audit.jsonl"
+echo "==> the funnel"
+"$SF" report "$OUT/candidates.jsonl" "$OUT/rejected.jsonl" "$OUT/tasks.jsonl" "$OUT/admit-rejected.jsonl"
+echo
+echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jsonl, admit-rejected.jsonl"

@@ -467,6 +467,96 @@ def images_prune(
     _out.print(f"{verb} {len(gone)} image(s)", markup=False)
 
 
+@app.command()
+def admit(
+    candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the task manifests.")
+    ] = Path("tasks.jsonl"),
+    rejected: Annotated[
+        Path | None,
+        typer.Option("--rejected", help="One line per rejected candidate, with its reason."),
+    ] = None,
+    images: Annotated[
+        Path | None,
+        typer.Option("--images", help="images.jsonl from `images build` (else images are built)."),
+    ] = None,
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="'swe-forge' (full manifests) or 'swebench' (SWE-bench's exact fields, "
+            "FAIL_TO_PASS/PASS_TO_PASS as JSON strings).",
+        ),
+    ] = "swe-forge",
+    no_audit: Annotated[
+        bool, typer.Option("--no-audit", help="Skip the image audit of admitted tasks.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Turn candidates into tasks: build images, run the gates, audit, write manifests.
+
+    Each candidate runs its touched test files 3 times with the test patch only and 3 times
+    with test patch + gold patch, each in a fresh container with no network, its own
+    PYTHONHASHSEED and a shuffled order. FAIL_TO_PASS: fails in all 3 before and passes in all
+    3 after; PASS_TO_PASS: passes in all 6; a flaky test in scope rejects the task.
+    """
+    from swe_forge.commands.admit import run_admit
+
+    if output_format not in ("swe-forge", "swebench"):
+        raise UsageError(f"--format {output_format!r}", hint="use swe-forge or swebench")
+    result = run_admit(
+        candidates,
+        output,
+        config=_config(),
+        rejected=rejected,
+        images_path=images,
+        only=instance,
+        swebench_format=output_format == "swebench",
+        audit_images=not no_audit,
+        reporter=RichReporter(_err, enabled=False) if not as_json else None,
+    )
+    summary = result.summary()
+    if as_json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    _out.print(
+        f"{summary['admitted']} of {summary['candidates']} candidates admitted in "
+        f"{summary['seconds']}s -> {output}",
+        markup=False,
+    )
+    for reason, n in summary["rejected"].items():
+        _out.print(f"  rejected {reason}: {n}", markup=False)
+
+
+@app.command()
+def report(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Outputs of mine and admit: candidates, tasks and rejection files."),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the funnel as JSON.")] = False,
+) -> None:
+    """The funnel from mined PRs to admitted tasks, with rejection reasons per stage."""
+    from swe_forge.commands.report import funnel
+
+    data = funnel(files)
+    if as_json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+        return
+    table = Table(title="swe-forge funnel")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    table.add_column("rejected (reason: count)")
+    for row in data["stages"]:
+        reasons = ", ".join(f"{k}: {v}" for k, v in row["rejected"].items())
+        table.add_row(row["stage"], str(row["count"]), reasons or "-")
+    _out.print(table)
+
+
 def _crash_log(exc: BaseException) -> Path | None:
     from swe_forge.mining.sources import cache_dir
 

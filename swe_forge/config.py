@@ -91,6 +91,23 @@ class ImagesConfig:
 
 
 @dataclass(frozen=True)
+class AdmitConfig:
+    """The admission gates and the sufficiency audit."""
+
+    runs_per_phase: int = 3
+    hash_seeds: tuple[int, ...] = (0, 1, 2)
+    timeout_seconds: float = 600.0
+    flaky_policy: str = "reject"
+    scope: str = "touched"
+    memory: str = "4g"
+    pids: int = 512
+    cpus: float = 2.0
+    min_statement_chars: int = 40
+    reject_flags: tuple[str, ...] = ()
+    judge_command: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole effective configuration.
 
@@ -105,6 +122,7 @@ class Config:
     blocklist: BlocklistConfig = field(default_factory=BlocklistConfig)
     github: GitHubConfig = field(default_factory=GitHubConfig)
     images: ImagesConfig = field(default_factory=ImagesConfig)
+    admit: AdmitConfig = field(default_factory=AdmitConfig)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as plain data."""
@@ -274,6 +292,14 @@ def load_config(path: Path | None = None) -> Config:
     if path is not None:
         data = _merge(data, _absolutize(_read_yaml(path), path.resolve().parent))
     config: Config = _build(Config, data, "")
+    if config.admit.flaky_policy not in ("reject", "drop"):
+        raise ConfigError(
+            f"admit.flaky_policy must be 'reject' or 'drop', not {config.admit.flaky_policy!r}"
+        )
+    if config.admit.scope not in ("touched", "suite"):
+        raise ConfigError(f"admit.scope must be 'touched' or 'suite', not {config.admit.scope!r}")
+    if config.admit.runs_per_phase < 1 or not config.admit.hash_seeds:
+        raise ConfigError("admit.runs_per_phase must be >= 1 and admit.hash_seeds non-empty")
     if config.schema_version != 1:
         raise ConfigError(
             f"configuration schema_version {config.schema_version} is not supported",

@@ -30,6 +30,30 @@ LOG_LIMIT = 256 * 1024
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Resource limits of a locked-down container."""
+
+    memory: str = "4g"
+    pids: int = 512
+    cpus: float = 2.0
+    nofile: int = 4096
+    fsize_bytes: int = 1 << 30
+    output_bytes: int = 4 << 20
+
+
+@dataclass
+class RunOutcome:
+    """How a command in a locked-down container ended."""
+
+    exit_code: int | None  # None when it was killed for time
+    timed_out: bool
+    oom_killed: bool
+    output: str
+    files: dict[str, bytes]
+    seconds: float
+
+
+@dataclass(frozen=True)
 class ImageInfo:
     """What the engine knows about one image."""
 
@@ -221,6 +245,87 @@ class Engine:
                 raise DockerError(f"command in {image} timed out after {timeout}s") from exc
             out = ctr.logs(stdout=True, stderr=True).decode("utf-8", "replace")
             return int(result.get("StatusCode", -1)), bounded(out)
+
+    def run_locked(
+        self,
+        image: str,
+        command: list[str],
+        *,
+        timeout: float,
+        volumes: dict[str, dict[str, str]] | None = None,
+        environment: dict[str, str] | None = None,
+        collect: list[str] | None = None,
+        limits: Limits | None = None,
+        user: str = "1000:1000",
+        working_dir: str = "/testbed",
+    ) -> RunOutcome:
+        """Run a command in a fresh, locked-down container and collect files afterwards.
+
+        No network, all capabilities dropped, no new privileges, a non-root user, limits on
+        memory (swap equal), pids, CPU, open files and file size; a host-side wall clock
+        that kills the container; output captured up to a byte cap. ``collect`` names files
+        to copy out once the command has ended (missing ones are absent from the result).
+        """
+        import time as _time
+
+        limits = limits or Limits()
+        start = _time.perf_counter()
+        with self.container(
+            image,
+            command,
+            network_mode="none",
+            network_disabled=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=limits.pids,
+            mem_limit=limits.memory,
+            memswap_limit=limits.memory,
+            nano_cpus=int(limits.cpus * 1e9),
+            ulimits=[
+                self._ulimit("nofile", limits.nofile),
+                self._ulimit("fsize", limits.fsize_bytes),
+                self._ulimit("core", 0),
+            ],
+            user=user,
+            working_dir=working_dir,
+            environment=environment or {},
+            volumes=volumes or {},
+        ) as ctr:
+            ctr.start()
+            timed_out = False
+            try:
+                result = ctr.wait(timeout=timeout)
+                code: int | None = int(result.get("StatusCode", -1))
+            except Exception:  # requests' ReadTimeout: the wall clock ran out
+                timed_out = True
+                code = None
+                with suppress(Exception):
+                    ctr.kill()
+            seconds = _time.perf_counter() - start
+            raw = b""
+            with suppress(Exception):
+                raw = ctr.logs(stdout=True, stderr=True, tail=5000)
+            output = bounded(raw[-limits.output_bytes :].decode("utf-8", "replace"))
+            state = {}
+            with suppress(Exception):
+                ctr.reload()
+                state = ctr.attrs.get("State", {})
+            files: dict[str, bytes] = {}
+            for path in collect or []:
+                with suppress(Exception):
+                    bits, _stat = ctr.get_archive(path)
+                    with tarfile.open(fileobj=_ChunkReader(bits), mode="r|") as tar:
+                        for member in tar:
+                            fh = tar.extractfile(member)
+                            if fh is not None:
+                                files[path] = fh.read(limits.output_bytes * 4)
+                            break
+            return RunOutcome(code, timed_out, bool(state.get("OOMKilled")), output, files, seconds)
+
+    def _ulimit(self, name: str, value: int) -> Any:
+        import docker.types
+
+        return docker.types.Ulimit(name=name, soft=value, hard=value)
 
     def export(self, image: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes] | None]]:
         """Every file of an image's file system, as tar members (streamed, not unpacked)."""

@@ -183,6 +183,86 @@ class Candidate:
         )
 
 
+TASK_SCHEMA_VERSION = 1
+
+#: SWE-bench's instance fields, in its order (for --format swebench).
+SWEBENCH_FIELDS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "version",
+    "environment_setup_commit",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+)
+
+
+@dataclass
+class TaskManifest:
+    """An admitted task: a SWE-bench instance plus everything the verifier needs.
+
+    ``image``: the pinned instance image (id and tag), its env and base, the Python version
+    and the lock. ``harness``: the runner, the test files, the command, and sha256 of the test
+    patch, the gold patch and the harness plugin. ``gates``: the seeds, per-run outcomes and
+    durations. ``audit``: sufficiency flags and the image audit.
+    """
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    hints_text: str
+    created_at: str
+    version: str
+    environment_setup_commit: str
+    FAIL_TO_PASS: list[str]
+    PASS_TO_PASS: list[str]
+    image: dict[str, Any]
+    harness: dict[str, Any]
+    gates: dict[str, Any]
+    license: dict[str, Any]
+    provenance: dict[str, Any]
+    audit: dict[str, Any]
+    schema_version: int = TASK_SCHEMA_VERSION
+    record_type: str = "task"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One deterministic JSON line."""
+        return _dump(self.to_dict())
+
+    def to_swebench(self) -> dict[str, Any]:
+        """SWE-bench's exact encoding: its fields only, F2P and P2P as JSON strings."""
+        data = {k: getattr(self, k) for k in SWEBENCH_FIELDS}
+        data["FAIL_TO_PASS"] = json.dumps(self.FAIL_TO_PASS)
+        data["PASS_TO_PASS"] = json.dumps(self.PASS_TO_PASS)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskManifest:
+        """Read a manifest (our format; SWE-bench's JSON-string lists are accepted too)."""
+        if data.get("record_type", "task") != "task":
+            raise ValueError(f"not a task record: {data.get('record_type')!r}")
+        if data.get("schema_version", TASK_SCHEMA_VERSION) != TASK_SCHEMA_VERSION:
+            raise ValueError(f"unsupported task schema_version {data.get('schema_version')}")
+        fields = dict(data)
+        for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            if isinstance(fields.get(key), str):
+                fields[key] = json.loads(fields[key])
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in fields.items() if k in known})
+
+
 @dataclass(frozen=True)
 class Rejection:
     """Why a PR (or a whole repository, when ``pr_number`` is None) did not become a record.

@@ -6,6 +6,7 @@ mining stage reads history through it: a mined repository is hostile input.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -72,6 +73,7 @@ def iso_utc(timestamp: int) -> str:
 
 
 _ZERO = "0" * 40
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class GitRepository:
@@ -274,6 +276,22 @@ class GitRepository:
                     _kind, data = self._repo.odb.read(entry.id)
                     if len(data) <= max_bytes and b"\0" not in data[:8192]:
                         out.update(line.strip() for line in bytes(data).splitlines())
+        return out
+
+    def identifiers(self, commit_sha: str, suffix: str = ".py") -> set[str]:
+        """Every identifier that appears in a ``suffix`` file at a commit."""
+        out: set[str] = set()
+        stack = [self._tree(commit_sha)]
+        while stack:
+            tree = stack.pop()
+            for entry in tree:
+                if entry.type_str == "tree":
+                    sub = self._repo[entry.id]
+                    if isinstance(sub, pygit2.Tree):
+                        stack.append(sub)
+                elif entry.type_str == "blob" and (entry.name or "").endswith(suffix):
+                    _kind, data = self._repo.odb.read(entry.id)
+                    out.update(m.decode() for m in _IDENT.findall(bytes(data)))
         return out
 
     def read_blob(self, blob_id: str) -> bytes:

@@ -1,0 +1,322 @@
+"""``swe-forge admit``: candidates -> task manifests (+ rejections with one reason each)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from swe_forge import __version__
+from swe_forge.commands.images import read_candidates, read_image_records
+from swe_forge.config import Config, load_repo_overrides
+from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.engine import Engine, Limits
+from swe_forge.errors import SweForgeError
+from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
+from swe_forge.gates.runner import PytestRunner
+from swe_forge.gates.sufficiency import SufficiencySettings, assess
+from swe_forge.git.repo import GitRepository
+from swe_forge.images.audit import audit_image
+from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
+from swe_forge.jsonl import AtomicWriter
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.mining.sources import RepoSource, materialize
+from swe_forge.progress import NullReporter, Reporter
+from swe_forge.records import Candidate, Rejection, TaskManifest
+
+
+def sha256(text: str | bytes) -> str:
+    """Hex sha256 of text (UTF-8) or bytes."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def harness_sha256() -> str:
+    """sha256 of the harness plugin that runs inside task containers."""
+    plugin = resources.files("swe_forge.gates.harness").joinpath("swe_forge_harness.py")
+    return sha256(plugin.read_bytes())
+
+
+def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[str]:
+    """Test modules the test patch adds or modifies (deleted ones cannot be run)."""
+    try:
+        parsed = parse_diff(candidate.test_patch)
+    except DiffParseError:
+        return []
+    return sorted(
+        {fp.new_path for fp in parsed if fp.new_path and classifier.is_test_module(fp.new_path)}
+    )
+
+
+@dataclass
+class AdmitResult:
+    """Counts and timings of an admit run."""
+
+    admitted: list[TaskManifest] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    seconds: float = 0.0
+    timings: list[dict[str, float]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Totals, rejection reasons, and time per candidate."""
+        reasons = Counter(r.reason for r in self.rejected)
+        n = len(self.admitted) + len(self.rejected)
+        return {
+            "candidates": n,
+            "admitted": len(self.admitted),
+            "rejected": dict(sorted(reasons.items())),
+            "seconds": round(self.seconds, 2),
+            "seconds_per_candidate": round(self.seconds / n, 2) if n else 0.0,
+        }
+
+
+class Admitter:
+    """Images, gates, audits and manifests for candidates."""
+
+    def __init__(
+        self, config: Config, *, audit_images: bool = True, reporter: Reporter | None = None
+    ) -> None:
+        self.config = config
+        self.engine = Engine()
+        self.builder = ImageBuilder(
+            config, self.engine, overrides=load_repo_overrides(Path(config.images.repos_file))
+        )
+        self.classifier = PathClassifier(config.classify)
+        self.reporter = reporter or NullReporter()
+        self.audit_images = audit_images
+        a = config.admit
+        self.gate = GateSettings(
+            runs_per_phase=a.runs_per_phase,
+            hash_seeds=a.hash_seeds,
+            timeout_seconds=a.timeout_seconds,
+            flaky_policy=a.flaky_policy,
+            scope=a.scope,
+        )
+        self.sufficiency = SufficiencySettings(
+            min_statement_chars=a.min_statement_chars,
+            reject_flags=a.reject_flags,
+            judge_command=a.judge_command,
+        )
+        self.limits = Limits(memory=a.memory, pids=a.pids, cpus=a.cpus)
+        self.runner = PytestRunner()
+        self.work_dir = cache_root(config) / "gates"
+        self._repos: dict[str, GitRepository] = {}
+
+    def _reject(
+        self, cand: Candidate, reason: str, detail: str, extra: dict[str, Any] | None = None
+    ) -> Rejection:
+        return Rejection(
+            stage="admit",
+            repo=cand.repo,
+            reason=reason,
+            detail=detail,
+            instance_id=cand.instance_id,
+            pr_number=cand.provenance.pr_number,
+            commit=cand.provenance.merge_commit,
+            extra=extra or {},
+        )
+
+    def admit(
+        self, cand: Candidate, images: ImageRecord | None = None
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
+        """Admit one candidate or say why not; also returns timings (build, gate, audit)."""
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        rec = images if images is not None and images.status == "ok" else self.builder.build(cand)
+        timings["build"] = time.perf_counter() - t
+        if rec.status != "ok":
+            return self._reject(
+                cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
+            ), timings
+        files = gate_test_files(cand, self.classifier)
+        if not files and self.gate.scope == "touched":
+            return self._reject(
+                cand, "no_test_files", "the test patch touches no test module"
+            ), timings
+        t = time.perf_counter()
+        verdict: GateVerdict = run_gate(
+            self.engine,
+            rec.instance_image_id or rec.instance_image,
+            self.runner,
+            test_patch=cand.test_patch,
+            gold_patch=cand.patch,
+            test_files=files,
+            settings=self.gate,
+            work_dir=self.work_dir,
+            limits=self.limits,
+        )
+        timings["gate"] = time.perf_counter() - t
+        timings["runs"] = sum(r.seconds for r in verdict.runs)
+        runs = [r.to_dict() for r in verdict.runs]
+        if not verdict.admitted:
+            extra = {"runs": runs, "flaky": verdict.flaky}
+            return self._reject(cand, verdict.reason, verdict.detail, extra), timings
+        repo = self._repo(cand)
+        names = repo.identifiers(cand.base_commit) if repo else set()
+        suff = assess(
+            problem_statement=cand.problem_statement,
+            test_patch=cand.test_patch,
+            fail_to_pass=verdict.fail_to_pass,
+            name_exists=lambda n: n in names,
+            settings=self.sufficiency,
+            judge_input={
+                "instance_id": cand.instance_id,
+                "problem_statement": cand.problem_statement,
+                "patch": cand.patch,
+                "test_patch": cand.test_patch,
+                "FAIL_TO_PASS": verdict.fail_to_pass,
+            },
+        )
+        if suff.reject:
+            return self._reject(
+                cand, suff.reason, "; ".join(f["detail"] for f in suff.flags)
+            ), timings
+        image_audit: dict[str, Any] | None = None
+        if self.audit_images:
+            t = time.perf_counter()
+            report = audit_image(
+                self.engine,
+                rec.instance_image,
+                instance_id=cand.instance_id,
+                test_patch=cand.test_patch,
+                project_name=rec.project_name,
+                base_tree=repo.commit(cand.base_commit).tree if repo else None,
+                base_lines=repo.text_lines(cand.base_commit) if repo else None,
+            )
+            timings["audit"] = time.perf_counter() - t
+            image_audit = {"passed": report.passed, "findings": report.findings, "git": report.git}
+            if not report.passed:
+                detail = "; ".join(f["detail"] for f in report.findings)
+                return self._reject(cand, "image_audit_failed", detail), timings
+        return self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs), timings
+
+    def _repo(self, cand: Candidate) -> GitRepository | None:
+        src = cand.provenance.source
+        if src not in self._repos:
+            try:
+                self._repos[src] = GitRepository(materialize(RepoSource(src), offline=True))
+            except SweForgeError:
+                return None
+        return self._repos[src]
+
+    def _manifest(
+        self,
+        cand: Candidate,
+        rec: ImageRecord,
+        files: list[str],
+        verdict: GateVerdict,
+        flags: list[dict[str, str]],
+        image_audit: dict[str, Any] | None,
+        runs: list[dict[str, Any]],
+    ) -> TaskManifest:
+        prov = dict(cand.to_dict()["provenance"])
+        prov["admitted_with"] = __version__
+        return TaskManifest(
+            instance_id=cand.instance_id,
+            repo=cand.repo,
+            base_commit=cand.base_commit,
+            patch=cand.patch,
+            test_patch=cand.test_patch,
+            problem_statement=cand.problem_statement,
+            hints_text=cand.hints_text,
+            created_at=cand.created_at,
+            version=cand.version,
+            environment_setup_commit=cand.environment_setup_commit,
+            FAIL_TO_PASS=verdict.fail_to_pass,
+            PASS_TO_PASS=verdict.pass_to_pass,
+            image={
+                "id": rec.instance_image_id,
+                "tag": rec.instance_image,
+                "env": rec.env_image,
+                "env_id": rec.env_image_id,
+                "base": rec.base_image,
+                "python": rec.python,
+                "lock_digest": rec.lock_digest,
+                "recipe_digest": rec.recipe_digest,
+                "scrubbed_commit": rec.scrubbed_commit,
+                "project_name": rec.project_name,
+            },
+            harness={
+                "runner": self.runner.name,
+                "test_files": files,
+                "test_command": self.runner.command(files, order_seed=0),
+                "test_patch_sha256": sha256(cand.test_patch),
+                "gold_patch_sha256": sha256(cand.patch),
+                "harness_sha256": harness_sha256(),
+                "timeout_seconds": self.gate.timeout_seconds,
+            },
+            gates={
+                "runs_per_phase": self.gate.runs_per_phase,
+                "hash_seeds": list(self.gate.hash_seeds),
+                "order_seeds": [r["order_seed"] for r in runs],
+                "flaky_policy": self.gate.flaky_policy,
+                "scope": self.gate.scope,
+                "runs": runs,
+                "seconds": round(verdict.seconds, 3),
+            },
+            license=cand.license.to_dict(),
+            provenance=prov,
+            audit={"sufficiency": flags, "image": image_audit},
+        )
+
+
+def run_admit(
+    candidates_path: Path,
+    output: Path,
+    *,
+    config: Config,
+    rejected: Path | None = None,
+    images_path: Path | None = None,
+    only: list[str] | None = None,
+    swebench_format: bool = False,
+    audit_images: bool = True,
+    reporter: Reporter | None = None,
+) -> AdmitResult:
+    """Admit every candidate of a file; write tasks (and rejections) atomically."""
+    import json
+
+    start = time.perf_counter()
+    reporter = reporter or NullReporter()
+    candidates = read_candidates(candidates_path, only or ())
+    images = read_image_records(images_path) if images_path else {}
+    admitter = Admitter(config, audit_images=audit_images, reporter=reporter)
+    result = AdmitResult()
+    out = AtomicWriter(output)
+    rej = AtomicWriter(rejected) if rejected else None
+    try:
+        reporter.start("admit", len(candidates))
+        for cand in candidates:
+            made, timings = admitter.admit(cand, images.get(cand.instance_id))
+            result.timings.append(timings)
+            if isinstance(made, TaskManifest):
+                result.admitted.append(made)
+                line = (
+                    json.dumps(made.to_swebench(), sort_keys=True)
+                    if swebench_format
+                    else made.to_json()
+                )
+                out.write(line)
+                reporter.note(
+                    f"{cand.instance_id}: admitted, {len(made.FAIL_TO_PASS)} fail-to-pass"
+                )
+            else:
+                result.rejected.append(made)
+                if rej is not None:
+                    rej.write(made.to_json())
+                reporter.note(f"{cand.instance_id}: rejected ({made.reason}): {made.detail[:100]}")
+            reporter.advance()
+        reporter.finish()
+    except BaseException:
+        out.abort()
+        if rej is not None:
+            rej.abort()
+        raise
+    out.commit()
+    if rej is not None:
+        rej.commit()
+    result.seconds = time.perf_counter() - start
+    return result

@@ -1,0 +1,166 @@
+"""`admit` on the embedded example with the real engine: exactly the expected tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swe_forge.commands.admit import run_admit
+from swe_forge.commands.report import funnel
+from swe_forge.config import load_config
+from swe_forge.example import load_expectations
+from tests.docker.conftest import ExampleImages
+
+
+@pytest.fixture(scope="module")
+def admitted(
+    example_images: ExampleImages,
+) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path]:
+    tasks = example_images.root / "tasks.jsonl"
+    rejected = example_images.root / "admit-rejected.jsonl"
+    run_admit(
+        example_images.candidates,
+        tasks,
+        config=load_config(),
+        rejected=rejected,
+        images_path=example_images.images,
+    )
+    t = {
+        json.loads(x)["provenance"]["pr_number"]: json.loads(x)
+        for x in tasks.read_text().splitlines()
+    }
+    r = {json.loads(x)["pr_number"]: json.loads(x) for x in rejected.read_text().splitlines()}
+    return t, r, tasks, rejected
+
+
+def test_exactly_the_expected_tasks(
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+) -> None:
+    tasks, rejected, _, _ = admitted
+    expected = [pr for pr in load_expectations()["prs"] if pr["mine"]["candidate"]]
+    want_tasks = {
+        pr["number"]: sorted(pr["admit"]["FAIL_TO_PASS"])
+        for pr in expected
+        if pr["admit"]["admitted"]
+    }
+    want_rej = {
+        pr["number"]: pr["admit"]["reason"] for pr in expected if not pr["admit"]["admitted"]
+    }
+    assert {n: sorted(t["FAIL_TO_PASS"]) for n, t in tasks.items()} == want_tasks
+    assert {n: r["reason"] for n, r in rejected.items()} == want_rej
+    kinds = {pr["number"]: pr["kind"] for pr in expected}
+    assert {kinds[n] for n, r in rejected.items() if r["reason"] == "flaky_test"} == {"flaky"}
+    assert {kinds[n] for n, r in rejected.items() if r["reason"] == "no_fail_to_pass"} == {
+        "already_passing"
+    }
+
+
+def test_manifest_contents(
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+) -> None:
+    tasks, _, _, _ = admitted
+    import hashlib
+
+    for t in tasks.values():
+        assert t["schema_version"] == 1 and t["record_type"] == "task"
+        assert t["image"]["id"].startswith("sha256:") and t["image"]["python"] == "3.11"
+        h = t["harness"]
+        assert h["runner"] == "pytest" and h["test_files"]
+        assert h["test_patch_sha256"] == hashlib.sha256(t["test_patch"].encode()).hexdigest()
+        assert h["gold_patch_sha256"] == hashlib.sha256(t["patch"].encode()).hexdigest()
+        g = t["gates"]
+        assert len(g["runs"]) == 6 and [r["phase"] for r in g["runs"]].count("before") == 3
+        assert [r["hash_seed"] for r in g["runs"]] == [0, 0, 1, 1, 2, 2]
+        assert all(r["status"] == "ok" for r in g["runs"])
+        for test in t["FAIL_TO_PASS"]:
+            assert all(
+                r["tests"].get(test) != "passed" for r in g["runs"] if r["phase"] == "before"
+            )
+            assert all(r["tests"].get(test) == "passed" for r in g["runs"] if r["phase"] == "after")
+        assert set(t["PASS_TO_PASS"]).isdisjoint(t["FAIL_TO_PASS"])
+        assert t["audit"]["image"]["passed"]
+
+
+def test_swebench_format_and_rerun_is_stable(
+    example_images: ExampleImages,
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+) -> None:
+    tasks, _, _, _ = admitted
+    out = example_images.root / "tasks-swebench.jsonl"
+    only = ["swe-forge__textkit-1", "swe-forge__textkit-3"]
+    run_admit(
+        example_images.candidates,
+        out,
+        config=load_config(),
+        images_path=example_images.images,
+        only=only,
+        swebench_format=True,
+    )
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["instance_id"] for r in rows] == only
+    for row in rows:
+        assert set(row) == {
+            "instance_id",
+            "repo",
+            "base_commit",
+            "patch",
+            "test_patch",
+            "problem_statement",
+            "hints_text",
+            "created_at",
+            "version",
+            "environment_setup_commit",
+            "FAIL_TO_PASS",
+            "PASS_TO_PASS",
+        }
+        assert isinstance(row["FAIL_TO_PASS"], str)
+        first = tasks[int(row["instance_id"].rsplit("-", 1)[1])]
+        assert json.loads(row["FAIL_TO_PASS"]) == first["FAIL_TO_PASS"]
+        assert json.loads(row["PASS_TO_PASS"]) == first["PASS_TO_PASS"]
+    # Full manifests again: equal apart from timings and seeds.
+    again = example_images.root / "tasks-again.jsonl"
+    run_admit(
+        example_images.candidates,
+        again,
+        config=load_config(),
+        images_path=example_images.images,
+        only=only,
+    )
+
+    def strip(t: dict[str, Any]) -> dict[str, Any]:
+        t = json.loads(json.dumps(t))
+        t["gates"].pop("seconds")
+        t["gates"].pop("order_seeds")
+        for r in t["gates"]["runs"]:
+            r.pop("seconds")
+            r.pop("order_seed")
+        return t
+
+    for line in again.read_text().splitlines():
+        t2 = json.loads(line)
+        assert strip(t2) == strip(tasks[t2["provenance"]["pr_number"]])
+
+
+def test_report_funnel(
+    example_images: ExampleImages,
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+    tmp_path: Path,
+) -> None:
+    from swe_forge.commands.mine import run_mine
+    from swe_forge.mining.miner import MineOptions
+
+    mine_rej = tmp_path / "mine-rejected.jsonl"
+    run_mine(
+        [str(example_images.repo)],
+        tmp_path / "c.jsonl",
+        config=load_config(),
+        options=MineOptions(),
+        rejected=mine_rej,
+    )
+    _, _, tasks, rejected = admitted
+    data = funnel([tmp_path / "c.jsonl", mine_rej, tasks, rejected])
+    assert [s["count"] for s in data["stages"]] == [14, 7, 5]
+    assert data["stages"][1]["rejected"] == {"flaky_test": 1, "no_fail_to_pass": 1}
