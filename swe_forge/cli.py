@@ -533,6 +533,70 @@ def admit(
 
 
 @app.command()
+def verify(
+    tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl from `swe-forge admit`.")],
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictions",
+            help="SWE-bench predictions (instance_id, model_name_or_path, model_patch): "
+            ".jsonl or .json.",
+        ),
+    ] = None,
+    gold: Annotated[bool, typer.Option("--gold", help="Grade the tasks' gold patches.")] = False,
+    instance: Annotated[
+        str | None,
+        typer.Option("--instance", help="Only this task (with --patch: the task to grade)."),
+    ] = None,
+    patch: Annotated[
+        Path | None, typer.Option("--patch", help="Grade this patch file against --instance.")
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="One result per prediction (JSON Lines).")
+    ] = Path("results.jsonl"),
+    report_path: Annotated[
+        Path | None, typer.Option("--report", help="Write the run report (SWE-bench's shape) here.")
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Verifications in parallel.")
+    ] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON.")] = False,
+) -> None:
+    """Grade candidate patches in fresh, locked-down containers from the pinned images.
+
+    Static guards run first (paths, modes, test and runner files, start-up hooks, tamper
+    patterns); the candidate is applied with `git apply` (no fuzz), what changed is checked
+    again, and only then the held-out test patch is applied and the tests run. Outcomes come
+    over a channel the candidate cannot forge; every FAIL_TO_PASS and PASS_TO_PASS test must
+    pass for a reward of 1.0. Statuses: resolved, unresolved, invalid_patch, apply_failed,
+    timeout, resource_limit, tamper_detected, infra_error.
+    """
+    from swe_forge.commands.verify import run_verify
+
+    _run, data = run_verify(
+        tasks,
+        output,
+        config=_config(),
+        predictions=predictions,
+        gold=gold,
+        instance=instance,
+        patch_file=patch,
+        jobs=jobs,
+        report_path=report_path,
+        reporter=RichReporter(_err, enabled=False) if not as_json else None,
+    )
+    if as_json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+        return
+    _out.print(
+        f"resolved {data['resolved_instances']} of {data['submitted_instances']} "
+        f"({', '.join(f'{k}: {v}' for k, v in data['statuses'].items())}) in {data['seconds']}s "
+        f"-> {output}",
+        markup=False,
+    )
+
+
+@app.command()
 def report(
     files: Annotated[
         list[Path],

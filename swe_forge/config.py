@@ -108,6 +108,20 @@ class AdmitConfig:
 
 
 @dataclass(frozen=True)
+class VerifyConfig:
+    """Limits and clocks of the verifier's containers."""
+
+    timeout_seconds: float = 900.0
+    memory: str = "4g"
+    pids: int = 256
+    cpus: float = 1.0
+    nofile: int = 1024
+    fsize_bytes: int = 256 * 1024 * 1024
+    tmpfs_size: str = "256m"
+    infra_retries: int = 2
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole effective configuration.
 
@@ -123,6 +137,7 @@ class Config:
     github: GitHubConfig = field(default_factory=GitHubConfig)
     images: ImagesConfig = field(default_factory=ImagesConfig)
     admit: AdmitConfig = field(default_factory=AdmitConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as plain data."""

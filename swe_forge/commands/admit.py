@@ -13,7 +13,7 @@ from typing import Any
 from swe_forge import __version__
 from swe_forge.commands.images import read_candidates, read_image_records
 from swe_forge.config import Config, load_repo_overrides
-from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import SweForgeError
 from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
@@ -27,6 +27,7 @@ from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
+from swe_forge.verify.verifier import Verifier, VerifySettings
 
 
 def sha256(text: str | bytes) -> str:
@@ -50,6 +51,59 @@ def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[st
     return sorted(
         {fp.new_path for fp in parsed if fp.new_path and classifier.is_test_module(fp.new_path)}
     )
+
+
+#: Files whose appearance during a verification run means tampering (unless listed).
+RUNNER_CONFIG_NAMES = (
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "sitecustomize.py",
+    "usercustomize.py",
+)
+
+
+def test_file_hashes(repo: GitRepository, cand: Candidate) -> dict[str, str]:
+    """sha256 of every file the test patch leaves, as base + test patch makes it.
+
+    The verifier checks these after the run: a test file that changed while the tests ran was
+    changed by the code under test.
+    """
+    out: dict[str, str] = {}
+    try:
+        parsed = parse_diff(cand.test_patch)
+    except DiffParseError:
+        return out
+    for fp in parsed:
+        if fp.new_path is None:
+            continue
+        base = b""
+        if fp.old_path is not None:
+            got = repo.blob_at(cand.base_commit, fp.old_path)
+            base = got[1] if got else b""
+        try:
+            out[fp.new_path] = sha256(apply_file_patch(base, fp))
+        except PatchApplyError:
+            continue
+    return dict(sorted(out.items()))
+
+
+def runner_config_files(repo: GitRepository, cand: Candidate) -> list[str]:
+    """Paths of runner configuration and start-up hooks at base + test patch."""
+    found = {
+        p
+        for p in repo.paths(cand.base_commit)
+        if p.rsplit("/", 1)[-1] in RUNNER_CONFIG_NAMES or p.endswith(".pth")
+    }
+    try:
+        for fp in parse_diff(cand.test_patch):
+            if fp.new_path and (fp.new_path.rsplit("/", 1)[-1] in RUNNER_CONFIG_NAMES):
+                found.add(fp.new_path)
+            if fp.old_path and fp.new_path is None:
+                found.discard(fp.old_path)
+    except DiffParseError:
+        pass
+    return sorted(found)
 
 
 @dataclass
@@ -103,6 +157,23 @@ class Admitter:
         )
         self.limits = Limits(memory=a.memory, pids=a.pids, cpus=a.cpus)
         self.runner = PytestRunner()
+        v = config.verify
+        self.verifier = Verifier(
+            self.engine,
+            self.classifier,
+            VerifySettings(
+                timeout_seconds=v.timeout_seconds,
+                limits=Limits(
+                    memory=v.memory,
+                    pids=v.pids,
+                    cpus=v.cpus,
+                    nofile=v.nofile,
+                    fsize_bytes=v.fsize_bytes,
+                ),
+                tmpfs_size=v.tmpfs_size,
+                infra_retries=v.infra_retries,
+            ),
+        )
         self.work_dir = cache_root(config) / "gates"
         self._repos: dict[str, GitRepository] = {}
 
@@ -192,7 +263,28 @@ class Admitter:
             if not report.passed:
                 detail = "; ".join(f["detail"] for f in report.findings)
                 return self._reject(cand, "image_audit_failed", detail), timings
-        return self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs), timings
+        integrity = test_file_hashes(repo, cand) if repo else {}
+        config_files = runner_config_files(repo, cand) if repo else []
+        manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
+        manifest.harness["test_files_sha256"] = integrity
+        manifest.harness["config_files"] = config_files
+        # The task must be gradable as shipped: the gold patch has to score 1.0 through the
+        # very verifier (guards, sandbox, channel, integrity checks) that will grade agents.
+        t = time.perf_counter()
+        graded = self.verifier.verify(manifest, cand.patch, "gold")
+        timings["verify_gold"] = time.perf_counter() - t
+        if graded.status != "resolved":
+            return self._reject(
+                cand,
+                "gold_not_verified",
+                f"{graded.status}: {graded.detail[:1500]}",
+                {"violations": graded.violations},
+            ), timings
+        manifest.audit["gold_verification"] = {
+            "status": graded.status,
+            "seconds": graded.timings.get("total"),
+        }
+        return manifest, timings
 
     def _repo(self, cand: Candidate) -> GitRepository | None:
         src = cand.provenance.source

@@ -80,6 +80,13 @@ def classify(runs: list[RunResult], settings: GateSettings, test_files: list[str
         and not any(_passed(r, t) for r in after)
     ]
     verdict.flaky = flaky
+    tampered = sorted({r.tampered for r in runs if r.tampered})
+    if tampered:
+        # The harness saw the framework change under it: the repository's own code (or tests)
+        # tamper with pytest, and no verification on this task could be trusted.
+        verdict.reason = "harness_tamper"
+        verdict.detail = "; ".join(tampered)
+        return verdict
     # A test file of the test patch that cannot even be collected after the fix means the
     # environment (or the patch) is broken: no task can be judged fairly on it.
     broken_files = sorted(

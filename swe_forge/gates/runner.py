@@ -49,6 +49,7 @@ class RunResult:
     seconds: float
     tests: dict[str, str] = field(default_factory=dict)
     collect_errors: dict[str, str] = field(default_factory=dict)
+    tampered: str = ""
     output_tail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,6 +63,7 @@ class RunResult:
             "seconds": round(self.seconds, 3),
             "tests": dict(sorted(self.tests.items())),
             "collect_errors": dict(sorted(self.collect_errors.items())),
+            "tampered": self.tampered,
         }
 
 
@@ -73,8 +75,8 @@ class TestRunner(Protocol):
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The shell command that runs ``test_files`` (all tests when empty) in /testbed."""
 
-    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str]]:
-        """Per-test outcomes and collection errors from the runner's report."""
+    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str], str]:
+        """Per-test outcomes, collection errors, and tamper evidence from the report."""
 
 
 class PytestRunner:
@@ -112,12 +114,12 @@ class PytestRunner:
             cmd += " " + " ".join(shlex.quote(f) for f in test_files)
         return cmd
 
-    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str]]:
+    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str], str]:
         """Read the harness plugin's JSON report."""
         data = json.loads(report.decode("utf-8"))
         tests = {str(k): str(v) for k, v in (data.get("tests") or {}).items()}
         errors = {str(k): str(v) for k, v in (data.get("collect_errors") or {}).items()}
-        return tests, errors
+        return tests, errors, str(data.get("tampered") or "")
 
 
 @contextmanager
@@ -218,7 +220,7 @@ def run_tests(
         result.status = "no_report"
         return result
     try:
-        result.tests, result.collect_errors = runner.parse(report)
+        result.tests, result.collect_errors, result.tampered = runner.parse(report)
     except (ValueError, UnicodeDecodeError):
         result.status = "no_report"
     return result

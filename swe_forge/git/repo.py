@@ -278,6 +278,22 @@ class GitRepository:
                         out.update(line.strip() for line in bytes(data).splitlines())
         return out
 
+    def paths(self, commit_sha: str) -> list[str]:
+        """Every file path in a commit's tree (blobs and links), sorted."""
+        out: list[str] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", self._tree(commit_sha))]
+        while stack:
+            prefix, tree = stack.pop()
+            for entry in tree:
+                path = f"{prefix}{entry.name}"
+                if entry.type_str == "tree":
+                    sub = self._repo[entry.id]
+                    if isinstance(sub, pygit2.Tree):
+                        stack.append((path + "/", sub))
+                else:
+                    out.append(path)
+        return sorted(out)
+
     def identifiers(self, commit_sha: str, suffix: str = ".py") -> set[str]:
         """Every identifier that appears in a ``suffix`` file at a commit."""
         out: set[str] = set()

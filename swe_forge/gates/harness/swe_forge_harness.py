@@ -1,25 +1,239 @@
 """swe-forge's pytest harness plugin, brought into the container from outside the image.
 
-Loaded with ``-p swe_forge_harness`` (its directory on ``PYTHONPATH``). It does two things:
+Loaded with ``-p swe_forge_harness`` (its directory on ``PYTHONPATH``), before any test module
+or project code is imported. It:
 
 - shuffles the collected tests with the seed in ``SWE_FORGE_ORDER_SEED`` (a plain
   ``random.Random`` shuffle, so it works with any pytest, old ones included);
 - records one outcome per test node id (setup, call and teardown combined) and per failed
-  collection, and writes them as JSON to ``SWE_FORGE_RESULTS`` when the session ends.
+  collection;
+- fingerprints, at load time, the parts of pytest, pluggy and the builtins that decide an
+  outcome (report classes, runner functions, hook implementations) and checks them again at
+  every report and at the end: a change means code under test tampered with the framework;
+- reports through a Unix socket (``SWE_FORGE_SOCKET``; the verifier's channel: one event per
+  line, streamed as tests finish, read by the host) and/or a JSON file (``SWE_FORGE_RESULTS``;
+  the admission gate's channel).
 
 Standalone on purpose: no imports from swe-forge, Python 3.6+ syntax, pytest 3.6+ hooks.
 """
 
+import builtins
+import hashlib
 import json
 import os
 import random
+import socket
+import sys
 import time
+
+import pytest
 
 _OUTCOMES = {}
 _COLLECT_ERRORS = {}
 _DURATIONS = {}
 _STARTED = time.time()
 _ORDER = []
+_STATE = {"sock": None, "fingerprint": None, "tampered": ""}
+
+# Builtins whose identity an honest run never changes.
+_BUILTINS = (
+    "len",
+    "isinstance",
+    "issubclass",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "repr",
+    "str",
+    "int",
+    "bool",
+    "type",
+    "object",
+    "Exception",
+    "BaseException",
+    "AssertionError",
+    "SystemExit",
+    "KeyboardInterrupt",
+    "print",
+    "open",
+    "all",
+    "any",
+    "sorted",
+    "__import__",
+)
+
+
+def _code_digest(obj, h):
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        func = getattr(obj, "__func__", None)
+        code = getattr(func, "__code__", None)
+    if code is not None:
+        h.update(code.co_code)
+        h.update(repr(code.co_names).encode())
+        h.update(
+            repr([c for c in code.co_consts if isinstance(c, (str, int, float, bytes))]).encode()
+        )
+    else:
+        h.update(repr(type(obj)).encode())
+
+
+def _core_fingerprint(only=None):
+    """Framework internals and builtins, and the member names it covered.
+
+    Taken first when this module is imported (pytest does that while parsing ``-p`` options:
+    before any conftest, test module or project code), restricted to the members that exist
+    then (pytest adds a few itself while it configures); taken again, in full, once every
+    plugin and conftest has configured.
+    """
+    h = hashlib.sha256()
+    covered = set()
+    mods = sys.modules
+    names = [
+        ("_pytest.reports", ("TestReport", "CollectReport", "BaseReport")),
+        (
+            "_pytest.runner",
+            (
+                "call_and_report",
+                "runtestprotocol",
+                "call_runtest_hook",
+                "CallInfo",
+                "pytest_runtest_makereport",
+                "check_interactive_exception",
+            ),
+        ),
+        ("_pytest.python", ("pytest_pyfunc_call", "Function")),
+        ("_pytest.main", ("pytest_runtestloop", "Session")),
+        ("_pytest.outcomes", ("fail", "skip", "xfail", "exit", "Failed", "Skipped", "Exit")),
+        ("_pytest.skipping", ("pytest_runtest_makereport",)),
+        ("pluggy._callers", ("_multicall",)),
+        ("pluggy.callers", ("_multicall",)),
+        ("pluggy._hooks", ("HookCaller", "_HookCaller")),
+        ("pluggy.hooks", ("_HookCaller",)),
+    ]
+    for modname, attrs in names:
+        mod = mods.get(modname)
+        h.update(modname.encode())
+        if mod is None:
+            continue
+        for attr in attrs:
+            obj = getattr(mod, attr, None)
+            h.update(attr.encode())
+            if obj is None:
+                continue
+            if isinstance(obj, type):
+                members = vars(obj)
+                prefix = modname + "." + attr + "."
+                # Plain data members are pytest's own bookkeeping (warning flags and the like);
+                # code and descriptors are what decide outcomes.
+                keys = (
+                    [k for k, v in members.items() if callable(v) or hasattr(v, "__get__")]
+                    if only is None
+                    else [k for k in only if k.startswith(prefix)]
+                )
+                for key in sorted(keys):
+                    member = key if only is None else key.rsplit(".", 1)[1]
+                    name = modname + "." + attr + "." + member
+                    covered.add(name)
+                    h.update(name.encode())
+                    if member in members:
+                        _code_digest(members[member], h)
+                    else:
+                        h.update(b"<gone>")
+            else:
+                _code_digest(obj, h)
+    for name in _BUILTINS:
+        h.update(name.encode())
+        h.update(str(id(getattr(builtins, name, None))).encode())
+    this = sys.modules.get(__name__)
+    for name in (
+        "pytest_runtest_logreport",
+        "pytest_collectreport",
+        "pytest_sessionfinish",
+        "pytest_collection_modifyitems",
+        "_merge",
+        "_send",
+        "_check",
+        "_core_fingerprint",
+        "_hooks_fingerprint",
+    ):
+        _code_digest(getattr(this, name, None), h)
+    return h.hexdigest(), covered
+
+
+def _hooks_fingerprint(config):
+    """The hook implementations that make and log reports (a new one means tampering)."""
+    h = hashlib.sha256()
+    try:
+        hook = config.pluginmanager.hook
+        for hookname in (
+            "pytest_runtest_makereport",
+            "pytest_runtest_logreport",
+            "pytest_pyfunc_call",
+            "pytest_runtest_protocol",
+            "pytest_report_teststatus",
+            "pytest_runtest_call",
+        ):
+            caller = getattr(hook, hookname, None)
+            impls = caller.get_hookimpls() if caller is not None else []
+            for impl in impls:
+                func = getattr(impl, "function", None)
+                h.update(getattr(impl, "plugin_name", "").encode())
+                h.update(getattr(func, "__module__", "").encode())
+                h.update(getattr(func, "__qualname__", "").encode())
+                _code_digest(func, h)
+    except Exception:  # an old pytest without get_hookimpls: the rest still counts
+        h.update(b"no-hookimpls")
+    return h.hexdigest()
+
+
+def _send(event):
+    sock = _STATE["sock"]
+    if sock is None:
+        return
+    try:
+        sock.sendall((json.dumps(event, sort_keys=True) + "\n").encode("utf-8"))
+    except Exception:
+        _STATE["sock"] = None
+
+
+def _check(config):
+    if _STATE["tampered"] or _STATE["fingerprint"] is None:
+        return
+    if _core_fingerprint(_STATE["covered"])[0] != _STATE["fingerprint"]:
+        _STATE["tampered"] = "pytest, pluggy or the builtins changed after the harness loaded"
+    elif _STATE.get("full") is not None and _core_fingerprint()[0] != _STATE["full"]:
+        _STATE["tampered"] = "pytest or pluggy gained members after the session started"
+    elif _STATE.get("hooks") is not None and _hooks_fingerprint(config) != _STATE["hooks"]:
+        _STATE["tampered"] = "report hooks changed after the session started"
+    if _STATE["tampered"]:
+        _send({"event": "tamper", "detail": _STATE["tampered"]})
+
+
+_CONFIG = {}
+
+
+def _connect():
+    path = os.environ.get("SWE_FORGE_SOCKET")
+    if not path:
+        return
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+        # Keep the descriptor out of any child process the tests start.
+        os.set_inheritable(sock.fileno(), False)
+        _STATE["sock"] = sock
+    except Exception:
+        _STATE["sock"] = None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    # Last: pytest's own plugins add members to its classes while they configure.
+    _CONFIG["config"] = config
+    _check(config)
+    _STATE["full"] = _core_fingerprint()[0]
+    _STATE["hooks"] = _hooks_fingerprint(config)
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -28,11 +242,13 @@ def pytest_collection_modifyitems(session, config, items):
         items.sort(key=lambda item: item.nodeid)
         random.Random(int(seed)).shuffle(items)
     _ORDER[:] = [item.nodeid for item in items]
+    _check(config)
 
 
 def pytest_collectreport(report):
     if report.failed:
         _COLLECT_ERRORS[report.nodeid] = "error"
+        _send({"event": "collect_error", "nodeid": report.nodeid})
 
 
 def _merge(nodeid, when, outcome, wasxfail):
@@ -62,9 +278,24 @@ def pytest_runtest_logreport(report):
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(
         getattr(report, "duration", 0.0)
     )
+    if report.when == "teardown":
+        config = _CONFIG.get("config")
+        if config is not None:
+            _check(config)
+        _send(
+            {
+                "event": "test",
+                "nodeid": report.nodeid,
+                "outcome": _OUTCOMES.get(report.nodeid, "error"),
+            }
+        )
 
 
 def pytest_sessionfinish(session, exitstatus):
+    config = _CONFIG.get("config")
+    if config is not None:
+        _check(config)
+    _send({"event": "end", "exitstatus": int(exitstatus), "tampered": _STATE["tampered"]})
     path = os.environ.get("SWE_FORGE_RESULTS")
     if not path:
         return
@@ -74,9 +305,16 @@ def pytest_sessionfinish(session, exitstatus):
         "durations": {k: round(v, 4) for k, v in sorted(_DURATIONS.items())},
         "order": _ORDER,
         "exitstatus": int(exitstatus),
+        "tampered": _STATE["tampered"],
         "seconds": round(time.time() - _STARTED, 3),
     }
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(data, fh)
     os.replace(tmp, path)
+
+
+# At import: the channel first, then the baseline, before any code under test can run.
+_connect()
+_STATE["fingerprint"], _STATE["covered"] = _core_fingerprint()
+_send({"event": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})

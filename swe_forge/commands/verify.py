@@ -1,0 +1,199 @@
+"""``swe-forge verify``: grade predictions against task manifests, one fresh container each."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_forge.config import Config
+from swe_forge.engine import Engine, Limits
+from swe_forge.errors import InputError, UsageError
+from swe_forge.jsonl import AtomicWriter, read_jsonl
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.progress import NullReporter, Reporter
+from swe_forge.records import TaskManifest
+from swe_forge.verify.verifier import Verifier, VerifyResult, VerifySettings
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One prediction in SWE-bench's format."""
+
+    instance_id: str
+    model_name_or_path: str
+    model_patch: str
+
+
+def read_tasks(path: Path) -> dict[str, TaskManifest]:
+    """instance_id -> manifest."""
+    out: dict[str, TaskManifest] = {}
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        try:
+            task = TaskManifest.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: not a task manifest ({exc})") from exc
+        out[task.instance_id] = task
+    return out
+
+
+def read_predictions(path: Path) -> list[Prediction]:
+    """Predictions from .jsonl, a .json list, or a .json object keyed by instance id."""
+    if path.suffix == ".json":
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise InputError(f"no such file: {path}") from exc
+        except ValueError as exc:
+            raise InputError(f"{path} is not valid JSON: {exc}") from exc
+        rows = list(data.values()) if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise InputError(f"{path}: expected a list of predictions or an object of them")
+    else:
+        rows = list(read_jsonl(path))
+    out = []
+    for i, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or "instance_id" not in row:
+            raise InputError(f"{path}: prediction {i} has no instance_id")
+        patch = row.get("model_patch")
+        out.append(
+            Prediction(
+                str(row["instance_id"]),
+                str(row.get("model_name_or_path") or "unknown"),
+                patch if isinstance(patch, str) else "",
+            )
+        )
+    return out
+
+
+@dataclass
+class VerifyRun:
+    """Results of a verify run, and the SWE-bench-shaped report."""
+
+    results: list[VerifyResult] = field(default_factory=list)
+    seconds: float = 0.0
+    jobs: int = 1
+
+    def report(self, tasks: dict[str, TaskManifest]) -> dict[str, Any]:
+        """SWE-bench's report fields, plus counts per status."""
+        by: dict[str, list[str]] = {s: [] for s in ("resolved", "unresolved", "empty", "error")}
+        statuses: dict[str, int] = {}
+        for r in self.results:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+            if r.status == "resolved":
+                by["resolved"].append(r.instance_id)
+            elif r.status == "infra_error":
+                by["error"].append(r.instance_id)
+            elif any(v.get("code") == "empty_patch" for v in r.violations):
+                by["empty"].append(r.instance_id)
+            else:
+                by["unresolved"].append(r.instance_id)
+        completed = [r.instance_id for r in self.results if r.status != "infra_error"]
+        return {
+            "schema_version": 1,
+            "total_instances": len(tasks),
+            "submitted_instances": len(self.results),
+            "completed_instances": len(completed),
+            "resolved_instances": len(by["resolved"]),
+            "unresolved_instances": len(by["unresolved"]),
+            "empty_patch_instances": len(by["empty"]),
+            "error_instances": len(by["error"]),
+            "completed_ids": sorted(completed),
+            "resolved_ids": sorted(by["resolved"]),
+            "unresolved_ids": sorted(by["unresolved"]),
+            "empty_patch_ids": sorted(by["empty"]),
+            "error_ids": sorted(by["error"]),
+            "statuses": dict(sorted(statuses.items())),
+            "seconds": round(self.seconds, 2),
+            "jobs": self.jobs,
+        }
+
+
+def run_verify(
+    tasks_path: Path,
+    output: Path,
+    *,
+    config: Config,
+    predictions: Path | None = None,
+    gold: bool = False,
+    instance: str | None = None,
+    patch_file: Path | None = None,
+    jobs: int = 1,
+    report_path: Path | None = None,
+    reporter: Reporter | None = None,
+) -> tuple[VerifyRun, dict[str, Any]]:
+    """Grade predictions (or the gold patches, or one patch file) and write results."""
+    start = time.perf_counter()
+    reporter = reporter or NullReporter()
+    tasks = read_tasks(tasks_path)
+    preds: list[Prediction]
+    if sum(bool(x) for x in (predictions, gold, patch_file)) != 1:
+        raise UsageError("give exactly one of --predictions, --gold, or --instance with --patch")
+    if patch_file is not None:
+        if not instance:
+            raise UsageError("--patch needs --instance")
+        try:
+            text = patch_file.read_text(encoding="utf-8", errors="surrogateescape")
+        except FileNotFoundError as exc:
+            raise InputError(f"no such file: {patch_file}") from exc
+        preds = [Prediction(instance, "patch-file", text)]
+    elif gold:
+        ids = [instance] if instance else sorted(tasks)
+        preds = [Prediction(i, "gold", tasks[i].patch) for i in ids if i in tasks]
+    else:
+        assert predictions is not None
+        preds = read_predictions(predictions)
+        if instance:
+            preds = [p for p in preds if p.instance_id == instance]
+    unknown = sorted({p.instance_id for p in preds} - set(tasks))
+    if unknown:
+        raise InputError(
+            f"predictions for unknown tasks: {', '.join(unknown[:5])}", hint="check --tasks"
+        )
+    a = config.verify
+    verifier = Verifier(
+        Engine(),
+        PathClassifier(config.classify),
+        VerifySettings(
+            timeout_seconds=a.timeout_seconds,
+            limits=Limits(
+                memory=a.memory,
+                pids=a.pids,
+                cpus=a.cpus,
+                nofile=a.nofile,
+                fsize_bytes=a.fsize_bytes,
+            ),
+            tmpfs_size=a.tmpfs_size,
+            infra_retries=a.infra_retries,
+        ),
+    )
+    run = VerifyRun(jobs=jobs)
+    out = AtomicWriter(output)
+    reporter.start("verify", len(preds))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [
+                pool.submit(
+                    verifier.verify, tasks[p.instance_id], p.model_patch, p.model_name_or_path
+                )
+                for p in preds
+            ]
+            for fut in futures:
+                result = fut.result()
+                run.results.append(result)
+                out.write(json.dumps(result.to_dict(), sort_keys=True))
+                reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
+                reporter.advance()
+    except BaseException:
+        out.abort()
+        raise
+    reporter.finish()
+    out.commit()
+    run.seconds = time.perf_counter() - start
+    report = run.report(tasks)
+    if report_path is not None:
+        report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return run, report

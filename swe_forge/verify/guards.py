@@ -1,0 +1,283 @@
+"""Static guards: refuse a candidate patch before anything applies or runs it.
+
+A candidate patch is hostile. Each guard that fails adds a named violation; any violation
+makes the patch ``invalid_patch`` (reward 0) without it ever touching a container. The same
+path checks run again on what ``git apply`` actually changed, inside the container.
+
+Refused:
+
+- empty or malformed diffs (two independent parsers must both accept it), non-UTF-8 text,
+  binary patches, caps on bytes, files and hunks;
+- paths that are absolute, escape the tree (``..``), touch ``.git``, contain control
+  characters, backslashes or NUL, or collide with a protected path by case or Unicode form;
+- symlinks, submodules, and modes other than 100644/100755;
+- test files (by the path classifier), every path the test patch touches, test-runner
+  configuration (``conftest.py`` at any depth, ``pytest.ini``, ``tox.ini``, ``noxfile.py``,
+  pytest settings in ``setup.cfg``/``pyproject.toml``), CI files, ``.gitattributes`` and
+  ``.gitmodules``;
+- code that runs around the tests: ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``,
+  ``*.dist-info``/``*.egg-info`` contents, ``__pycache__``/``*.pyc``, modules that shadow
+  ``pytest``/``pluggy`` anywhere or a stdlib module at an import root;
+- added lines that reach for the harness or the test framework's internals (``_pytest``,
+  report hooks, the harness's names and paths, ``sys.settrace``, ``gc.get_objects``,
+  ``ctypes``, an ``__eq__`` that is always true) unless the gold patch does the same.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass, field
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+from swe_forge.diffs import DiffParseError, FilePatch, parse_diff
+from swe_forge.mining.classify import FileKind, PathClassifier
+
+_ALLOWED_MODES = {"100644", "100755"}
+_RUNNER_CONFIG = {"pytest.ini", "tox.ini", "noxfile.py", "conftest.py", ".pytest.ini"}
+_GIT_META = {".gitattributes", ".gitmodules", ".git"}
+_STARTUP = {"sitecustomize.py", "usercustomize.py"}
+_FRAMEWORK_MODULES = {"pytest", "_pytest", "pluggy", "py", "swe_forge_harness", "iniconfig"}
+_IMPORT_ROOTS = ("", "src/", "lib/", "tests/", "test/", "testing/")
+_PYTEST_SETTING = re.compile(
+    r"\[(?:tool:pytest|pytest|tool\.pytest[^\]]*|coverage:run)\]|\baddopts\b|\btestpaths\b|\bpython_files\b"
+    r"|\bpython_functions\b|\bnorecursedirs\b|\bfilterwarnings\b|\brequired_plugins\b|\busefixtures\b"
+    r"|\bconfcutdir\b|\bpytest_plugins\b",
+    re.IGNORECASE,
+)
+#: Added-code patterns that target the test framework, the harness, or the interpreter.
+_TAMPER = [
+    (
+        "framework_internals",
+        re.compile(r"\b_pytest\b|\bTestReport\b|\bCallInfo\b|\bruntestprotocol\b"),
+    ),
+    (
+        "report_hooks",
+        re.compile(
+            r"\bpytest_(?:runtest|collection|sessionfinish|sessionstart|report|terminal|configure|load_initial|make_collect|pyfunc_call)\w*"
+        ),
+    ),
+    ("harness_names", re.compile(r"swe[_-]?forge|SWE_FORGE|/swe-forge", re.IGNORECASE)),
+    (
+        "tracing",
+        re.compile(
+            r"\bsys\.(?:settrace|setprofile|addaudithook|_getframe)\b|\bgc\.get_(?:objects|referrers|referents)\b"
+        ),
+    ),
+    ("native_code", re.compile(r"\bimport\s+ctypes\b|\bfrom\s+ctypes\b|\bctypes\.")),
+    (
+        "always_true_eq",
+        re.compile(
+            r"def\s+__eq__\s*\([^)]*\)\s*(?:->\s*\w+\s*)?:\s*(?:\n\s*)?return\s+True\b|__eq__\s*=\s*lambda[^:]*:\s*True"
+        ),
+    ),
+    (
+        "always_false_ne",
+        re.compile(
+            r"def\s+__ne__\s*\([^)]*\)\s*(?:->\s*\w+\s*)?:\s*(?:\n\s*)?return\s+False\b|__ne__\s*=\s*lambda[^:]*:\s*False"
+        ),
+    ),
+    ("builtins_patch", re.compile(r"\bbuiltins\.\w+\s*=|setattr\(\s*builtins\b|__builtins__\s*\[")),
+    ("exit_hooks", re.compile(r"\bos\._exit\s*\(|\batexit\.register\b|\bsignal\.signal\s*\(")),
+    (
+        "sys_modules_patch",
+        re.compile(
+            r"sys\.modules\s*\[[^\]]*\]\s*=|sys\.modules\.(?:update|setdefault|pop)\b|sys\.meta_path"
+        ),
+    ),
+]
+
+
+@dataclass(frozen=True)
+class GuardLimits:
+    """Caps on the size of a candidate patch."""
+
+    max_bytes: int = 1 << 20
+    max_files: int = 100
+    max_hunks: int = 500
+
+
+@dataclass
+class GuardReport:
+    """Violations found by the guards (empty when the patch may be applied)."""
+
+    violations: list[dict[str, str]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def add(self, code: str, detail: str) -> None:
+        """Record one violation."""
+        self.violations.append({"code": code, "detail": detail})
+
+    @property
+    def ok(self) -> bool:
+        """True when no guard objected."""
+        return not self.violations
+
+
+def _fold(path: str) -> str:
+    return unicodedata.normalize("NFKC", path).casefold()
+
+
+class PatchGuard:
+    """The guards of one task: its protected paths and what its gold patch does."""
+
+    def __init__(
+        self,
+        classifier: PathClassifier,
+        *,
+        test_patch_paths: set[str],
+        gold_patch: str = "",
+        limits: GuardLimits | None = None,
+    ) -> None:
+        self.classifier = classifier
+        self.protected = {_fold(p) for p in test_patch_paths}
+        self.limits = limits or GuardLimits()
+        self.gold_tamper = {code for code, rx in _TAMPER if rx.search(_added_text(gold_patch))}
+
+    # ------------------------------------------------------------------ paths
+    def check_path(self, path: str, report: GuardReport) -> None:
+        """Violations of one repository-relative path (also used after applying)."""
+        if not path:
+            report.add("bad_path", "empty path")
+            return
+        if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+            report.add("absolute_path", path)
+            return
+        if "\\" in path or "\x00" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
+            report.add("bad_path", f"control character or backslash in {path!r}")
+            return
+        parts = path.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            report.add("path_escape", path)
+            return
+        folded = [_fold(p) for p in parts]
+        if any(p == ".git" or p.startswith(".git/") for p in folded) or folded[-1] in _GIT_META:
+            report.add("git_internals", path)
+            return
+        if unicodedata.normalize("NFC", path) != path:
+            report.add("unicode_path", f"{path!r} is not in NFC form")
+        if _fold(path) in self.protected:
+            report.add("test_patch_path", path)
+        if self.classifier.classify(path) is FileKind.TEST:
+            report.add("test_file", path)
+        name = folded[-1]
+        if name in _RUNNER_CONFIG:
+            report.add("runner_config", path)
+        if name in _STARTUP or name.endswith(".pth"):
+            report.add("startup_hook", path)
+        if any(p.endswith((".dist-info", ".egg-info")) for p in folded[:-1]) or name.endswith(
+            (".dist-info", ".egg-info")
+        ):
+            report.add("distribution_metadata", path)
+        if "__pycache__" in folded or name.endswith((".pyc", ".pyo", ".so", ".pyd")):
+            report.add("compiled_code", path)
+        if self.classifier.classify(path) is FileKind.CI:
+            report.add("ci_config", path)
+        module = name[:-3] if name.endswith(".py") else name
+        if module in _FRAMEWORK_MODULES or any(p in _FRAMEWORK_MODULES for p in folded[:-1]):
+            report.add("shadows_framework", path)
+
+    def check_new_file(self, path: str, report: GuardReport) -> None:
+        """Violations that only a newly created file can commit (shadowing an import)."""
+        folded = [_fold(p) for p in path.split("/")]
+        name = folded[-1]
+        module = name[:-3] if name.endswith(".py") else None
+        parent = "/".join(folded[:-1])
+        root = parent + "/" if parent else ""
+        if module and root in _IMPORT_ROOTS and module in sys.stdlib_module_names:
+            report.add("shadows_stdlib", path)
+        if len(folded) >= 2 and name == "__init__.py":
+            grand = "/".join(folded[:-2])
+            if (grand + "/" if grand else "") in _IMPORT_ROOTS and folded[
+                -2
+            ] in sys.stdlib_module_names:
+                report.add("shadows_stdlib", path)
+
+    # ------------------------------------------------------------------ whole patch
+    def check(self, patch: str | bytes) -> GuardReport:
+        """All static guards on a candidate patch."""
+        report = GuardReport()
+        raw = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
+        if not raw.strip():
+            report.add("empty_patch", "the patch is empty")
+            return report
+        if len(raw) > self.limits.max_bytes:
+            report.add("too_large", f"{len(raw)} bytes (cap {self.limits.max_bytes})")
+            return report
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            report.add("not_utf8", "the patch is not valid UTF-8")
+            return report
+        try:
+            files = parse_diff(text)
+        except DiffParseError as exc:
+            report.add("malformed_diff", str(exc))
+            return report
+        try:
+            PatchSet(text)
+        except (UnidiffParseError, ValueError, IndexError) as exc:
+            report.add("malformed_diff", f"second parser: {exc}")
+            return report
+        if len(files) > self.limits.max_files:
+            report.add("too_many_files", f"{len(files)} files (cap {self.limits.max_files})")
+        hunks = sum(len(f.hunks) for f in files)
+        if hunks > self.limits.max_hunks:
+            report.add("too_many_hunks", f"{hunks} hunks (cap {self.limits.max_hunks})")
+        seen: set[str] = set()
+        for fp in files:
+            self._check_file(fp, report, seen)
+        added = _added_text(text)
+        for code, rx in _TAMPER:
+            if code in self.gold_tamper:
+                continue
+            m = rx.search(added)
+            if m:
+                report.add(f"tamper_{code}", f"added code matches {m.group(0)[:60]!r}")
+        report.files = sorted(seen)
+        return report
+
+    def _check_file(self, fp: FilePatch, report: GuardReport, seen: set[str]) -> None:
+        paths = {p for p in (fp.old_path, fp.new_path, fp.header_old, fp.header_new) if p}
+        if not paths:
+            report.add("bad_path", "a file section names no path")
+            return
+        for p in sorted(paths):
+            self.check_path(p, report)
+            folded = _fold(p)
+            if folded in {_fold(s) for s in seen} and p not in seen:
+                report.add("case_collision", p)
+            seen.add(p)
+        if fp.old_path is None and fp.new_path:
+            self.check_new_file(fp.new_path, report)
+        if fp.is_binary:
+            report.add("binary_patch", fp.path)
+        for mode in (fp.old_mode, fp.new_mode):
+            if mode is None:
+                continue
+            if mode == "120000":
+                report.add("symlink", fp.path)
+            elif mode == "160000":
+                report.add("submodule", fp.path)
+            elif mode not in _ALLOWED_MODES:
+                report.add("bad_mode", f"{fp.path}: mode {mode}")
+        if fp.is_copy:
+            report.add("copy", fp.path)
+        name = fp.path.rsplit("/", 1)[-1].lower()
+        if name in ("setup.cfg", "pyproject.toml"):
+            for hunk in fp.hunks:
+                body = b"".join(line for _tag, line in hunk.lines).decode("utf-8", "replace")
+                if _PYTEST_SETTING.search(body):
+                    report.add("runner_config", f"{fp.path}: a hunk touches pytest settings")
+                    break
+
+
+def _added_text(patch: str) -> str:
+    return "\n".join(
+        line[1:]
+        for line in patch.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
