@@ -34,4 +34,12 @@ echo
 echo "==> the funnel"
 "$SF" report "$OUT/candidates.jsonl" "$OUT/rejected.jsonl" "$OUT/tasks.jsonl" "$OUT/admit-rejected.jsonl"
 echo
-echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jsonl, admit-rejected.jsonl"
+echo "==> verifying the gold patches of the admitted tasks (fresh locked-down container each)"
+"$SF" verify --tasks "$OUT/tasks.jsonl" --gold -o "$OUT/results.jsonl" --report "$OUT/report.json"
+.venv/bin/python - "$OUT/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"resolved {r['resolved_instances']} of {r['submitted_instances']} gold patches")
+PY
+echo
+echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jsonl, admit-rejected.jsonl, results.jsonl, report.json"
