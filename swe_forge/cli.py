@@ -560,6 +560,17 @@ def verify(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=1, help="Verifications in parallel.")
     ] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Batch mode: a resumable folder (results.jsonl, report.json)."),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="K/N: grade only the K-th of N slices (with --out)."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Continue a --out folder made with other settings.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON.")] = False,
 ) -> None:
     """Grade candidate patches in fresh, locked-down containers from the pinned images.
@@ -571,8 +582,11 @@ def verify(
     pass for a reward of 1.0. Statuses: resolved, unresolved, invalid_patch, apply_failed,
     timeout, resource_limit, tamper_detected, infra_error.
     """
+    from swe_forge.batch.shard import parse_shard
     from swe_forge.commands.verify import run_verify
 
+    if shard and out is None:
+        raise UsageError("--shard needs --out", hint="a shard's results live in its own folder")
     _run, data = run_verify(
         tasks,
         output,
@@ -584,6 +598,9 @@ def verify(
         jobs=jobs,
         report_path=report_path,
         reporter=RichReporter(_err, enabled=False) if not as_json else None,
+        out_dir=out,
+        shard=parse_shard(shard),
+        force=force,
     )
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -594,6 +611,137 @@ def verify(
         f"-> {output}",
         markup=False,
     )
+
+
+class RichBatchReporter:
+    """A live display of a batch: a bar per stage, counts, and each worker's activity."""
+
+    def __init__(self, console: Console, enabled: bool) -> None:
+        self.enabled = enabled
+        self.console = console
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.workers: dict[str, Any] = {}
+        self.counts: dict[str, int] = {"admitted": 0, "rejected": 0, "error": 0}
+        if enabled:
+            self.progress.start()
+
+    def stage(self, name: str, total: int, done: int) -> None:
+        """A stage starts."""
+        if self.enabled:
+            self.tasks[name] = self.progress.add_task(name, total=total, completed=done)
+        else:
+            self.console.print(f"{name}: {total} units, {done} done already", markup=False)
+
+    def unit_done(self, stage: str, outcome: str) -> None:
+        """One unit finished."""
+        if outcome in self.counts:
+            self.counts[outcome] += 1
+        if self.enabled and stage in self.tasks:
+            desc = stage
+            if stage == "admit":
+                c = self.counts
+                desc = (
+                    f"admit (admitted {c['admitted']}, rejected {c['rejected']}, "
+                    f"errors {c['error']})"
+                )
+            self.progress.update(self.tasks[stage], advance=1, description=desc)
+
+    def worker(self, worker: str, activity: str) -> None:
+        """Show what a worker does."""
+        if not self.enabled:
+            return
+        if worker not in self.workers:
+            self.workers[worker] = self.progress.add_task(f"  {worker}", total=None)
+        self.progress.update(self.workers[worker], description=f"  {worker}: {activity or 'idle'}")
+
+    def close(self) -> None:
+        """Stop the live display."""
+        if self.enabled:
+            self.progress.stop()
+
+
+_BATCH_EXIT_CODES = (
+    "Exit codes: 0 all done; 20 done, with rejections; 21 infrastructure errors left work "
+    "undone (run the same command again to finish it); 2 usage error."
+)
+
+
+@app.command(epilog=_BATCH_EXIT_CODES)
+def run(
+    repos: Annotated[
+        Path,
+        typer.Argument(
+            help="A file listing repositories (path or clone URL, optionally owner/name)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The output folder; it also holds the state.")],
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Units worked on at once.")] = 1,
+    build_jobs: Annotated[
+        int,
+        typer.Option("--build-jobs", min=1, help="Image builds at once (heavy on disk and CPU)."),
+    ] = 1,
+    test_jobs: Annotated[
+        int, typer.Option("--test-jobs", min=1, help="Test runs (gates) at once.")
+    ] = 2,
+    shard: Annotated[
+        str | None, typer.Option("--shard", help="K/N: do only the K-th of N deterministic slices.")
+    ] = None,
+    until: Annotated[str, typer.Option(help="Stop after 'mine' or after 'admit'.")] = "admit",
+    force: Annotated[
+        bool, typer.Option(help="Continue in a folder made with other settings.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
+) -> None:
+    """Mine and admit a list of repositories as a batch: parallel, sharded, resumable.
+
+    The folder holds the state: kill the process at any point (kill -9 included) and run the
+    same command again; finished work is kept and not redone. Outputs: candidates.jsonl,
+    rejected.jsonl, tasks.jsonl and summary.json in --out. Merge shard folders with
+    `swe-forge merge`.
+    """
+    from swe_forge.batch.run import BatchOptions, run_batch
+    from swe_forge.batch.shard import parse_shard
+
+    if until not in ("mine", "admit"):
+        raise UsageError(f"--until {until!r}", hint="use mine or admit")
+    options = BatchOptions(
+        jobs=jobs,
+        build_jobs=build_jobs,
+        test_jobs=test_jobs,
+        shard=parse_shard(shard),
+        until=until,
+        force=force,
+    )
+    display = RichBatchReporter(_err, enabled=not quiet and _err.is_terminal)
+    try:
+        result = run_batch(repos, out, config=_config(), options=options, reporter=display)
+    finally:
+        display.close()
+    print(json.dumps(result.summary(), indent=2, sort_keys=True))
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def merge(
+    shards: Annotated[list[Path], typer.Argument(help="The --out folders of the shards.")],
+    out: Annotated[Path, typer.Option("--out", help="The merged folder.")],
+    force: Annotated[bool, typer.Option(help="Merge even shards of different settings.")] = False,
+) -> None:
+    """Combine shard folders into one tasks file, one rejections file and one summary.
+
+    Refuses shards made with different configurations, repositories or versions.
+    """
+    from swe_forge.batch.run import merge_runs
+
+    summary = merge_runs(shards, out, force=force)
+    print(json.dumps(summary, indent=2, sort_keys=True))
 
 
 @app.command()
@@ -660,7 +808,8 @@ def _crash_log(exc: BaseException) -> Path | None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map outcomes to exit codes."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode, click returns typer.Exit's code instead of raising it.
+        returned = app(args=argv, standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -694,4 +843,4 @@ def main(argv: list[str] | None = None) -> None:
                 f"a crash log with the traceback is at {log}; please attach it to a bug report"
             )
         sys.exit(EXIT_CRASH)
-    sys.exit(0)
+    sys.exit(returned if isinstance(returned, int) else 0)

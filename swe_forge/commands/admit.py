@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -132,7 +134,13 @@ class Admitter:
     """Images, gates, audits and manifests for candidates."""
 
     def __init__(
-        self, config: Config, *, audit_images: bool = True, reporter: Reporter | None = None
+        self,
+        config: Config,
+        *,
+        audit_images: bool = True,
+        reporter: Reporter | None = None,
+        build_slots: threading.Semaphore | None = None,
+        test_slots: threading.Semaphore | None = None,
     ) -> None:
         self.config = config
         self.engine = Engine()
@@ -142,6 +150,10 @@ class Admitter:
         self.classifier = PathClassifier(config.classify)
         self.reporter = reporter or NullReporter()
         self.audit_images = audit_images
+        # Batch runs bound image builds and test runs separately (they load the machine
+        # differently); without slots, nothing is bounded here.
+        self.build_slots = build_slots or contextlib.nullcontext()
+        self.test_slots = test_slots or contextlib.nullcontext()
         a = config.admit
         self.gate = GateSettings(
             runs_per_phase=a.runs_per_phase,
@@ -197,7 +209,11 @@ class Admitter:
         """Admit one candidate or say why not; also returns timings (build, gate, audit)."""
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        rec = images if images is not None and images.status == "ok" else self.builder.build(cand)
+        if images is not None and images.status == "ok":
+            rec = images
+        else:
+            with self.build_slots:
+                rec = self.builder.build(cand)
         timings["build"] = time.perf_counter() - t
         if rec.status != "ok":
             return self._reject(
@@ -209,7 +225,13 @@ class Admitter:
                 cand, "no_test_files", "the test patch touches no test module"
             ), timings
         t = time.perf_counter()
-        verdict: GateVerdict = run_gate(
+        with self.test_slots:
+            verdict = self._gate(cand, rec, files)
+        timings["gate"] = time.perf_counter() - t
+        return self._after_gate(cand, rec, files, verdict, timings)
+
+    def _gate(self, cand: Candidate, rec: ImageRecord, files: list[str]) -> GateVerdict:
+        return run_gate(
             self.engine,
             rec.instance_image_id or rec.instance_image,
             self.runner,
@@ -220,7 +242,15 @@ class Admitter:
             work_dir=self.work_dir,
             limits=self.limits,
         )
-        timings["gate"] = time.perf_counter() - t
+
+    def _after_gate(
+        self,
+        cand: Candidate,
+        rec: ImageRecord,
+        files: list[str],
+        verdict: GateVerdict,
+        timings: dict[str, float],
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
         timings["runs"] = sum(r.seconds for r in verdict.runs)
         runs = [r.to_dict() for r in verdict.runs]
         if not verdict.admitted:
@@ -271,7 +301,8 @@ class Admitter:
         # The task must be gradable as shipped: the gold patch has to score 1.0 through the
         # very verifier (guards, sandbox, channel, integrity checks) that will grade agents.
         t = time.perf_counter()
-        graded = self.verifier.verify(manifest, cand.patch, "gold")
+        with self.test_slots:
+            graded = self.verifier.verify(manifest, cand.patch, "gold")
         timings["verify_gold"] = time.perf_counter() - t
         if graded.status != "resolved":
             return self._reject(

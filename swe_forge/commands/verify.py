@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -124,8 +125,16 @@ def run_verify(
     jobs: int = 1,
     report_path: Path | None = None,
     reporter: Reporter | None = None,
+    out_dir: Path | None = None,
+    shard: tuple[int, int] = (1, 1),
+    force: bool = False,
 ) -> tuple[VerifyRun, dict[str, Any]]:
-    """Grade predictions (or the gold patches, or one patch file) and write results."""
+    """Grade predictions (or the gold patches, or one patch file) and write results.
+
+    With ``out_dir`` the run is a resumable batch: each graded prediction is a unit file in
+    the folder, a rerun grades only what is missing, ``shard`` keeps one deterministic slice,
+    and ``results.jsonl`` and ``report.json`` are assembled in the folder at the end.
+    """
     start = time.perf_counter()
     reporter = reporter or NullReporter()
     tasks = read_tasks(tasks_path)
@@ -171,6 +180,9 @@ def run_verify(
         ),
     )
     run = VerifyRun(jobs=jobs)
+    if out_dir is not None:
+        batch = _Batch(verifier, tasks, config, reporter, jobs)
+        return batch.run(preds, out_dir, run, shard, force, start)
     out = AtomicWriter(output)
     reporter.start("verify", len(preds))
     try:
@@ -197,3 +209,69 @@ def run_verify(
     if report_path is not None:
         report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return run, report
+
+
+def prediction_key(p: Prediction) -> str:
+    """A prediction's unit id: task, model and the patch's hash."""
+    digest = hashlib.sha256(p.model_patch.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{p.instance_id}|{p.model_name_or_path}|{digest}"
+
+
+@dataclass
+class _Batch:
+    verifier: Verifier
+    tasks: dict[str, TaskManifest]
+    config: Config
+    reporter: Reporter
+    jobs: int
+
+    def run(
+        self,
+        preds: list[Prediction],
+        out_dir: Path,
+        run: VerifyRun,
+        shard: tuple[int, int],
+        force: bool,
+        start: float,
+    ) -> tuple[VerifyRun, dict[str, Any]]:
+        from swe_forge.batch.shard import select
+        from swe_forge.batch.state import RunState, atomic_write
+
+        k, n = shard
+        mine = select(preds, prediction_key, k, n)
+        keys = "\n".join(sorted(prediction_key(p) for p in preds))
+        identity = {
+            "command": "verify",
+            "config_hash": self.config.digest(),
+            "shard": f"{k}/{n}",
+            "predictions": hashlib.sha256(keys.encode()).hexdigest(),
+        }
+        state = RunState(out_dir, identity=identity, force=force)
+        todo = [p for p in mine if not state.done("verify", prediction_key(p))]
+        self.reporter.start("verify", len(todo))
+
+        def one(p: Prediction) -> None:
+            result = self.verifier.verify(
+                self.tasks[p.instance_id], p.model_patch, p.model_name_or_path
+            )
+            if result.status != "infra_error":
+                # Infrastructure errors are not recorded: the next run grades them again.
+                line = json.dumps(result.to_dict(), sort_keys=True)
+                state.save("verify", prediction_key(p), [line])
+            self.reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
+            self.reporter.advance()
+
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+            list(pool.map(one, todo))
+        self.reporter.finish()
+        rows = sorted(
+            state.load("verify"), key=lambda r: (r["instance_id"], r["model_name_or_path"])
+        )
+        run.results = [VerifyResult(**r) for r in rows]
+        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
+        atomic_write(out_dir / "results.jsonl", text)
+        run.seconds = time.perf_counter() - start
+        report = run.report(self.tasks)
+        report["not_graded"] = len(mine) - len(rows)
+        atomic_write(out_dir / "report.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
+        return run, report

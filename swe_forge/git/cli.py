@@ -104,6 +104,15 @@ def run_git(
 
 
 def clone_or_update(url: str, dest: Path, *, offline: bool = False) -> Path:
+    """Make ``dest`` a bare mirror of ``url``, holding a lock so concurrent runs take turns."""
+    from swe_forge.locks import file_lock
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(dest.with_name(dest.name + ".lock")):
+        return _clone_or_update(url, dest, offline=offline)
+
+
+def _clone_or_update(url: str, dest: Path, *, offline: bool = False) -> Path:
     """Make ``dest`` a bare mirror of ``url`` (clone it, or fetch into an existing one).
 
     A bare mirror has every branch, so the default branch and its full history are there;

@@ -22,7 +22,7 @@ from typing import Any
 
 from swe_forge.config import Config, RepoOverride
 from swe_forge.engine import LABEL_PREFIX, Engine
-from swe_forge.errors import BuildError, SweForgeError
+from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
 from swe_forge.images.base import BaseImage, ensure_base, pythons_available, recipe_for_python
@@ -322,6 +322,8 @@ class ImageBuilder:
             rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
             env_info = self.engine.image(env_tag)
             rec.sizes["env_image"] = env_info.size if env_info else 0
+        except DockerError:
+            raise  # the engine itself failed: infrastructure, not this candidate
         except SweForgeError as exc:
             rec.status = "failed"
             rec.reason = f"{stage}_failed"

@@ -25,7 +25,9 @@ import hashlib
 import json
 import os
 import re
+import threading
 import tomllib
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +126,8 @@ class IdentityCache:
         self.path = path
         self.data: dict[str, list[Any]] = {}
         self.dirty = False
+        # Batch runs mine repositories in threads that share one cache.
+        self._lock = threading.Lock()
         if path is not None and path.is_file():
             try:
                 loaded = json.loads(path.read_text(encoding="utf-8"))
@@ -134,24 +138,29 @@ class IdentityCache:
 
     def get(self, blob: str) -> tuple[str, float] | None:
         """A cached (SPDX id, score), or None."""
-        hit = self.data.get(blob)
+        with self._lock:
+            hit = self.data.get(blob)
         return (str(hit[0]), float(hit[1])) if hit else None
 
     def put(self, blob: str, value: tuple[str, float]) -> None:
         """Remember a result."""
-        self.data[blob] = [value[0], value[1]]
-        self.dirty = True
+        with self._lock:
+            self.data[blob] = [value[0], value[1]]
+            self.dirty = True
 
     def save(self) -> None:
         """Write the cache atomically (best effort)."""
         if self.path is None or not self.dirty:
             return
+        with self._lock:
+            text = json.dumps(self.data, sort_keys=True)
+            self.dirty = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.data, sort_keys=True), encoding="utf-8")
+            # Unique per writer: processes and threads may save at the same time.
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.path)
-            self.dirty = False
         except OSError:
             pass
 

@@ -456,7 +456,13 @@ def test_attack_scores_zero(
 ) -> None:
     task = tasks[TASK]
     patch, status, marker = attacks(base_file)[attack]
-    before = {c.id for c in engine.client.containers.list(all=True)}
+    image = str(task.image["id"])
+
+    def ours() -> set[str]:
+        # Containers of this task's image: other work on the machine is not ours to judge.
+        return {c.id for c in engine.client.containers.list(all=True, filters={"ancestor": image})}
+
+    before = ours()
     result = verifier.verify(task, patch, f"attack-{attack}")
     evidence = json.dumps(result.violations) + result.detail
     assert (result.status, result.reward) == (status, 0.0), (
@@ -468,8 +474,7 @@ def test_attack_scores_zero(
     gold = verifier.verify(task, task.patch, "gold")
     assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
     # No container left behind.
-    after = {c.id for c in engine.client.containers.list(all=True)}
-    assert after <= before
+    assert ours() <= before
 
 
 def test_infra_error_is_not_the_models_fault(

@@ -1,0 +1,302 @@
+"""``swe-forge run``: mine and admit a list of repositories as one resumable, shardable batch.
+
+The unit of mining is a repository; the unit of admission is a candidate. Both stages run
+their units concurrently (``--jobs``), with image builds and test runs bounded separately.
+``--shard K/N`` keeps the repositories of one shard (so N jobs split a run without talking),
+and the output folder holds the state: a killed run started again finishes the work without
+redoing what was done, and without duplicating or losing a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from swe_forge.batch.shard import select
+from swe_forge.batch.state import RunState, atomic_write
+from swe_forge.config import Config
+from swe_forge.errors import SweForgeError
+from swe_forge.mining.miner import MineOptions, Miner
+from swe_forge.mining.sources import RepoSource, expand_sources
+from swe_forge.records import Candidate
+
+#: Exit codes of batch commands (documented in --help).
+EXIT_DONE = 0
+EXIT_DONE_WITH_REJECTIONS = 20
+EXIT_INFRA_ERRORS = 21
+
+
+class BatchReporter(Protocol):
+    """What a batch run tells its display."""
+
+    def stage(self, name: str, total: int, done: int) -> None:
+        """A stage starts with ``total`` units, ``done`` of them already finished."""
+
+    def unit_done(self, stage: str, outcome: str) -> None:
+        """One unit finished with an outcome (admitted, rejected, mined, error)."""
+
+    def worker(self, worker: str, activity: str) -> None:
+        """What a worker is doing now ("" when idle)."""
+
+
+class NullBatchReporter:
+    """Shows nothing."""
+
+    def stage(self, name: str, total: int, done: int) -> None:
+        """Ignore."""
+
+    def unit_done(self, stage: str, outcome: str) -> None:
+        """Ignore."""
+
+    def worker(self, worker: str, activity: str) -> None:
+        """Ignore."""
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How a batch runs."""
+
+    jobs: int = 1
+    build_jobs: int = 1
+    test_jobs: int = 1
+    shard: tuple[int, int] = (1, 1)
+    until: str = "admit"  # "mine" | "admit"
+    force: bool = False
+    mine: MineOptions = field(default_factory=MineOptions)
+
+
+@dataclass
+class BatchResult:
+    """What a batch run did, for the summary and the exit code."""
+
+    out: Path
+    repos: int = 0
+    candidates: int = 0
+    admitted: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    infra_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """0 all done; 20 done with rejections; 21 infrastructure errors left work undone."""
+        if self.infra_errors:
+            return EXIT_INFRA_ERRORS
+        return EXIT_DONE_WITH_REJECTIONS if sum(self.rejected.values()) else EXIT_DONE
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON summary written to DIR/summary.json."""
+        return {
+            "schema_version": 1,
+            "out": str(self.out),
+            "repos": self.repos,
+            "candidates": self.candidates,
+            "admitted": self.admitted,
+            "rejected": dict(sorted(self.rejected.items())),
+            "infra_errors": self.infra_errors[:50],
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _sort_key(rec: dict[str, Any]) -> tuple[str, str, int, str]:
+    return (
+        str(rec.get("repo", "")),
+        str(rec.get("instance_id") or ""),
+        int(rec.get("pr_number") or 0),
+        str(rec.get("stage", "")),
+    )
+
+
+def assemble(state: RunState) -> tuple[int, int, Counter[str]]:
+    """Write candidates.jsonl, rejected.jsonl and tasks.jsonl from the unit files (sorted)."""
+    candidates: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    tasks: list[dict[str, Any]] = []
+    for rec in state.load("mine"):
+        kind = rec.get("record_type")
+        if kind == "candidate":
+            candidates.append(rec)
+        elif kind == "rejection":
+            rejected.append(rec)
+    for rec in state.load("admit"):
+        (tasks if rec.get("record_type") == "task" else rejected).append(rec)
+
+    def dump(recs: list[dict[str, Any]]) -> str:
+        return "".join(
+            json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+            for r in sorted(recs, key=_sort_key)
+        )
+
+    atomic_write(state.root / "candidates.jsonl", dump(candidates))
+    atomic_write(state.root / "rejected.jsonl", dump(rejected))
+    atomic_write(state.root / "tasks.jsonl", dump(tasks))
+    return len(candidates), len(tasks), Counter(str(r.get("reason")) for r in rejected)
+
+
+def run_batch(
+    repos_file: Path,
+    out: Path,
+    *,
+    config: Config,
+    options: BatchOptions,
+    reporter: BatchReporter | None = None,
+) -> BatchResult:
+    """Mine (and admit) every repository of a shard; resumable from ``out``."""
+    start = time.perf_counter()
+    reporter = reporter or NullBatchReporter()
+    sources = expand_sources([str(repos_file)])
+    k, n = options.shard
+    mine_units = select(sources, lambda s: s.spec, k, n)
+    identity = {
+        "command": "run",
+        "config_hash": config.digest(),
+        "shard": f"{k}/{n}",
+        "until": options.until,
+        "sources": hashlib.sha256("\n".join(s.spec for s in sources).encode()).hexdigest(),
+    }
+    state = RunState(out, identity=identity, force=options.force)
+    result = BatchResult(out=out, repos=len(mine_units))
+    _mine_stage(state, mine_units, config, options, reporter, result)
+    if options.until == "admit":
+        _admit_stage(state, config, options, reporter, result)
+    result.candidates, result.admitted, result.rejected = assemble(state)
+    result.seconds = time.perf_counter() - start
+    atomic_write(
+        out / "summary.json", json.dumps(result.summary(), indent=2, sort_keys=True) + "\n"
+    )
+    return result
+
+
+def _mine_stage(
+    state: RunState,
+    units: list[RepoSource],
+    config: Config,
+    options: BatchOptions,
+    reporter: BatchReporter,
+    result: BatchResult,
+) -> None:
+    todo = [s for s in units if not state.done("mine", s.spec)]
+    reporter.stage("mine", len(units), len(units) - len(todo))
+    if not todo:
+        return
+    miner = Miner(config)
+
+    def one(source: RepoSource) -> None:
+        worker = threading.current_thread().name
+        reporter.worker(worker, f"mining {source.name or source.spec}")
+        candidates, rejections, stats = miner.mine(source, options.mine)
+        if stats.error:
+            # A repository that cannot be opened or cloned: retried on the next run.
+            result.infra_errors.append(f"{stats.repo}: {stats.error}")
+            reporter.unit_done("mine", "error")
+        else:
+            lines = [c.to_json() for c in candidates] + [r.to_json() for r in rejections]
+            state.save("mine", source.spec, lines)
+            reporter.unit_done("mine", "mined")
+        reporter.worker(worker, "")
+
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool:
+        list(pool.map(one, todo))
+
+
+def _admit_stage(
+    state: RunState,
+    config: Config,
+    options: BatchOptions,
+    reporter: BatchReporter,
+    result: BatchResult,
+) -> None:
+    from swe_forge.commands.admit import Admitter
+
+    candidates = sorted(
+        (Candidate.from_dict(r) for r in state.load("mine") if r.get("record_type") == "candidate"),
+        key=lambda c: c.instance_id,
+    )
+    todo = [c for c in candidates if not state.done("admit", c.instance_id)]
+    reporter.stage("admit", len(candidates), len(candidates) - len(todo))
+    if not todo:
+        return
+    build_slots = threading.Semaphore(max(1, options.build_jobs))
+    test_slots = threading.Semaphore(max(1, options.test_jobs))
+    local = threading.local()
+
+    def admitter() -> Admitter:
+        # One per thread: each holds its own engine connection and repository handles.
+        if not hasattr(local, "admitter"):
+            local.admitter = Admitter(config, build_slots=build_slots, test_slots=test_slots)
+        return local.admitter  # type: ignore[no-any-return]
+
+    def one(cand: Candidate) -> None:
+        worker = threading.current_thread().name
+        reporter.worker(worker, f"admitting {cand.instance_id}")
+        try:
+            made, _timings = admitter().admit(cand)
+        except SweForgeError as exc:
+            result.infra_errors.append(f"{cand.instance_id}: {exc}")
+            reporter.unit_done("admit", "error")
+            reporter.worker(worker, "")
+            return
+        state.save("admit", cand.instance_id, [made.to_json()])
+        reporter.unit_done("admit", "admitted" if made.record_type == "task" else "rejected")
+        reporter.worker(worker, "")
+
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool:
+        list(pool.map(one, todo))
+
+
+def merge_runs(shards: list[Path], out: Path, *, force: bool = False) -> dict[str, Any]:
+    """Combine shard folders into one: refuse shards of different configurations."""
+    from swe_forge.errors import InputError, UsageError
+
+    identities = []
+    for d in shards:
+        meta = d / "run.json"
+        if not meta.exists():
+            raise InputError(f"{d} is not a run folder (no run.json)")
+        identities.append(json.loads(meta.read_text(encoding="utf-8")))
+    keys = ("command", "config_hash", "until", "sources", "tool_version")
+    for key in keys:
+        values = {str(i.get(key)) for i in identities}
+        if len(values) > 1 and not force:
+            raise UsageError(
+                f"the shards differ in {key}: {', '.join(sorted(values))}",
+                hint="merge only shards of one run (same configuration, repositories and version)",
+            )
+    counts = {str(i.get("shard", "1/1")).split("/")[1] for i in identities}
+    if len(counts) > 1 and not force:
+        raise UsageError(f"the shards come from different splits: {sorted(counts)}")
+    seen_shards = [str(i.get("shard")) for i in identities]
+    if len(set(seen_shards)) != len(seen_shards):
+        raise UsageError(f"a shard is given twice: {sorted(seen_shards)}")
+    identity = {k: identities[0].get(k) for k in keys if k != "tool_version"}
+    identity["shard"] = "merged"
+    identity["merged_from"] = sorted(seen_shards)
+    state = RunState(out, identity=identity, force=force)
+    for d in shards:
+        for stage_dir in sorted((d / "units").glob("*")):
+            for unit in sorted(stage_dir.iterdir()):
+                if unit.name.startswith("."):
+                    continue
+                target = state.units / stage_dir.name / unit.name
+                if not target.exists():
+                    atomic_write(target, unit.read_text(encoding="utf-8"))
+    n_cands, n_tasks, rejected = assemble(state)
+    expected = int(next(iter(counts))) if counts else 1
+    summary = {
+        "schema_version": 1,
+        "shards": sorted(seen_shards),
+        "complete": len(seen_shards) == expected,
+        "candidates": n_cands,
+        "admitted": n_tasks,
+        "rejected": dict(sorted(rejected.items())),
+    }
+    atomic_write(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return summary
