@@ -98,6 +98,8 @@ class Engine:
             ) from exc
         self.api = self.client.api
         self._errors = docker.errors
+        #: Labels put on every container (a batch run marks its own, to clean up after a kill).
+        self.default_labels: dict[str, str] = {}
 
     # ------------------------------------------------------------------ images
     def image(self, ref: str) -> ImageInfo | None:
@@ -217,7 +219,7 @@ class Engine:
         """
         kwargs.setdefault("network_disabled", True)
         name = f"swe-forge-{uuid.uuid4().hex[:12]}"
-        labels = dict(kwargs.pop("labels", {}) or {})
+        labels = {**self.default_labels, **dict(kwargs.pop("labels", {}) or {})}
         labels[LABEL_PREFIX + ".container"] = "1"
         try:
             ctr = self.client.containers.create(image, command, name=name, labels=labels, **kwargs)
@@ -326,6 +328,15 @@ class Engine:
         import docker.types
 
         return docker.types.Ulimit(name=name, soft=value, hard=value)
+
+    def remove_containers(self, label: str) -> int:
+        """Remove every container carrying ``label`` (``key=value``); return how many."""
+        gone = 0
+        for ctr in self.client.containers.list(all=True, filters={"label": label}):
+            with suppress(self._errors.NotFound, self._errors.APIError):
+                ctr.remove(force=True, v=True)
+                gone += 1
+        return gone
 
     def export(self, image: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes] | None]]:
         """Every file of an image's file system, as tar members (streamed, not unpacked)."""

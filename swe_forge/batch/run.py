@@ -224,6 +224,14 @@ def _admit_stage(
     reporter.stage("admit", len(candidates), len(candidates) - len(todo))
     if not todo:
         return
+    # Containers of this run are labelled with it: a killed attempt's leftovers are removed
+    # when the run starts again (never another run's).
+    labels = {
+        "org.swe-forge.run": hashlib.sha256(str(state.root.resolve()).encode()).hexdigest()[:16]
+    }
+    from swe_forge.engine import Engine
+
+    Engine().remove_containers("org.swe-forge.run=" + labels["org.swe-forge.run"])
     build_slots = threading.Semaphore(max(1, options.build_jobs))
     test_slots = threading.Semaphore(max(1, options.test_jobs))
     local = threading.local()
@@ -231,7 +239,9 @@ def _admit_stage(
     def admitter() -> Admitter:
         # One per thread: each holds its own engine connection and repository handles.
         if not hasattr(local, "admitter"):
-            local.admitter = Admitter(config, build_slots=build_slots, test_slots=test_slots)
+            local.admitter = Admitter(
+                config, build_slots=build_slots, test_slots=test_slots, container_labels=labels
+            )
         return local.admitter  # type: ignore[no-any-return]
 
     def one(cand: Candidate) -> None:

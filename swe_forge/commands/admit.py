@@ -141,9 +141,11 @@ class Admitter:
         reporter: Reporter | None = None,
         build_slots: threading.Semaphore | None = None,
         test_slots: threading.Semaphore | None = None,
+        container_labels: dict[str, str] | None = None,
     ) -> None:
         self.config = config
         self.engine = Engine()
+        self.engine.default_labels = dict(container_labels or {})
         self.builder = ImageBuilder(
             config, self.engine, overrides=load_repo_overrides(Path(config.images.repos_file))
         )
