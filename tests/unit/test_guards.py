@@ -1,0 +1,133 @@
+"""Static guards on candidate patches (no Docker)."""
+
+from __future__ import annotations
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.verify.guards import GuardLimits, PatchGuard
+
+GUARD = PatchGuard(
+    PathClassifier(load_config().classify),
+    test_patch_paths={"tests/test_core.py", "tests/data/x.json"},
+)
+
+
+def new(path: str, body: str = "x = 1\n", mode: str = "100644") -> str:
+    lines = "".join(f"+{ln}\n" for ln in body.splitlines())
+    return f"diff --git a/{path} b/{path}\nnew file mode {mode}\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(body.splitlines())} @@\n{lines}"
+
+
+def codes(patch: str, guard: PatchGuard = GUARD) -> set[str]:
+    return {v["code"] for v in guard.check(patch).violations}
+
+
+def test_a_plain_source_change_passes() -> None:
+    patch = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    report = GUARD.check(patch)
+    assert report.ok and report.files == ["pkg/core.py"]
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("tests/test_core.py", "test_patch_path"),
+        ("TESTS/Test_Core.py", "test_file"),
+        ("tests/new_helper.py", "test_file"),
+        ("conftest.py", "runner_config"),
+        ("pkg/deep/conftest.py", "runner_config"),
+        ("pytest.ini", "runner_config"),
+        ("tox.ini", "runner_config"),
+        ("sitecustomize.py", "startup_hook"),
+        ("pkg/usercustomize.py", "startup_hook"),
+        ("pkg/evil.pth", "startup_hook"),
+        ("pkg/x-1.0.dist-info/entry_points.txt", "distribution_metadata"),
+        ("pkg/__pycache__/core.cpython-311.pyc", "compiled_code"),
+        (".github/workflows/ci.yml", "ci_config"),
+        ("pytest.py", "shadows_framework"),
+        ("src/_pytest/hack.py", "shadows_framework"),
+        ("src/json.py", "shadows_stdlib"),
+        ("os/__init__.py", "shadows_stdlib"),
+        (".git/config", "git_internals"),
+        ("pkg/.GIT/hooks/x", "git_internals"),
+        (".gitattributes", "git_internals"),
+    ],
+)
+def test_refused_paths(path: str, code: str) -> None:
+    assert code in codes(new(path))
+
+
+def test_nested_stdlib_name_is_fine() -> None:
+    assert codes(new("pkg/json.py")) == set()
+
+
+@pytest.mark.parametrize(
+    ("patch", "code"),
+    [
+        ("", "empty_patch"),
+        ("   \n", "empty_patch"),
+        ("not a diff\n", "malformed_diff"),
+        (
+            "diff --git a/../x b/../x\nnew file mode 100644\n--- /dev/null\n+++ b/../x\n@@ -0,0 +1 @@\n+x\n",
+            "path_escape",
+        ),
+        (
+            "diff --git a//etc/x b//etc/x\n--- a//etc/x\n+++ b//etc/x\n@@ -1 +1 @@\n-a\n+b\n",
+            "absolute_path",
+        ),
+        (new("pkg/link", "../../etc", "120000"), "symlink"),
+        (new("vendor/lib", "Subproject commit " + "1" * 40, "160000"), "submodule"),
+        (new("pkg/tool.sh", "echo", "104755"), "bad_mode"),
+        (
+            "diff --git a/pkg/a.bin b/pkg/a.bin\nindex 1..2 100644\nBinary files a/pkg/a.bin and b/pkg/a.bin differ\n",
+            "binary_patch",
+        ),
+        (new("pkg/big.py", "x = 1\n" * 200_000), "too_large"),
+    ],
+)
+def test_refused_patches(patch: str, code: str) -> None:
+    assert code in codes(patch)
+
+
+def test_non_utf8_and_caps() -> None:
+    assert "not_utf8" in {v["code"] for v in GUARD.check(b"diff --git a/x b/x\n+\xff\n").violations}
+    small = PatchGuard(
+        PathClassifier(load_config().classify),
+        test_patch_paths=set(),
+        limits=GuardLimits(max_files=1),
+    )
+    assert "too_many_files" in codes(new("pkg/a.py") + new("pkg/b.py"), small)
+
+
+def test_pytest_settings_in_pyproject() -> None:
+    patch = 'diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,2 +1,3 @@\n [tool.pytest.ini_options]\n-x = 1\n+addopts = "-p no:python"\n+x = 1\n'
+    assert "runner_config" in codes(patch)
+    ok = 'diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,2 +1,2 @@\n [project]\n-version = "1"\n+version = "2"\n'
+    assert codes(ok) == set()
+
+
+@pytest.mark.parametrize(
+    ("code", "source"),
+    [
+        ("tamper_framework_internals", "import _pytest.reports\n"),
+        ("tamper_report_hooks", "def pytest_runtest_makereport(item, call):\n    pass\n"),
+        ("tamper_harness_names", "import os\nos.environ.get('SWE_FORGE_SOCKET')\n"),
+        ("tamper_tracing", "import sys\nsys.settrace(None)\n"),
+        ("tamper_native_code", "import ctypes\n"),
+        ("tamper_always_true_eq", "class A:\n    def __eq__(self, other):\n        return True\n"),
+        ("tamper_builtins_patch", "import builtins\nbuiltins.len = lambda x: 0\n"),
+        ("tamper_exit_hooks", "import os\nos._exit(0)\n"),
+        ("tamper_sys_modules_patch", "import sys\nsys.modules['pytest'] = None\n"),
+    ],
+)
+def test_tamper_patterns(code: str, source: str) -> None:
+    assert code in codes(new("pkg/evil.py", source))
+
+
+def test_tamper_pattern_allowed_when_the_gold_patch_has_it() -> None:
+    gold = new("pkg/native.py", "import ctypes\n")
+    guard = PatchGuard(
+        PathClassifier(load_config().classify), test_patch_paths=set(), gold_patch=gold
+    )
+    assert "tamper_native_code" not in codes(new("pkg/native2.py", "import ctypes\n"), guard)
