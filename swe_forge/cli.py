@@ -373,6 +373,11 @@ def images_build(
         raise BuildError(
             "no candidate's images could be built", hint=f"see the records in {output}"
         )
+    if result.failed:
+        raise PartialFailure(
+            f"{len(result.failed)} of {len(result.records)} candidates' images could not be built",
+            hint=f"the reasons are in {output}; the others were built",
+        )
 
 
 @images_app.command("ls")

@@ -112,9 +112,12 @@ class Engine:
             raise DockerError(f"cannot inspect image {ref}: {exc}") from exc
         return _image_info(data)
 
-    def images(self, label: str = LABEL_PREFIX + ".kind") -> list[ImageInfo]:
-        """Every image carrying ``label`` (by default: every swe-forge image)."""
-        found = self.api.images(filters={"label": label})
+    def images(
+        self, label: str = LABEL_PREFIX + ".kind", *, dangling: bool = False
+    ) -> list[ImageInfo]:
+        """Tagged images carrying ``label`` (by default every swe-forge image); with
+        ``dangling``, the untagged ones instead (build stages and failed builds' layers)."""
+        found = self.api.images(filters={"label": label, "dangling": dangling})
         out = [self.image(i["Id"]) for i in found]
         return sorted((i for i in out if i is not None), key=lambda i: (i.tags, i.id))
 

@@ -230,4 +230,9 @@ def run_prune(*, keep: Path | None, everything: bool, dry_run: bool) -> list[Ima
         victims.append(info)
         if not dry_run:
             engine.remove_image(info.id, force=True)
+    # Untagged leftovers: build stages (with their wheels) and layers of failed builds.
+    for info in engine.images(dangling=True):
+        victims.append(info)
+        if not dry_run:
+            engine.remove_image(info.id, force=True)
     return victims

@@ -105,6 +105,9 @@ def needles_from_test_patch(test_patch: str, base_lines: set[bytes] | None = Non
                     names.add(ident)
                 if len(text) >= _MIN_LINE and (base_lines is None or text not in base_lines):
                     lines.add(text)
+    if base_lines is not None:
+        base_idents = {i for ln in base_lines for i in _IDENT.findall(ln)}
+        names -= base_idents
     return Needles(frozenset(names), frozenset(lines), tuple(sorted(added)), modified)
 
 

@@ -37,6 +37,7 @@ _TAG_SAFE = re.compile(r"[^a-z0-9_.-]+")
 
 ENV_DOCKERFILE = """\
 FROM {base} AS build
+LABEL org.swe-forge.kind=build-stage
 COPY wheels /wheels
 RUN python3 -m venv /opt/venv \\
  && /opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --find-links /wheels \\
@@ -50,9 +51,10 @@ INSTANCE_DOCKERFILE = """\
 FROM {env}
 COPY --chown=1000:1000 testbed /testbed
 WORKDIR /testbed
-RUN {install} \\
+RUN git config --system --add safe.directory /testbed \\
+ && {install} \\
  && find /testbed -xdev ! -user 1000 -exec chown -h 1000:1000 {{}} + \\
- && rm -rf /root/.cache /tmp/* /testbed/build
+ && rm -rf /root/.cache /tmp/*
 USER 1000:1000
 ENV HOME=/home/swe
 """
@@ -116,7 +118,10 @@ def build_env(
     engine: Engine, base: BaseImage, house: Wheelhouse, *, work_dir: Path, log_dir: Path
 ) -> tuple[str, str, bool, float]:
     """Build (or reuse) the env image of a wheelhouse; returns (tag, id, reused, seconds)."""
-    tag = f"swe-forge/env:py{base.python}-{house.lock.digest[:16]}"
+    env_key = hashlib.sha256(
+        f"{ENV_DOCKERFILE}\n{base.tag}\n{house.lock.digest}".encode()
+    ).hexdigest()
+    tag = f"swe-forge/env:py{base.python}-{env_key[:16]}"
     info = engine.image(tag)
     if info is not None:
         return tag, info.id, True, 0.0
@@ -178,7 +183,9 @@ def build_instance(
 ) -> tuple[str, str, str, int, float]:
     """Build the instance image; returns (tag, id, scrubbed commit, source bytes, seconds)."""
     start = time.perf_counter()
-    digest = hashlib.sha256(f"{env_tag}\n{candidate.base_commit}\n{install}".encode()).hexdigest()
+    # The Dockerfile's text is part of the identity: a changed recipe never reuses a stale image.
+    recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}"
+    digest = hashlib.sha256(recipe.encode()).hexdigest()
     tag = f"swe-forge/instance:{sanitize_tag(candidate.instance_id)}-{digest[:12]}"
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
@@ -322,6 +329,12 @@ class ImageBuilder:
             rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
             env_info = self.engine.image(env_tag)
             rec.sizes["env_image"] = env_info.size if env_info else 0
+            rec.logs = {
+                "env": str(self.log_dir / f"env-{lock.digest[:16]}.log"),
+                "instance": str(
+                    self.log_dir / f"instance-{sanitize_tag(candidate.instance_id)}.log"
+                ),
+            }
         except DockerError:
             raise  # the engine itself failed: infrastructure, not this candidate
         except SweForgeError as exc:

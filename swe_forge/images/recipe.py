@@ -68,6 +68,7 @@ PYTHON_RELEASES = {
 _CLASSIFIER_PY = re.compile(r"Programming Language :: Python :: (3\.\d+)\s*$")
 _TOX_ENV = re.compile(r"\bpy3(\d{1,2})\b")
 _MAX_FILE = 1 << 20
+_SELF_INSTALL = re.compile(r"^(?:-e\s+|--editable\s+)?\.(?:\[([^\]]*)\])?\s*$")
 
 
 @dataclass(frozen=True)
@@ -227,15 +228,34 @@ def detect_recipe(
             build += ["setuptools", "wheel"]
     if not build:
         build += ["setuptools>=40.8.0", "wheel"]
+    if any(b.split(";")[0].strip().lower().startswith("hatchling") for b in build):
+        # hatchling asks for editables via get_requires_for_build_editable (older releases).
+        build.append("editables")
     if not any(canonicalize_name(Requirement(b).name) == "wheel" for b in build if _req(b)):
         # setuptools before 70 needs the wheel package for editable (PEP 660) builds.
         build.append("wheel")
 
     norm_name = canonicalize_name(name) if name else None
+    self_extras: list[str] = []
+    req_files = (
+        override.requirement_files
+        if override.requirement_files is not None
+        else TEST_REQUIREMENT_FILES
+    )
+    for path in req_files:
+        text = files.text(path)
+        if text is not None:
+            reqs += _requirements_file(files, path, text, sources, 0, self_extras)
+    tox = _ini(files.text("tox.ini"))
+    if tox is not None and tox.has_section("testenv"):
+        # tox installs these extras of the project into its test environments.
+        raw = tox.get("testenv", "extras", fallback="")
+        self_extras += [e for e in re.split(r"[,\s]+", raw) if e and "{" not in e]
+    detected = [k for k in optional if canonicalize_name(str(k)) in TEST_EXTRAS]
     wanted_extras = (
         override.extras
         if override.extras is not None
-        else tuple(k for k in optional if canonicalize_name(str(k)) in TEST_EXTRAS)
+        else tuple(dict.fromkeys(detected + [e for e in self_extras if e in optional]))
     )
     for extra in wanted_extras:
         if extra in optional:
@@ -247,18 +267,6 @@ def detect_recipe(
                 [i for i in items if isinstance(i, str)], sources, f"dependency-group {group}"
             )
             extras_used.append(f"group:{group}")
-
-    req_files = (
-        override.requirement_files
-        if override.requirement_files is not None
-        else TEST_REQUIREMENT_FILES
-    )
-    for path in req_files:
-        text = files.text(path)
-        if text is not None:
-            reqs += _requirements_file(files, path, text, sources, depth=0)
-
-    tox = _ini(files.text("tox.ini"))
     if tox is not None and tox.has_section("testenv"):
         lines = [ln for ln in tox.get("testenv", "deps", fallback="").splitlines() if "{" not in ln]
         reqs += _parse_all(lines, sources, "tox.ini [testenv] deps")
@@ -423,8 +431,14 @@ def _expand_self(
 
 
 def _requirements_file(
-    files: _Reader, path: str, text: str, sources: list[str], depth: int
+    files: _Reader,
+    path: str,
+    text: str,
+    sources: list[str],
+    depth: int,
+    self_extras: list[str],
 ) -> list[Requirement]:
+    """Requirements of a file (following ``-r``); ``-e .[a,b]`` lines add to ``self_extras``."""
     out: list[Requirement] = []
     base = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
     for raw in text.splitlines():
@@ -435,7 +449,13 @@ def _requirements_file(
                 continue
             inc = files.text(base + target)
             if inc is not None:
-                out += _requirements_file(files, base + target, inc, sources, depth + 1)
+                out += _requirements_file(
+                    files, base + target, inc, sources, depth + 1, self_extras
+                )
+            continue
+        own = _SELF_INSTALL.match(line)
+        if own:
+            self_extras += [e.strip() for e in (own.group(1) or "").split(",") if e.strip()]
             continue
         r = _req(line)
         if r is not None:
@@ -491,23 +511,59 @@ def _poetry_spec(spec: str) -> str:
     return ",".join(parts)
 
 
+def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
+    """Evaluate literals, known names, ``x["k"]`` of known dicts and ``+`` of lists/strings.
+
+    Enough for the usual shapes of ``setup.py`` (``EXTRAS["tests"] = EXTRAS["base"] + [...]``)
+    without executing anything.
+    """
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise ValueError(node.id)
+    if isinstance(node, ast.Subscript):
+        return _eval(node.value, names)[_eval(node.slice, names)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _eval(node.left, names) + _eval(node.right, names)
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_eval(e, names) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {
+            _eval(k, names): _eval(v, names)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
+        }
+    return ast.literal_eval(node)
+
+
+_EVAL_ERRORS = (
+    ValueError,
+    SyntaxError,
+    TypeError,
+    KeyError,
+    IndexError,
+    MemoryError,
+    RecursionError,
+)
+
+
 def _setup_py(text: str) -> dict[str, Any]:
-    """Literal keyword arguments of the ``setup()`` call (names resolved to module literals)."""
+    """Keyword arguments of the ``setup()`` call, evaluated statically (see :func:`_eval`)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
     names: dict[str, Any] = {}
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
-            with contextlib.suppress(
-                ValueError, SyntaxError, TypeError, MemoryError, RecursionError
-            ):
-                names[node.targets[0].id] = ast.literal_eval(node.value)
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        with contextlib.suppress(*_EVAL_ERRORS):
+            value = _eval(node.value, names)
+            if isinstance(target, ast.Name):
+                names[target.id] = value
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                names[target.value.id][_eval(target.slice, names)] = value
     out: dict[str, Any] = {}
     for call in ast.walk(tree):
         if not (
@@ -519,9 +575,9 @@ def _setup_py(text: str) -> dict[str, Any]:
             if kw.arg is None:
                 continue
             try:
-                value = ast.literal_eval(kw.value)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                value = names.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+                value = _eval(kw.value, names)
+            except _EVAL_ERRORS:
+                value = None
             if value is not None:
                 out[kw.arg] = value
     for key in ("install_requires", "tests_require", "classifiers"):

@@ -81,6 +81,9 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         BuildError: the resolver found no solution (the message has its explanation).
     """
     target = f"{_arch()}-manylinux_{glibc.replace('.', '_')}"
+    # uv knows manylinux targets up to 2_40; a newer glibc runs those wheels too.
+    major, minor = (int(x) for x in glibc.split("."))
+    uv_target = f"{_arch()}-manylinux_{major}_{min(minor, UV_MAX_GLIBC_MINOR)}"
     req_in = recipe.requirements_in()
     key = hashlib.sha256(
         json.dumps(
@@ -104,7 +107,7 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
             "--python-version",
             recipe.python,
             "--python-platform",
-            target,
+            uv_target,
             "--no-header",
             "--no-annotate",
             "--generate-hashes",
@@ -112,6 +115,14 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         ]
         if recipe.project_name:
             cmd += ["--no-emit-package", recipe.project_name]
+        interp = shutil.which(f"python{recipe.python}")
+        if interp:
+            # sdists are built for metadata with this interpreter: it must be the target's.
+            cmd += ["--python", interp]
+        floor = _build_tools_floor(recipe)
+        if floor > recipe.exclude_newer:
+            for pkg in BUILD_TOOLS:
+                cmd += ["--exclude-newer-package", f"{pkg}={floor}"]
         env = dict(os.environ, UV_NO_PROGRESS="1")
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False
@@ -129,6 +140,20 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
     tmp_path.write_text(text)
     os.replace(tmp_path, cached)
     return Lock(text, recipe.python, target, _lock_digest(text, recipe.python, target))
+
+
+UV_MAX_GLIBC_MINOR = 40
+BUILD_TOOLS = ("setuptools", "wheel", "pip", "setuptools-scm")
+
+
+def _build_tools_floor(recipe: InstallRecipe) -> str:
+    """Build tools no older than ~4 months after the chosen Python's release."""
+    from datetime import datetime, timedelta
+
+    from swe_forge.images.recipe import PYTHON_RELEASES
+
+    rel = datetime.fromisoformat(PYTHON_RELEASES[recipe.python]) + timedelta(days=120)
+    return rel.strftime("%Y-%m-%dT00:00:00Z")
 
 
 def _lock_digest(text: str, python: str, target: str) -> str:
@@ -283,6 +308,7 @@ def _build_sdists(
     """Build sdists into wheels in a container: no network, wheels as the only index."""
     script = (
         "set -e; python3 -m venv /tmp/b; "
+        "/tmp/b/bin/pip install -q --no-index --find-links /wheels wheel setuptools || true; "
         "for s in /sdists/*; do /tmp/b/bin/pip wheel --no-deps --no-index --find-links /wheels "
         '-w /out "$s"; done'
     )

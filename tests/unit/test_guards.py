@@ -131,3 +131,12 @@ def test_tamper_pattern_allowed_when_the_gold_patch_has_it() -> None:
         PathClassifier(load_config().classify), test_patch_paths=set(), gold_patch=gold
     )
     assert "tamper_native_code" not in codes(new("pkg/native2.py", "import ctypes\n"), guard)
+
+
+def test_audit_needles_ignore_names_at_the_base() -> None:
+    from swe_forge.images.audit import needles_from_test_patch
+
+    patch = "diff --git a/tests/test_m.py b/tests/test_m.py\n--- a/tests/test_m.py\n+++ b/tests/test_m.py\n@@ -1 +1,4 @@\n def test_basic():\n+    pass\n+def test_brand_new_behaviour():\n+    assert True\n"
+    needles = needles_from_test_patch(patch, base_lines={b"def test_basic():", b"pass"})
+    assert needles.names == frozenset({b"test_brand_new_behaviour"})
+    assert needles.modified_files == {"tests/test_m.py": ""}
