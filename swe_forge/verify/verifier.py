@@ -129,6 +129,7 @@ class Verifier:
         self.settings = settings or VerifySettings()
         plugin = resources.files("swe_forge.gates.harness").joinpath("swe_forge_harness.py")
         self.plugin = plugin.read_bytes()
+        remove_stale_scratch()
         self.plugin_sha256 = hashlib.sha256(self.plugin).hexdigest()
 
     def guard(self, task: TaskManifest) -> PatchGuard:
@@ -207,7 +208,7 @@ class Verifier:
                 "re-admit the task or verify with the swe-forge version that admitted it",
             )
         # 3..7 in one container
-        with tempfile.TemporaryDirectory(prefix="sfv-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"sfv-{os.getpid()}-") as tmp:
             io_dir = Path(tmp) / "io"
             io_dir.mkdir()
             (io_dir / "swe_forge_harness.py").write_bytes(self.plugin)
@@ -599,6 +600,21 @@ def _looks_exhausted(out: str) -> bool:
     )
 
 
-def clean_tmp(path: Path) -> None:
-    """Remove a scratch directory (best effort)."""
-    shutil.rmtree(path, ignore_errors=True)
+def remove_stale_scratch() -> int:
+    """Remove scratch folders of verifier processes that died (``kill -9`` skips cleanup)."""
+    removed = 0
+    root = Path(tempfile.gettempdir())
+    for path in root.glob("sfv-*-*"):
+        pid_text = path.name.split("-")[1]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # alive: not ours to touch
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed

@@ -486,10 +486,13 @@ def test_infra_error_is_not_the_models_fault(
     assert result.status == "infra_error" and result.reward == 0.0
 
 
-def test_host_is_unaffected(engine: Engine) -> None:
-    leftovers = engine.client.containers.list(
-        all=True, filters={"label": "org.swe-forge.container"}
-    )
-    assert leftovers == []
-    assert not [p for p in os.listdir("/tmp") if p.startswith("sfv-")]
+def test_host_is_unaffected(
+    engine: Engine, tasks: dict[str, TaskManifest], verifier: Verifier, base_file: dict[str, str]
+) -> None:
+    scratch_before = {p for p in os.listdir("/tmp") if p.startswith("sfv-")}
+    for name in ("fork_bomb", "disk_fill", "symlink_then_write", "obfuscated_framework_patch"):
+        verifier.verify(tasks[TASK], attacks(base_file)[name][0], name)
+    image = str(tasks[TASK].image["id"])
+    assert engine.client.containers.list(all=True, filters={"ancestor": image}) == []
+    assert {p for p in os.listdir("/tmp") if p.startswith("sfv-")} <= scratch_before
     assert not Path("/etc/evil").exists() and not Path("../evil.py").exists()
