@@ -68,7 +68,23 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "c.jsonl"
-        mine_cmd = [str(SWE_FORGE), "mine", str(repo), "-o", str(out), "--json", "-q"]
+        # The benchmark measures mining, so the blocklist (which may name the repository and
+        # would short-circuit all work) is swapped for an empty one.
+        empty = Path(tmp) / "no-blocklists"
+        empty.mkdir()
+        cfg = Path(tmp) / "bench.yaml"
+        cfg.write_text(f"blocklist:\n  dir: {empty}\n")
+        mine_cmd = [
+            str(SWE_FORGE),
+            "--config",
+            str(cfg),
+            "mine",
+            str(repo),
+            "-o",
+            str(out),
+            "--json",
+            "-q",
+        ]
         if args.branch != "HEAD":
             mine_cmd += ["--branch", args.branch]
         cold, warm = [], []

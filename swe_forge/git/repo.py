@@ -192,6 +192,28 @@ class GitRepository:
         walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)
         return tuple(sorted(str(c.id) for c in walker if not c.parent_ids))
 
+    def first_parent_tags(self, head: str) -> dict[str, str]:
+        """For each commit of the first-parent chain of ``head``, the newest tag at or before
+        it on that chain (one walk for the whole history; ``git describe`` per commit is
+        ~100x slower on repositories with many tags)."""
+        tagged: dict[str, str] = {}
+        for name in self._repo.references:
+            if not name.startswith("refs/tags/"):
+                continue
+            try:
+                target = self._repo.references[name].peel(pygit2.Commit)
+            except (pygit2.GitError, ValueError, KeyError):
+                continue
+            tagged.setdefault(str(target.id), name.removeprefix("refs/tags/"))
+        chain = [c.sha for c in self.first_parent_history(head)]
+        out: dict[str, str] = {}
+        current: str | None = None
+        for sha in reversed(chain):
+            current = tagged.get(sha, current)
+            if current is not None:
+                out[sha] = current
+        return out
+
     def nearest_tag(self, sha: str) -> str | None:
         """The nearest tag reachable from a commit (``git describe --tags --abbrev=0``)."""
         try:

@@ -179,6 +179,7 @@ class Miner:
             identity_cache=self.identity_cache,
         )
         versions: dict[str, str] = {}
+        tags = repo.first_parent_tags(head)
         candidates: list[Candidate] = []
         rejections: list[Rejection] = []
         # PR number -> the reason its newer commit was rejected ("" for a candidate).
@@ -201,7 +202,7 @@ class Miner:
                         name, pr, commit, Reason.DUPLICATE_PR, "PR number seen on a newer commit"
                     )
                 else:
-                    made = self._one(repo, judge, versions, name, source, branch, pr, commit)
+                    made = self._one(repo, judge, versions, tags, name, source, branch, pr, commit)
                     seen_prs[pr.number] = "" if isinstance(made, Candidate) else made.reason
                     if isinstance(made, Candidate):
                         candidates.append(made)
@@ -245,6 +246,7 @@ class Miner:
         repo: GitRepository,
         judge: LicenseJudge,
         versions: dict[str, str],
+        tags: dict[str, str],
         name: str,
         source: RepoSource,
         branch: str,
@@ -307,6 +309,7 @@ class Miner:
         return self._candidate(
             repo,
             versions,
+            tags,
             name,
             source,
             branch,
@@ -324,6 +327,7 @@ class Miner:
         self,
         repo: GitRepository,
         versions: dict[str, str],
+        tags: dict[str, str],
         name: str,
         source: RepoSource,
         branch: str,
@@ -346,7 +350,7 @@ class Miner:
             problem_statement=statement,
             hints_text=hints,
             created_at=commit.committed_at,
-            version=project_version(repo, base, versions),
+            version=project_version(repo, base, versions, tags),
             environment_setup_commit=base,
             license=verdict,
             provenance=Provenance(
@@ -375,7 +379,9 @@ def instance_id(repo: str, pr_number: int) -> str:
     return f"{repo.replace('/', '__')}-{pr_number}"
 
 
-def project_version(repo: GitRepository, commit: str, cache: dict[str, str]) -> str:
+def project_version(
+    repo: GitRepository, commit: str, cache: dict[str, str], tags: dict[str, str] | None = None
+) -> str:
     """The project's ``major.minor`` at a commit from static metadata, else ``"0.0"``.
 
     SWE-bench groups environments by this. A ``version = "..."`` line in ``pyproject.toml``
@@ -399,7 +405,7 @@ def project_version(repo: GitRepository, commit: str, cache: dict[str, str]) -> 
         # Dynamic versions (setuptools-scm and friends) come from tags: use the nearest one.
         key = f"tag:{commit}"
         if key not in cache:
-            tag = repo.nearest_tag(commit)
+            tag = tags.get(commit) if tags is not None else repo.nearest_tag(commit)
             v = _VERSION.match(tag.lstrip("vV")) if tag else None
             cache[key] = f"{v.group(1)}.{v.group(2) or '0'}" if v else ""
         found = cache[key]
