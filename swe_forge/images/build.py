@@ -180,8 +180,11 @@ def build_instance(
     work_dir: Path,
     log_dir: Path,
     extra_labels: dict[str, str],
-) -> tuple[str, str, str, int, float]:
-    """Build the instance image; returns (tag, id, scrubbed commit, source bytes, seconds)."""
+) -> tuple[str, str, str, int, int, float]:
+    """Build the instance image.
+
+    Returns (tag, id, scrubbed commit, source bytes, .git bytes, seconds).
+    """
     start = time.perf_counter()
     # The Dockerfile's text is part of the identity: a changed recipe never reuses a stale image.
     recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}"
@@ -190,9 +193,12 @@ def build_instance(
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
         scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
+        git_bytes = sum(
+            f.stat().st_size for f in (ctx / "testbed" / ".git").rglob("*") if f.is_file()
+        )
         existing = engine.image(tag)
         if existing is not None:
-            return tag, existing.id, scrub.commit, scrub.bytes, 0.0
+            return tag, existing.id, scrub.commit, scrub.bytes, git_bytes, 0.0
         cmd = (
             "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation "
             "-e /testbed"
@@ -217,7 +223,7 @@ def build_instance(
             },
             log_path=log_dir / f"instance-{sanitize_tag(candidate.instance_id)}.log",
         )
-    return tag, info.id, scrub.commit, scrub.bytes, time.perf_counter() - start
+    return tag, info.id, scrub.commit, scrub.bytes, git_bytes, time.perf_counter() - start
 
 
 def layer_sizes(engine: Engine, instance_tag: str, env_tag: str) -> int:
@@ -308,7 +314,7 @@ class ImageBuilder:
             rec.reused["env"] = env_reused
             rec.seconds["env"] = round(env_s, 3)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, inst_s = build_instance(
+            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
                 self.engine,
                 env_tag,
                 self._repo(candidate),
@@ -326,6 +332,7 @@ class ImageBuilder:
             rec.reused["instance"] = inst_s == 0.0
             rec.seconds["instance"] = round(inst_s, 3)
             rec.sizes["source_tree"] = source_bytes
+            rec.sizes["git_dir"] = git_bytes
             rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
             env_info = self.engine.image(env_tag)
             rec.sizes["env_image"] = env_info.size if env_info else 0
