@@ -22,7 +22,7 @@ from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
 from swe_forge.gates.runner import PytestRunner
 from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
-from swe_forge.images.audit import audit_image
+from swe_forge.images.audit import audit_image, file_index
 from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
 from swe_forge.jsonl import AtomicWriter
 from swe_forge.mining.classify import PathClassifier
@@ -190,6 +190,8 @@ class Admitter:
         )
         self.work_dir = cache_root(config) / "gates"
         self._repos: dict[str, GitRepository] = {}
+        self._base_files: dict[str, dict[str, tuple[int, int]]] = {}
+        self._lock = threading.Lock()
 
     def _reject(
         self, cand: Candidate, reason: str, detail: str, extra: dict[str, Any] | None = None
@@ -289,6 +291,7 @@ class Admitter:
                 project_name=rec.project_name,
                 base_tree=repo.commit(cand.base_commit).tree if repo else None,
                 base_lines=repo.text_lines(cand.base_commit) if repo else None,
+                unchanged=self._base_index(rec.base_image),
             )
             timings["audit"] = time.perf_counter() - t
             image_audit = {"passed": report.passed, "findings": report.findings, "git": report.git}
@@ -318,6 +321,15 @@ class Admitter:
             "seconds": graded.timings.get("total"),
         }
         return manifest, timings
+
+    def _base_index(self, base_image: str) -> dict[str, tuple[int, int]]:
+        """Files of a base image (scanned once per run): the audit skips them unchanged."""
+        if not base_image:
+            return {}
+        with self._lock:
+            if base_image not in self._base_files:
+                self._base_files[base_image] = file_index(self.engine, base_image)
+            return self._base_files[base_image]
 
     def _repo(self, cand: Candidate) -> GitRepository | None:
         src = cand.provenance.source
