@@ -30,6 +30,8 @@ class FileKind(StrEnum):
 _TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py")
 #: Test-runner configuration files that only the tests use; held out with the tests.
 _TEST_CONFIG_FILES = ("pytest.ini",)
+#: Runner configuration outside test directories; held out with the tests.
+_RUNNER_FILES = ("tox.ini", "noxfile.py", "pytest.ini", "conftest.py", ".pytest.ini")
 #: File names of test *modules* (files that hold tests, not helpers or fixtures).
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py")
 #: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).
@@ -179,6 +181,13 @@ class PathClassifier:
     def is_test(self, path: str) -> bool:
         """True for test code, test data and test-runner config (the held-out side)."""
         return self.classify(path) is FileKind.TEST
+
+    def is_harness_owned(self, path: str) -> bool:
+        """True for what a candidate may never touch and the harness applies itself: tests,
+        CI configuration and test-runner configuration (``tox.ini``, ``noxfile.py``)."""
+        kind = self.classify(path)
+        name = path.rsplit("/", 1)[-1].lower()
+        return kind in (FileKind.TEST, FileKind.CI) or name in _RUNNER_FILES
 
     def is_test_module(self, path: str) -> bool:
         """True for a test path whose file name says it holds tests (``test_*.py``, ...)."""

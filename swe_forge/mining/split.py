@@ -118,9 +118,14 @@ def split_changes(
         return SplitRejection(
             Reason.TOO_MANY_LINES, f"{added + removed} lines changed (cap {max_lines})"
         )
-    # Docs, CI and packaging changes ride along in the gold patch: they are part of the fix
-    # as merged, and the candidate is never asked to reproduce them.
-    held = [k is FileKind.TEST for k in kinds]
+    # Docs and packaging changes ride along in the gold patch: they are part of the fix as
+    # merged, and the candidate is never asked to reproduce them. What the verifier forbids a
+    # candidate to touch (tests, CI, runner configuration) is held out with the tests, so the
+    # gold patch is itself a patch the verifier accepts.
+    held = [
+        k is FileKind.TEST or any(classifier.is_harness_owned(p) for p in ch.paths)
+        for ch, k in zip(changes, kinds, strict=True)
+    ]
     return Split(
         patch="".join(t for t, h in zip(texts, held, strict=True) if not h),
         test_patch="".join(t for t, h in zip(texts, held, strict=True) if h),

@@ -131,10 +131,14 @@ class PatchGuard:
         test_patch_paths: set[str],
         gold_patch: str = "",
         limits: GuardLimits | None = None,
+        project_name: str | None = None,
     ) -> None:
         self.classifier = classifier
         self.protected = {_fold(p) for p in test_patch_paths}
         self.limits = limits or GuardLimits()
+        # The project's own package is not "shadowing" when the project is pluggy or pytest.
+        own = (project_name or "").lower().replace("-", "_")
+        self.framework = _FRAMEWORK_MODULES - {own}
         self.gold_tamper = {code for code, rx in _TAMPER if rx.search(_added_text(gold_patch))}
 
     # ------------------------------------------------------------------ paths
@@ -177,7 +181,7 @@ class PatchGuard:
         if self.classifier.classify(path) is FileKind.CI:
             report.add("ci_config", path)
         module = name[:-3] if name.endswith(".py") else name
-        if module in _FRAMEWORK_MODULES or any(p in _FRAMEWORK_MODULES for p in folded[:-1]):
+        if module in self.framework or any(p in self.framework for p in folded[:-1]):
             report.add("shadows_framework", path)
 
     def check_new_file(self, path: str, report: GuardReport) -> None:

@@ -140,7 +140,12 @@ class Verifier:
                 protected |= {p for p in (fp.old_path, fp.new_path) if p}
         except DiffParseError:
             pass
-        return PatchGuard(self.classifier, test_patch_paths=protected, gold_patch=task.patch)
+        return PatchGuard(
+            self.classifier,
+            test_patch_paths=protected,
+            gold_patch=task.patch,
+            project_name=task.image.get("project_name"),
+        )
 
     def verify(self, task: TaskManifest, patch: str, model: str = "") -> VerifyResult:
         """Grade a patch; infrastructure errors are retried a bounded number of times."""

@@ -140,3 +140,13 @@ def test_audit_needles_ignore_names_at_the_base() -> None:
     needles = needles_from_test_patch(patch, base_lines={b"def test_basic():", b"pass"})
     assert needles.names == frozenset({b"test_brand_new_behaviour"})
     assert needles.modified_files == {"tests/test_m.py": ""}
+
+
+def test_the_project_itself_is_not_shadowing() -> None:
+    patch = "diff --git a/src/pluggy/_hooks.py b/src/pluggy/_hooks.py\n--- a/src/pluggy/_hooks.py\n+++ b/src/pluggy/_hooks.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
+    plain = PatchGuard(PathClassifier(load_config().classify), test_patch_paths=set())
+    assert "shadows_framework" in codes(patch, plain)
+    own = PatchGuard(
+        PathClassifier(load_config().classify), test_patch_paths=set(), project_name="pluggy"
+    )
+    assert codes(patch, own) == set()

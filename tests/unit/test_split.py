@@ -172,3 +172,23 @@ def test_docs_ride_along_in_the_gold_patch() -> None:
     assert isinstance(got, Split)
     assert got.patch.startswith("diff --git a/docs/x.rst") and "docs/x.rst" in got.source_files
     assert "docs" not in got.test_patch
+
+
+def test_ci_and_runner_config_are_held_out_with_the_tests() -> None:
+    ci = change(
+        ".github/workflows/ci.yml",
+        b"a\n",
+        b"b\n",
+        "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    tox = change(
+        "tox.ini",
+        b"a\n",
+        b"b\n",
+        "diff --git a/tox.ini b/tox.ini\n--- a/tox.ini\n+++ b/tox.ini\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    got = split_changes([ci, *good(), tox], CLASSIFIER, max_files=10, max_lines=100)
+    assert isinstance(got, Split)
+    assert got.source_files == ("pkg/m.py",)
+    assert set(got.test_files) == {".github/workflows/ci.yml", "tests/test_m.py", "tox.ini"}
+    assert "tox.ini" in got.test_patch and "tox.ini" not in got.patch
