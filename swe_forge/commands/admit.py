@@ -29,6 +29,7 @@ from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
+from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard
 from swe_forge.verify.verifier import Verifier, VerifySettings
 
 
@@ -121,7 +122,12 @@ class AdmitResult:
         """Totals, rejection reasons, and time per candidate."""
         reasons = Counter(r.reason for r in self.rejected)
         n = len(self.admitted) + len(self.rejected)
+        stages: dict[str, float] = {}
+        for t in self.timings:
+            for key, value in t.items():
+                stages[key] = stages.get(key, 0.0) + value
         return {
+            "seconds_by_stage": {k: round(v, 2) for k, v in sorted(stages.items())},
             "candidates": n,
             "admitted": len(self.admitted),
             "rejected": dict(sorted(reasons.items())),
@@ -212,6 +218,11 @@ class Admitter:
     ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
         """Admit one candidate or say why not; also returns timings (build, gate, audit)."""
         timings: dict[str, float] = {}
+        # Cheap checks first: a gold patch the verifier would refuse makes a task that can never
+        # be graded, and no image or test run is spent on it.
+        refused = self.gold_guard(cand)
+        if refused:
+            return self._reject(cand, "gold_refused", refused), timings
         t = time.perf_counter()
         if images is not None and images.status == "ok":
             rec = images
@@ -222,6 +233,14 @@ class Admitter:
         if rec.status != "ok":
             return self._reject(
                 cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
+            ), timings
+        norm = (rec.project_name or "").lower().replace("_", "-")
+        if norm in FRAMEWORK_PROJECTS:
+            return self._reject(
+                cand,
+                "framework_project",
+                f"{rec.project_name} is imported by the test runner itself; its tasks cannot be "
+                "judged without trusting the code under test",
             ), timings
         files = gate_test_files(cand, self.classifier)
         if not files and self.gate.scope == "touched":
@@ -321,6 +340,18 @@ class Admitter:
             "seconds": graded.timings.get("total"),
         }
         return manifest, timings
+
+    def gold_guard(self, cand: Candidate) -> str:
+        """Why the verifier's static guards would refuse the gold patch ("" when they accept it)."""
+        protected: set[str] = set()
+        try:
+            for fp in parse_diff(cand.test_patch):
+                protected |= {p for p in (fp.old_path, fp.new_path) if p}
+        except DiffParseError:
+            return "the test patch does not parse"
+        guard = PatchGuard(self.classifier, test_patch_paths=protected, gold_patch=cand.patch)
+        report = guard.check(cand.patch)
+        return "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
 
     def _base_index(self, base_image: str) -> dict[str, tuple[int, int]]:
         """Files of a base image (scanned once per run): the audit skips them unchanged."""

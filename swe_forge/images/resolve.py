@@ -115,7 +115,7 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         ]
         if recipe.project_name:
             cmd += ["--no-emit-package", recipe.project_name]
-        interp = shutil.which(f"python{recipe.python}")
+        interp = _target_interpreter(recipe.python)
         if interp:
             # sdists are built for metadata with this interpreter: it must be the target's.
             cmd += ["--python", interp]
@@ -144,6 +144,24 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
 
 UV_MAX_GLIBC_MINOR = 40
 BUILD_TOOLS = ("setuptools", "wheel", "pip", "setuptools-scm")
+
+
+def _target_interpreter(version: str) -> str | None:
+    """A host interpreter of ``version`` that actually runs (a pyenv shim may not)."""
+    found = shutil.which(f"python{version}")
+    if not found:
+        return None
+    try:
+        proc = subprocess.run(
+            [found, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if proc.returncode == 0 and proc.stdout.strip() == version else None
 
 
 def _build_tools_floor(recipe: InstallRecipe) -> str:

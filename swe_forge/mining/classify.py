@@ -208,7 +208,8 @@ class PathClassifier:
         if self._test_files.fullmatch(name) or name in _TEST_CONFIG_FILES:
             return FileKind.TEST
         if dirs and dirs[0] in _CI_TOP:
-            return FileKind.CI
+            # Prose under .github (CONTRIBUTING.md, issue templates) is documentation.
+            return FileKind.DOCS if name.endswith(_DOC_EXTENSIONS) else FileKind.CI
         if not dirs and name in _CI_FILES:
             return FileKind.CI
         if dirs and dirs[0] in self._docs_dirs:

@@ -41,6 +41,8 @@ _RUNNER_CONFIG = {"pytest.ini", "tox.ini", "noxfile.py", "conftest.py", ".pytest
 _GIT_META = {".gitattributes", ".gitmodules", ".git"}
 _STARTUP = {"sitecustomize.py", "usercustomize.py"}
 _FRAMEWORK_MODULES = {"pytest", "_pytest", "pluggy", "py", "swe_forge_harness", "iniconfig"}
+#: Projects whose code the test runner itself imports: tasks from them cannot be judged safely.
+FRAMEWORK_PROJECTS = frozenset({"pytest", "pluggy", "py", "iniconfig"})
 _IMPORT_ROOTS = ("", "src/", "lib/", "tests/", "test/", "testing/")
 _PYTEST_SETTING = re.compile(
     r"\[(?:tool:pytest|pytest|tool\.pytest[^\]]*|coverage:run)\]|\baddopts\b|\btestpaths\b|\bpython_files\b"
@@ -136,9 +138,10 @@ class PatchGuard:
         self.classifier = classifier
         self.protected = {_fold(p) for p in test_patch_paths}
         self.limits = limits or GuardLimits()
-        # The project's own package is not "shadowing" when the project is pluggy or pytest.
-        own = (project_name or "").lower().replace("-", "_")
-        self.framework = _FRAMEWORK_MODULES - {own}
+        # No exemption for a project that *is* pytest or pluggy: its code would run inside the
+        # judge. Such projects are refused at admission (framework_project) instead.
+        self.framework = _FRAMEWORK_MODULES
+        self.project_name = project_name
         self.gold_tamper = {code for code, rx in _TAMPER if rx.search(_added_text(gold_patch))}
 
     # ------------------------------------------------------------------ paths

@@ -142,11 +142,10 @@ def test_audit_needles_ignore_names_at_the_base() -> None:
     assert needles.modified_files == {"tests/test_m.py": ""}
 
 
-def test_the_project_itself_is_not_shadowing() -> None:
+def test_a_framework_project_gets_no_exemption() -> None:
+    # pluggy's own modules run inside the judge: a patch to them is refused even for pluggy.
     patch = "diff --git a/src/pluggy/_hooks.py b/src/pluggy/_hooks.py\n--- a/src/pluggy/_hooks.py\n+++ b/src/pluggy/_hooks.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
-    plain = PatchGuard(PathClassifier(load_config().classify), test_patch_paths=set())
-    assert "shadows_framework" in codes(patch, plain)
     own = PatchGuard(
         PathClassifier(load_config().classify), test_patch_paths=set(), project_name="pluggy"
     )
-    assert codes(patch, own) == set()
+    assert "shadows_framework" in codes(patch, own)
