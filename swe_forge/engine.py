@@ -319,7 +319,7 @@ class Engine:
             for path in collect or []:
                 with suppress(Exception):
                     bits, _stat = ctr.get_archive(path)
-                    with tarfile.open(fileobj=_ChunkReader(bits), mode="r|") as tar:
+                    with tarfile.open(fileobj=ChunkReader(bits), mode="r|") as tar:
                         for member in tar:
                             fh = tar.extractfile(member)
                             if fh is not None:
@@ -344,7 +344,7 @@ class Engine:
     def export(self, image: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes] | None]]:
         """Every file of an image's file system, as tar members (streamed, not unpacked)."""
         with self.container(image, ["/bin/true"]) as ctr:
-            stream = _ChunkReader(ctr.export(chunk_size=1 << 20))
+            stream = ChunkReader(ctr.export(chunk_size=1 << 20))
             with tarfile.open(fileobj=stream, mode="r|") as tar:
                 for member in tar:
                     yield member, tar.extractfile(member) if member.isfile() else None
@@ -356,12 +356,12 @@ class Engine:
                 bits, _stat = ctr.get_archive(path)
             except self._errors.NotFound as exc:
                 raise DockerError(f"{path} does not exist in {image}") from exc
-            buf = _ChunkReader(bits)
+            buf = ChunkReader(bits)
             with tarfile.open(fileobj=buf, mode="r|") as tar:
                 tar.extractall(dest, filter="data")
 
 
-class _ChunkReader(io.RawIOBase):
+class ChunkReader(io.RawIOBase):
     """A file-like view of an iterator of byte chunks (for streaming tar reads)."""
 
     def __init__(self, chunks: Any) -> None:

@@ -29,7 +29,7 @@ from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
-from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard
+from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
 from swe_forge.verify.verifier import Verifier, VerifySettings
 
 
@@ -177,22 +177,8 @@ class Admitter:
         )
         self.limits = Limits(memory=a.memory, pids=a.pids, cpus=a.cpus)
         self.runner = PytestRunner()
-        v = config.verify
         self.verifier = Verifier(
-            self.engine,
-            self.classifier,
-            VerifySettings(
-                timeout_seconds=v.timeout_seconds,
-                limits=Limits(
-                    memory=v.memory,
-                    pids=v.pids,
-                    cpus=v.cpus,
-                    nofile=v.nofile,
-                    fsize_bytes=v.fsize_bytes,
-                ),
-                tmpfs_size=v.tmpfs_size,
-                infra_retries=v.infra_retries,
-            ),
+            self.engine, self.classifier, VerifySettings.from_config(config.verify)
         )
         self.work_dir = cache_root(config) / "gates"
         self._repos: dict[str, GitRepository] = {}
@@ -343,13 +329,11 @@ class Admitter:
 
     def gold_guard(self, cand: Candidate) -> str:
         """Why the verifier's static guards would refuse the gold patch ("" when they accept it)."""
-        protected: set[str] = set()
-        try:
-            for fp in parse_diff(cand.test_patch):
-                protected |= {p for p in (fp.old_path, fp.new_path) if p}
-        except DiffParseError:
-            return "the test patch does not parse"
-        guard = PatchGuard(self.classifier, test_patch_paths=protected, gold_patch=cand.patch)
+        guard = PatchGuard(
+            self.classifier,
+            test_patch_paths=protected_paths(cand.test_patch),
+            gold_patch=cand.patch,
+        )
         report = guard.check(cand.patch)
         return "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge.config import Config
-from swe_forge.engine import Engine, Limits
+from swe_forge.engine import Engine
 from swe_forge.errors import InputError, UsageError
 from swe_forge.jsonl import AtomicWriter, read_jsonl
 from swe_forge.mining.classify import PathClassifier
@@ -162,22 +162,8 @@ def run_verify(
         raise InputError(
             f"predictions for unknown tasks: {', '.join(unknown[:5])}", hint="check --tasks"
         )
-    a = config.verify
     verifier = Verifier(
-        Engine(),
-        PathClassifier(config.classify),
-        VerifySettings(
-            timeout_seconds=a.timeout_seconds,
-            limits=Limits(
-                memory=a.memory,
-                pids=a.pids,
-                cpus=a.cpus,
-                nofile=a.nofile,
-                fsize_bytes=a.fsize_bytes,
-            ),
-            tmpfs_size=a.tmpfs_size,
-            infra_retries=a.infra_retries,
-        ),
+        Engine(), PathClassifier(config.classify), VerifySettings.from_config(config.verify)
     )
     run = VerifyRun(jobs=jobs)
     if out_dir is not None:

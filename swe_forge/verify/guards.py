@@ -282,6 +282,17 @@ class PatchGuard:
                     break
 
 
+def protected_paths(test_patch: str) -> set[str]:
+    """Every path a test patch touches (both sides of renames); empty if it does not parse."""
+    out: set[str] = set()
+    try:
+        for fp in parse_diff(test_patch):
+            out |= {p for p in (fp.old_path, fp.new_path) if p}
+    except DiffParseError:
+        return set()
+    return out
+
+
 def _added_text(patch: str) -> str:
     return "\n".join(
         line[1:]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import shutil
 import tarfile
@@ -34,13 +33,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from swe_forge.config import VerifyConfig
 from swe_forge.diffs import DiffParseError, apply_file_patch, parse_diff
-from swe_forge.engine import Engine, Limits
+from swe_forge.engine import ChunkReader, Engine, Limits
 from swe_forge.errors import DockerError
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.channel import Channel, ChannelLog
-from swe_forge.verify.guards import GuardReport, PatchGuard
+from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 
 RESULT_SCHEMA_VERSION = 1
 STATUSES = (
@@ -92,6 +92,14 @@ class VerifySettings:
     tmpfs_size: str = "512m"
     infra_retries: int = 2
 
+    @classmethod
+    def from_config(cls, v: VerifyConfig) -> VerifySettings:
+        """The settings of ``configs/default.yaml``'s ``verify`` section."""
+        limits = Limits(
+            memory=v.memory, pids=v.pids, cpus=v.cpus, nofile=v.nofile, fsize_bytes=v.fsize_bytes
+        )
+        return cls(v.timeout_seconds, limits, v.tmpfs_size, v.infra_retries)
+
 
 class InfraError(Exception):
     """Something on our side failed; never the candidate's fault."""
@@ -134,15 +142,9 @@ class Verifier:
 
     def guard(self, task: TaskManifest) -> PatchGuard:
         """The guards of a task: its test patch's paths are protected."""
-        protected: set[str] = set()
-        try:
-            for fp in parse_diff(task.test_patch):
-                protected |= {p for p in (fp.old_path, fp.new_path) if p}
-        except DiffParseError:
-            pass
         return PatchGuard(
             self.classifier,
-            test_patch_paths=protected,
+            test_patch_paths=protected_paths(task.test_patch),
             gold_patch=task.patch,
             project_name=task.image.get("project_name"),
         )
@@ -518,7 +520,7 @@ class Verifier:
         except Exception as exc:
             raise InfraError(f"cannot read /testbed back: {exc}") from exc
         allowed = {str(p) for p in task.harness.get("config_files", [])}
-        with tarfile.open(fileobj=_Stream(bits), mode="r|") as tar:
+        with tarfile.open(fileobj=ChunkReader(bits), mode="r|") as tar:
             for member in tar:
                 name = member.name.split("/", 1)[1] if "/" in member.name else ""
                 base = name.rsplit("/", 1)[-1]
@@ -529,32 +531,12 @@ class Verifier:
         return problems
 
 
-class _Stream(io.RawIOBase):
-    def __init__(self, chunks: Any) -> None:
-        self._it = iter(chunks)
-        self._buf = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while not self._buf:
-            try:
-                self._buf = next(self._it)
-            except StopIteration:
-                return 0
-        n = min(len(b), len(self._buf))
-        b[:n] = self._buf[:n]
-        self._buf = self._buf[n:]
-        return n
-
-
 def _read_file(ctr: Any, path: str) -> bytes | None:
     try:
         bits, _ = ctr.get_archive(path)
     except Exception:
         return None
-    with tarfile.open(fileobj=_Stream(bits), mode="r|") as tar:
+    with tarfile.open(fileobj=ChunkReader(bits), mode="r|") as tar:
         for member in tar:
             if not member.isfile():
                 return None
