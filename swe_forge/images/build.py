@@ -47,16 +47,24 @@ COPY --from=build /opt/venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv
 """
 
+#: The layer holds the one-commit .git and what the install adds, not a second copy of every
+#: file: the work tree is checked out when a container starts (tens of milliseconds), so the
+#: instance layer is about the size of the compressed objects instead of the tree plus them.
+MATERIALIZE = "git -C /testbed checkout -q -f HEAD -- ."
 INSTANCE_DOCKERFILE = """\
 FROM {env}
 COPY --chown=1000:1000 testbed /testbed
 WORKDIR /testbed
 RUN git config --system --add safe.directory /testbed \\
+ && git -C /testbed checkout -q -f HEAD -- . \\
  && {install} \\
+ && git -C /testbed ls-files -z | xargs -0 -r rm -f -- \\
  && find /testbed -xdev ! -user 1000 -exec chown -h 1000:1000 {{}} + \\
  && rm -rf /root/.cache /tmp/*
 USER 1000:1000
 ENV HOME=/home/swe
+ENTRYPOINT ["/bin/sh", "-c", "{materialize} && exec \\"$@\\"", "swe-forge-entrypoint"]
+CMD ["/bin/bash"]
 """
 
 
@@ -193,6 +201,10 @@ def build_instance(
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
         scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
+        # Only the repository goes into the image; the files come out of it at start-up.
+        for item in (ctx / "testbed").iterdir():
+            if item.name != ".git":
+                shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
         git_bytes = sum(
             f.stat().st_size for f in (ctx / "testbed" / ".git").rglob("*") if f.is_file()
         )
@@ -205,7 +217,9 @@ def build_instance(
             if install
             else "true"
         )
-        (ctx / "Dockerfile").write_text(INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd))
+        (ctx / "Dockerfile").write_text(
+            INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd, materialize=MATERIALIZE)
+        )
         # Our own .dockerignore at the context root: the repository's own one (inside
         # testbed/) must not decide what the image holds, and it does not at this level.
         (ctx / ".dockerignore").write_text("")

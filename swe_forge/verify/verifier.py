@@ -37,6 +37,7 @@ from swe_forge.config import VerifyConfig
 from swe_forge.diffs import DiffParseError, apply_file_patch, parse_diff
 from swe_forge.engine import ChunkReader, Engine, Limits
 from swe_forge.errors import DockerError
+from swe_forge.images.build import MATERIALIZE
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.channel import Channel, ChannelLog
@@ -322,7 +323,10 @@ class Verifier:
         t = time.perf_counter()
         ctx = self.engine.container(
             image_id,
-            ["/bin/sh", "-c", "sleep 2147483647"],
+            None,
+            # Not the image's entrypoint: the work tree is checked out by our first exec, so
+            # nothing races with it.
+            entrypoint=["/bin/sh", "-c", "exec sleep 2147483647"],
             network_mode="none",
             network_disabled=True,
             cap_drop=["ALL"],
@@ -355,6 +359,11 @@ class Verifier:
             except Exception as exc:
                 raise InfraError(f"cannot start the container: {exc}") from exc
             timings["container_start"] = time.perf_counter() - t
+            t = time.perf_counter()
+            code, out = self._exec(ctr, ["/bin/sh", "-c", MATERIALIZE], 300)
+            if code != 0:
+                raise InfraError(f"cannot check out the work tree: {out[-500:]}")
+            timings["checkout"] = time.perf_counter() - t
             # 4. apply the candidate
             t = time.perf_counter()
             code, out = self._exec(
