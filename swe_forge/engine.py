@@ -278,21 +278,7 @@ class Engine:
         with self.container(
             image,
             command,
-            network_mode="none",
-            network_disabled=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            pids_limit=limits.pids,
-            mem_limit=limits.memory,
-            memswap_limit=limits.memory,
-            nano_cpus=int(limits.cpus * 1e9),
-            ulimits=[
-                self._ulimit("nofile", limits.nofile),
-                self._ulimit("fsize", limits.fsize_bytes),
-                self._ulimit("core", 0),
-            ],
-            user=user,
-            working_dir=working_dir,
+            **self.locked_options(limits, user=user, working_dir=working_dir),
             environment=environment or {},
             volumes=volumes or {},
         ) as ctr:
@@ -326,6 +312,27 @@ class Engine:
                                 files[path] = fh.read(limits.output_bytes * 4)
                             break
             return RunOutcome(code, timed_out, bool(state.get("OOMKilled")), output, files, seconds)
+
+    def locked_options(self, limits: Limits, *, user: str, working_dir: str) -> dict[str, Any]:
+        """Container options of every container that runs untrusted code: no network, no
+        capabilities, no new privileges, a non-root user, and the resource limits."""
+        return {
+            "network_mode": "none",
+            "network_disabled": True,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": limits.pids,
+            "mem_limit": limits.memory,
+            "memswap_limit": limits.memory,
+            "nano_cpus": int(limits.cpus * 1e9),
+            "ulimits": [
+                self._ulimit("nofile", limits.nofile),
+                self._ulimit("fsize", limits.fsize_bytes),
+                self._ulimit("core", 0),
+            ],
+            "user": user,
+            "working_dir": working_dir,
+        }
 
     def _ulimit(self, name: str, value: int) -> Any:
         import docker.types

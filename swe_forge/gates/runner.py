@@ -79,6 +79,27 @@ class TestRunner(Protocol):
         """Per-test outcomes, collection errors, and tamper evidence from the report."""
 
 
+#: How the harness runs pytest: its plugin in, caches and order/rerun plugins out.
+PYTEST_ARGS = (
+    "python",
+    "-m",
+    "pytest",
+    "-p",
+    "swe_forge_harness",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:randomly",
+    "-p",
+    "no:rerunfailures",
+    "-p",
+    "no:flaky",
+    "--rootdir=/testbed",
+    "--continue-on-collection-errors",
+    "-q",
+)
+
+
 class PytestRunner:
     """pytest with the swe-forge harness plugin."""
 
@@ -87,32 +108,17 @@ class PytestRunner:
     def __init__(self, extra_args: str = "") -> None:
         self.extra_args = extra_args
 
+    def argv(self, test_files: list[str]) -> list[str]:
+        """pytest's arguments with the harness: the same for admission and verification."""
+        return [
+            *PYTEST_ARGS,
+            *shlex.split(self.extra_args),
+            *test_files,
+        ]
+
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The pytest command line (the order seed travels in the environment)."""
-        args = [
-            "python",
-            "-m",
-            "pytest",
-            "-p",
-            "swe_forge_harness",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:rerunfailures",
-            "-p",
-            "no:flaky",
-            "--rootdir=/testbed",
-            "--continue-on-collection-errors",
-            "-q",
-        ]
-        cmd = " ".join(shlex.quote(a) for a in args)
-        if self.extra_args:
-            cmd += " " + self.extra_args
-        if test_files:
-            cmd += " " + " ".join(shlex.quote(f) for f in test_files)
-        return cmd
+        return " ".join(shlex.quote(a) for a in self.argv(test_files))
 
     def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str], str]:
         """Read the harness plugin's JSON report."""

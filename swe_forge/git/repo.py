@@ -283,26 +283,8 @@ class GitRepository:
             return None
         return str(entry.id), bytes(obj.data)
 
-    def text_lines(self, commit_sha: str, max_bytes: int = 2 << 20) -> set[bytes]:
-        """Every stripped line of every text file (up to ``max_bytes`` each) at a commit."""
-        out: set[bytes] = set()
-        stack = [self._tree(commit_sha)]
-        while stack:
-            tree = stack.pop()
-            for entry in tree:
-                if entry.type_str == "tree":
-                    sub = self._repo[entry.id]
-                    if isinstance(sub, pygit2.Tree):
-                        stack.append(sub)
-                elif entry.type_str == "blob" and entry.filemode != MODE_SYMLINK:
-                    _kind, data = self._repo.odb.read(entry.id)
-                    if len(data) <= max_bytes and b"\0" not in data[:8192]:
-                        out.update(line.strip() for line in bytes(data).splitlines())
-        return out
-
-    def paths(self, commit_sha: str) -> list[str]:
-        """Every file path in a commit's tree (blobs and links), sorted."""
-        out: list[str] = []
+    def _entries(self, commit_sha: str) -> Iterator[tuple[str, pygit2.Object]]:
+        """(path, tree entry) of every non-tree entry of a commit's tree."""
         stack: list[tuple[str, pygit2.Tree]] = [("", self._tree(commit_sha))]
         while stack:
             prefix, tree = stack.pop()
@@ -313,23 +295,29 @@ class GitRepository:
                     if isinstance(sub, pygit2.Tree):
                         stack.append((path + "/", sub))
                 else:
-                    out.append(path)
-        return sorted(out)
+                    yield path, entry
+
+    def text_lines(self, commit_sha: str, max_bytes: int = 2 << 20) -> set[bytes]:
+        """Every stripped line of every text file (up to ``max_bytes`` each) at a commit."""
+        out: set[bytes] = set()
+        for _path, entry in self._entries(commit_sha):
+            if entry.type_str == "blob" and entry.filemode != MODE_SYMLINK:
+                _kind, data = self._repo.odb.read(entry.id)
+                if len(data) <= max_bytes and b"\0" not in data[:8192]:
+                    out.update(line.strip() for line in bytes(data).splitlines())
+        return out
+
+    def paths(self, commit_sha: str) -> list[str]:
+        """Every file path in a commit's tree (blobs and links), sorted."""
+        return sorted(path for path, _entry in self._entries(commit_sha))
 
     def identifiers(self, commit_sha: str, suffix: str = ".py") -> set[str]:
         """Every identifier that appears in a ``suffix`` file at a commit."""
         out: set[str] = set()
-        stack = [self._tree(commit_sha)]
-        while stack:
-            tree = stack.pop()
-            for entry in tree:
-                if entry.type_str == "tree":
-                    sub = self._repo[entry.id]
-                    if isinstance(sub, pygit2.Tree):
-                        stack.append(sub)
-                elif entry.type_str == "blob" and (entry.name or "").endswith(suffix):
-                    _kind, data = self._repo.odb.read(entry.id)
-                    out.update(m.decode() for m in _IDENT.findall(bytes(data)))
+        for path, entry in self._entries(commit_sha):
+            if entry.type_str == "blob" and path.endswith(suffix):
+                _kind, data = self._repo.odb.read(entry.id)
+                out.update(m.decode() for m in _IDENT.findall(bytes(data)))
         return out
 
     def read_blob(self, blob_id: str) -> bytes:

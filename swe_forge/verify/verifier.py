@@ -37,6 +37,7 @@ from swe_forge.config import VerifyConfig
 from swe_forge.diffs import DiffParseError, apply_file_patch, parse_diff
 from swe_forge.engine import ChunkReader, Engine, Limits
 from swe_forge.errors import DockerError
+from swe_forge.gates.runner import PytestRunner
 from swe_forge.images.build import MATERIALIZE
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
@@ -327,21 +328,7 @@ class Verifier:
             # Not the image's entrypoint: the work tree is checked out by our first exec, so
             # nothing races with it.
             entrypoint=["/bin/sh", "-c", "exec sleep 2147483647"],
-            network_mode="none",
-            network_disabled=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            pids_limit=limits.pids,
-            mem_limit=limits.memory,
-            memswap_limit=limits.memory,
-            nano_cpus=int(limits.cpus * 1e9),
-            ulimits=[
-                self.engine._ulimit("nofile", limits.nofile),
-                self.engine._ulimit("fsize", limits.fsize_bytes),
-                self.engine._ulimit("core", 0),
-            ],
-            user="1000:1000",
-            working_dir="/testbed",
+            **self.engine.locked_options(limits, user="1000:1000", working_dir="/testbed"),
             tmpfs={"/tmp": f"size={self.settings.tmpfs_size},mode=1777"},
             volumes={
                 str(io_dir): {"bind": f"{MOUNT}/in", "mode": "ro"},
@@ -401,25 +388,7 @@ class Verifier:
                 raise InfraError(f"the test patch did not apply after the candidate: {out[-500:]}")
             # 6. the tests
             files = [str(f) for f in task.harness.get("test_files", [])]
-            cmd = [
-                "python",
-                "-m",
-                "pytest",
-                "-p",
-                "swe_forge_harness",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:randomly",
-                "-p",
-                "no:rerunfailures",
-                "-p",
-                "no:flaky",
-                "--rootdir=/testbed",
-                "--continue-on-collection-errors",
-                "-q",
-                *files,
-            ]
+            cmd = PytestRunner().argv(files)
             env = {
                 "PYTHONHASHSEED": "0",
                 "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
