@@ -3,8 +3,10 @@
 
 Both run in this process's run, on the same repository, several times; the medians are
 compared. Mining is measured cold (empty licence cache) and warm (cache filled by an earlier
-run), as a fresh CI job and a re-run would see it. Prints commits scanned per second and the
-ratio mine / git (the target is <= 2.0).
+run), as a fresh CI job and a re-run would see it, with one worker per CPU and with one.
+Prints commits scanned per second and the ratio mine / git (the target is <= 2.0), next to two
+floors measured in the same run: the CLI's start-up alone, and git printing the patch text of
+the candidates mine found (what mine must emit on top of what git log prints).
 
 Usage: scripts/bench_mine.py REPO [--branch B] [--runs N]
        (REPO: a local clone or bare repository with >= 2,000 commits)
@@ -26,9 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SWE_FORGE = ROOT / ".venv" / "bin" / "swe-forge"
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, bytes]:
+def timed(
+    cmd: list[str], env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> tuple[float, bytes]:
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
+    proc = subprocess.run(cmd, capture_output=True, env=env, input=stdin, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(
@@ -74,42 +78,50 @@ def main() -> None:
         empty.mkdir()
         cfg = Path(tmp) / "bench.yaml"
         cfg.write_text(f"blocklist:\n  dir: {empty}\n")
-        mine_cmd = [
-            str(SWE_FORGE),
-            "--config",
-            str(cfg),
-            "mine",
-            str(repo),
-            "-o",
-            str(out),
-            "--json",
-            "-q",
-        ]
+        base_cmd = [str(SWE_FORGE), "--config", str(cfg), "mine", str(repo), "-o", str(out)]
+        base_cmd += ["--json", "-q"]
         if args.branch != "HEAD":
-            mine_cmd += ["--branch", args.branch]
-        cold, warm = [], []
+            base_cmd += ["--branch", args.branch]
+        runs: dict[str, list[float]] = {"cold": [], "warm": [], "jobs1": []}
         summary: dict[str, object] = {}
         for i in range(args.runs):
             env = dict(os.environ, SWE_FORGE_CACHE=str(Path(tmp) / f"cache-{i}"))
-            t, stdout = timed(mine_cmd, env)
-            cold.append(t)
-            t, stdout = timed(mine_cmd, env)
-            warm.append(t)
+            t, stdout = timed(base_cmd, env)
+            runs["cold"].append(t)
+            t, stdout = timed(base_cmd, env)
+            runs["warm"].append(t)
             summary = json.loads(stdout)
+            t, _ = timed([*base_cmd, "--jobs", "1"], env)
+            runs["jobs1"].append(t)
+        # Floors: what any run of mine pays before it reads a commit (interpreter and CLI
+        # start-up), and what git itself needs to print the patch text mine must emit (the
+        # candidates' diffs against their first parents).
+        startup = [timed([str(SWE_FORGE), "--version"])[0] for _ in range(args.runs)]
+        merges = "".join(
+            json.loads(line)["provenance"]["merge_commit"] + "\n"
+            for line in out.read_text().splitlines()
+        ).encode()
+        patch_cmd = ["git", f"--git-dir={git_dir}", "diff-tree", "--stdin", "-p", "-M"]
+        patch_cmd += ["--no-commit-id", "-m", "--first-parent", "--no-ext-diff", "--no-textconv"]
+        patch_times = [timed(patch_cmd, stdin=merges)[0] for _ in range(args.runs)]
     g = statistics.median(git_times)
-    c = statistics.median(cold)
-    w = statistics.median(warm)
     scanned = int(summary["commits_scanned"])  # type: ignore[call-overload]
     print(f"repository: {repo}  ({total} commits, {first_parent} on the first-parent chain)")
     print(f"mine found {summary['prs_found']} PRs, {summary['candidates']} candidates")
-    print(f"git log --first-parent --name-status: {g:.3f} s  ({first_parent / g:,.0f} commits/s)")
-    print(
-        f"swe-forge mine, cold licence cache:   {c:.3f} s  ({scanned / c:,.0f} commits/s)  ratio {c / g:.1f}x"
-    )
-    print(
-        f"swe-forge mine, warm licence cache:   {w:.3f} s  ({scanned / w:,.0f} commits/s)  ratio {w / g:.1f}x"
-    )
-    print(f"target: ratio <= 2.0 -> {'met' if w / g <= 2.0 else 'NOT met'}")
+    print(f"CPUs: {os.cpu_count()}; medians of {args.runs} runs; ratio = time / git log's time")
+
+    def row(label: str, seconds: float, commits: int | None = None) -> None:
+        rate = f"  ({commits / seconds:,.0f} commits/s)" if commits else ""
+        print(f"  {label:<52} {seconds:7.3f} s  ratio {seconds / g:5.1f}x{rate}")
+
+    row("git log --first-parent --name-status (baseline)", g, first_parent)
+    row("floor: swe-forge --version (start-up only)", statistics.median(startup))
+    row("floor: git diff-tree -p of the candidates' merges", statistics.median(patch_times))
+    row("swe-forge mine --jobs 1, warm licence cache", statistics.median(runs["jobs1"]), scanned)
+    row("swe-forge mine (one worker per CPU), cold cache", statistics.median(runs["cold"]), scanned)
+    row("swe-forge mine (one worker per CPU), warm cache", statistics.median(runs["warm"]), scanned)
+    w = statistics.median(runs["warm"])
+    print(f"target: ratio <= 2.0 -> {'met' if w / g <= 2.0 else 'NOT met'} ({w / g:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -200,6 +200,17 @@ def mine(
     offline: Annotated[
         bool, typer.Option(help="Never touch the network: use cached clones only.")
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Worker processes that diff, split and prove PRs (0: one per CPU; default "
+            "mine.jobs from the config). The output is the same for any value.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON summary on stdout instead of a table.")
     ] = False,
@@ -224,6 +235,7 @@ def mine(
         max_candidates=max_candidates,
         branch=branch,
         offline=offline,
+        jobs=jobs,
     )
     reporter = RichReporter(_err, enabled=not quiet and not as_json and _err.is_terminal)
     result = run_mine(

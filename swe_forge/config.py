@@ -37,6 +37,8 @@ class MineConfig:
     context_lines: int = 3
     detect_renames: bool = True
     min_problem_statement_chars: int = 1
+    #: Worker processes that diff, split and prove candidate PRs (0: one per CPU).
+    jobs: int = 0
 
 
 @dataclass(frozen=True)
@@ -315,6 +317,10 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"admit.scope must be 'touched' or 'suite', not {config.admit.scope!r}")
     if config.admit.runs_per_phase < 1 or not config.admit.hash_seeds:
         raise ConfigError("admit.runs_per_phase must be >= 1 and admit.hash_seeds non-empty")
+    if config.mine.jobs < 0:
+        raise ConfigError(
+            f"mine.jobs must be >= 0, not {config.mine.jobs}", hint="0 means one per CPU"
+        )
     if config.schema_version != 1:
         raise ConfigError(
             f"configuration schema_version {config.schema_version} is not supported",

@@ -11,7 +11,6 @@ from typing import Any
 from swe_forge import __version__
 from swe_forge.config import Config
 from swe_forge.jsonl import AtomicWriter
-from swe_forge.mining.github import GitHubClient
 from swe_forge.mining.miner import MineOptions, Miner, RepoStats
 from swe_forge.mining.sources import expand_sources
 from swe_forge.progress import NullReporter, Reporter
@@ -78,7 +77,11 @@ def run_mine(
     started = time.perf_counter()
     repos = expand_sources(sources)
     reporter = reporter or NullReporter()
-    client = GitHubClient(config.github) if github else None
+    client = None
+    if github:
+        from swe_forge.mining.github import GitHubClient
+
+        client = GitHubClient(config.github)
     miner = Miner(config, github=client, reporter=reporter)
     result = MineResult(output=output, rejected_output=rejected)
     out = AtomicWriter(output)

@@ -7,7 +7,7 @@ mining stage reads history through it: a mined repository is hostile input.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,21 +181,16 @@ class GitRepository:
         for commit in walker:
             yield self._info(commit)
 
-    def count_first_parent(self, head: str) -> int:
-        """How many commits :meth:`first_parent_history` yields (cheap: no diffs)."""
-        walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)
-        walker.simplify_first_parent()
-        return sum(1 for _ in walker)
-
     def root_commits(self, head: str) -> tuple[str, ...]:
         """Every parentless commit reachable from ``head``, sorted."""
         walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)
         return tuple(sorted(str(c.id) for c in walker if not c.parent_ids))
 
-    def first_parent_tags(self, head: str) -> dict[str, str]:
-        """For each commit of the first-parent chain of ``head``, the newest tag at or before
-        it on that chain (one walk for the whole history; ``git describe`` per commit is
-        ~100x slower on repositories with many tags)."""
+    def first_parent_tags(self, chain: Sequence[str]) -> dict[str, str]:
+        """For each commit of a first-parent ``chain`` (newest first, as
+        :meth:`first_parent_history` gives it), the newest tag at or before it on that chain
+        (one pass for the whole history; ``git describe`` per commit is ~100x slower on
+        repositories with many tags)."""
         tagged: dict[str, str] = {}
         for name in self._repo.references:
             if not name.startswith("refs/tags/"):
@@ -205,7 +200,6 @@ class GitRepository:
             except (pygit2.GitError, ValueError, KeyError):
                 continue
             tagged.setdefault(str(target.id), name.removeprefix("refs/tags/"))
-        chain = [c.sha for c in self.first_parent_history(head)]
         out: dict[str, str] = {}
         current: str | None = None
         for sha in reversed(chain):
@@ -213,6 +207,13 @@ class GitRepository:
             if current is not None:
                 out[sha] = current
         return out
+
+    def tree_of(self, sha: str) -> str:
+        """The tree id of a commit."""
+        try:
+            return str(self._repo[sha].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitError(f"commit {sha} not found in {self.path}") from exc
 
     def nearest_tag(self, sha: str) -> str | None:
         """The nearest tag reachable from a commit (``git describe --tags --abbrev=0``)."""

@@ -21,7 +21,6 @@ Checks, each a named finding when it fails:
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -36,6 +35,7 @@ from packaging.utils import canonicalize_name
 from swe_forge.diffs import DiffParseError, parse_diff
 from swe_forge.engine import Engine
 from swe_forge.git.history_audit import GitAudit, audit_git_dir
+from swe_forge.git.objects import blob_id
 
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{5,}")
 _SKIP_PREFIXES = ("proc/", "sys/", "dev/")
@@ -111,11 +111,6 @@ def needles_from_test_patch(test_patch: str, base_lines: set[bytes] | None = Non
     return Needles(frozenset(names), frozenset(lines), tuple(sorted(added)), modified)
 
 
-def git_blob_id(data: bytes) -> str:
-    """The git blob id of some bytes."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
 def audit_image(
     engine: Engine,
     image: str,
@@ -175,7 +170,7 @@ def _scan(
         if name in modified and fh is not None:
             data = fh.read()
             seen_modified.add(name)
-            if modified[name] and not git_blob_id(data).startswith(modified[name]):
+            if modified[name] and not blob_id(data).startswith(modified[name]):
                 report.fail("test_files", f"/{name} is not at its base version")
             _check_content(name, data, needles, report)
             continue

@@ -8,12 +8,21 @@ and split, check the caps and the statement, and prove the split round-trips.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
+import os
 import re
-from collections import Counter
+import signal
+import sys
+import threading
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing import get_context
+from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swe_forge import __version__
 from swe_forge.config import Config
@@ -21,7 +30,6 @@ from swe_forge.errors import SweForgeError
 from swe_forge.git.repo import CommitInfo, GitRepository
 from swe_forge.mining.blocklist import Blocklist
 from swe_forge.mining.classify import PathClassifier
-from swe_forge.mining.github import GitHubClient
 from swe_forge.mining.license import (
     IdentityCache,
     LicenseJudge,
@@ -47,6 +55,10 @@ from swe_forge.records import (
     Rejection,
 )
 
+if TYPE_CHECKING:
+    # Imported only when --github is used (it pulls in an HTTP stack).
+    from swe_forge.mining.github import GitHubClient
+
 _VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?")
 _VERSION_LINE = re.compile(rb"^version\s*[=:]\s*[\"']?([0-9][^\"'\s]*)", re.MULTILINE)
 
@@ -60,6 +72,8 @@ class MineOptions:
     max_candidates: int | None = None
     branch: str | None = None
     offline: bool = False
+    #: Worker processes for building candidates; None takes ``mine.jobs`` from the config.
+    jobs: int | None = None
 
 
 @dataclass
@@ -178,47 +192,131 @@ class Miner:
             read_blob=repo.read_blob,
             identity_cache=self.identity_cache,
         )
-        versions: dict[str, str] = {}
-        tags = repo.first_parent_tags(head)
+        # One walk serves the progress total, the tags and the loop (walks are cheap, but a
+        # repeated one shows on large histories).
+        history = list(repo.first_parent_history(head))
+        ctx = _BuildContext(
+            miner=self,
+            path=repo.path,
+            name=name,
+            source=source,
+            branch=branch,
+            tags=repo.first_parent_tags([c.sha for c in history]),
+            repo=repo,
+        )
+        jobs = self._jobs(options)
         candidates: list[Candidate] = []
         rejections: list[Rejection] = []
-        # PR number -> the reason its newer commit was rejected ("" for a candidate).
+        # PR number -> the reason its newer commit was rejected ("" once it went on to be built).
         seen_prs: dict[int, str] = {}
-        self.reporter.start(name, repo.count_first_parent(head))
+        # Results in walk order. Screening (licence, file kinds) happens here as the history is
+        # walked; building (diff text, split, proof) happens in worker processes when jobs > 1.
+        # Results are taken strictly in walk order, so the output, and where --max-candidates
+        # cuts it, is the same for any number of jobs.
+        slots: deque[_Slot] = deque()
+        batch: list[tuple[_Slot, PullRequest, CommitInfo, LicenseVerdict]] = []
+        inflight: deque[tuple[AsyncResult[list[Candidate | Rejection]], list[_Slot]]] = deque()
+        pool = _start_pool(ctx, jobs) if jobs > 1 else None
+        jobs = jobs if pool is not None else 1
+        scanned = prs = 0
+        done = False
+
+        def submit() -> None:
+            items = [(pr, commit, verdict) for _slot, pr, commit, verdict in batch]
+            chunk = [slot for slot, *_ in batch]
+            batch.clear()
+            if pool is None:
+                for slot, made in zip(chunk, _build_items(ctx, items), strict=True):
+                    slot.result = made
+            else:
+                inflight.append((pool.apply_async(_build_chunk, (items,)), chunk))
+
+        def collect(block: bool) -> None:
+            # Keep a bounded number of chunks in flight (memory) and pick up finished ones.
+            while inflight and (block or inflight[0][0].ready() or len(inflight) > 4 * jobs):
+                result, chunk = inflight.popleft()
+                for slot, made in zip(chunk, result.get(), strict=True):
+                    slot.result = made
+
+        def emit() -> bool:
+            """Record finished results in walk order; True once the budget is spent."""
+            while slots and slots[0].result is not None:
+                slot = slots.popleft()
+                made = slot.result
+                stats.commits_scanned, stats.prs_found = slot.scanned, slot.prs
+                if isinstance(made, Candidate):
+                    candidates.append(made)
+                    stats.candidates += 1
+                    if budget is not None and len(candidates) >= budget:
+                        return True
+                else:
+                    assert made is not None
+                    rejections.append(made)
+                    stats.rejections[made.reason] += 1
+            return False
+
+        self.reporter.start(name, len(history))
         try:
-            for commit in repo.first_parent_history(head):
+            for index, commit in enumerate(history):
                 self.reporter.advance()
-                stats.commits_scanned += 1
+                scanned += 1
                 if not self._in_window(commit, options):
                     continue
                 pr = parse_pr(commit.message, len(commit.parents))
                 if pr is None:
                     continue
-                stats.prs_found += 1
+                prs += 1
+                slot = _Slot(scanned, prs)
+                slots.append(slot)
                 # A number seen on a newer commit is a reused number (a project that moved)
                 # or a re-merge; the newest commit wins, unless it changed nothing.
                 if seen_prs.get(pr.number, Reason.EMPTY_DIFF.value) != Reason.EMPTY_DIFF.value:
-                    rej = self._reject(
+                    slot.result = self._reject(
                         name, pr, commit, Reason.DUPLICATE_PR, "PR number seen on a newer commit"
                     )
                 else:
-                    made = self._one(repo, judge, versions, tags, name, source, branch, pr, commit)
-                    seen_prs[pr.number] = "" if isinstance(made, Candidate) else made.reason
-                    if isinstance(made, Candidate):
-                        candidates.append(made)
-                        stats.candidates += 1
-                        if budget is not None and len(candidates) >= budget:
-                            break
-                        continue
-                    rej = made
-                rejections.append(rej)
-                stats.rejections[rej.reason] += 1
+                    # On the first-parent chain the next commit is this one's base.
+                    following = history[index + 1] if index + 1 < len(history) else None
+                    base_tree = (
+                        following.tree
+                        if following is not None and following.sha == commit.parents[0]
+                        else None
+                    )
+                    screened = self._screen(repo, judge, name, pr, commit, base_tree)
+                    if isinstance(screened, Rejection):
+                        seen_prs[pr.number] = screened.reason
+                        slot.result = screened
+                    else:
+                        seen_prs[pr.number] = ""
+                        batch.append((slot, pr, commit, screened))
+                        if pool is None or len(batch) >= BUILD_CHUNK:
+                            submit()
+                collect(block=False)
+                if emit():
+                    done = True
+                    break
+            if not done:
+                if batch:
+                    submit()
+                collect(block=True)
+                if not emit():
+                    stats.commits_scanned, stats.prs_found = scanned, prs
         finally:
+            if pool is not None:
+                _stop_pool(pool)
             self.reporter.finish()
             self.identity_cache.save()
         candidates.sort(key=lambda c: c.provenance.pr_number)
         rejections.sort(key=lambda r: (r.pr_number or 0, r.commit or ""))
         return candidates, rejections
+
+    def _jobs(self, options: MineOptions) -> int:
+        # The GitHub client keeps rate-limit state and a session: statements are fetched from
+        # this process, one PR at a time.
+        if self.github is not None:
+            return 1
+        jobs = options.jobs if options.jobs is not None else self.config.mine.jobs
+        return jobs if jobs > 0 else max(1, min(os.cpu_count() or 1, 8))
 
     @staticmethod
     def _in_window(commit: CommitInfo, options: MineOptions) -> bool:
@@ -241,18 +339,19 @@ class Miner:
             commit=commit.sha,
         )
 
-    def _one(
+    def _screen(
         self,
         repo: GitRepository,
         judge: LicenseJudge,
-        versions: dict[str, str],
-        tags: dict[str, str],
         name: str,
-        source: RepoSource,
-        branch: str,
         pr: PullRequest,
         commit: CommitInfo,
-    ) -> Candidate | Rejection:
+        base_tree: str | None,
+    ) -> LicenseVerdict | Rejection:
+        """The checks made in walk order: blocklisted PR, licence, an empty diff.
+
+        Returns the licence verdict of a PR worth building, else its rejection.
+        """
         base = commit.parents[0]
         hit = self.blocklist.match_pr(name, pr.number)
         if hit is not None:
@@ -260,6 +359,27 @@ class Miner:
         verdict: LicenseVerdict = judge.judge(base)
         if not verdict.allowed:
             return self._reject(name, pr, commit, Reason(verdict.reason), verdict.detail)
+        try:
+            if (base_tree or repo.tree_of(base)) == commit.tree:
+                # Decided here, not in a worker: whether a PR number's newer commit changed
+                # anything decides how an older commit with that number is treated.
+                return self._reject(name, pr, commit, Reason.EMPTY_DIFF, "the PR changes no files")
+        except SweForgeError as exc:
+            return self._reject(name, pr, commit, Reason.DIFF_UNPARSEABLE, str(exc))
+        return verdict
+
+    def _build(
+        self,
+        ctx: _BuildContext,
+        pr: PullRequest,
+        commit: CommitInfo,
+        verdict: LicenseVerdict,
+    ) -> Candidate | Rejection:
+        """The expensive part, for a PR that passed :meth:`_screen`: file kinds, diff text,
+        split, the statement and the round-trip proof. Runs in a worker process when jobs > 1."""
+        repo = ctx.open()
+        name = ctx.name
+        base = commit.parents[0]
         try:
             # Most PRs are rejected by their file kinds alone: look at paths first, and pay for
             # the diff text only when the PR changes both source and tests.
@@ -308,11 +428,11 @@ class Miner:
             return self._reject(name, pr, commit, Reason.SPLIT_MISMATCH, mismatch)
         return self._candidate(
             repo,
-            versions,
-            tags,
+            ctx.versions,
+            ctx.tags,
             name,
-            source,
-            branch,
+            ctx.source,
+            ctx.branch,
             pr,
             commit,
             split,
@@ -410,3 +530,90 @@ def project_version(
             cache[key] = f"{v.group(1)}.{v.group(2) or '0'}" if v else ""
         found = cache[key]
     return found or "0.0"
+
+
+#: PRs handed to a worker at a time: large enough to amortise the hand-over, small enough that
+#: both workers stay busy and --max-candidates does not build much it then throws away.
+BUILD_CHUNK = 8
+
+
+@dataclass
+class _Slot:
+    """One PR's place in walk order, with the walk's counters when it was reached."""
+
+    scanned: int
+    prs: int
+    result: Candidate | Rejection | None = None
+
+
+@dataclass
+class _BuildContext:
+    """What building a candidate needs besides the PR itself (inherited by forked workers)."""
+
+    miner: Miner
+    path: Path
+    name: str
+    source: RepoSource
+    branch: str
+    tags: dict[str, str]
+    repo: GitRepository | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def open(self) -> GitRepository:
+        """This process's handle on the repository (a worker opens its own)."""
+        if self.repo is None:
+            self.repo = GitRepository(self.path)
+        return self.repo
+
+
+# The context of the repository being mined, in a worker process (set by its initializer).
+_CONTEXT: _BuildContext | None = None
+
+
+def _worker_init(ctx: _BuildContext, parent: int) -> None:
+    global _CONTEXT
+    # A worker must not outlive its parent (a batch job killed with SIGKILL): Linux kills it
+    # when the parent dies (PR_SET_PDEATHSIG), and a parent already gone is checked after.
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)
+    # Ctrl-C is the parent's to handle (it terminates the pool); a worker that took it too
+    # would print its own traceback. The parent's repository handle is not shared.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ctx.repo = None
+    _CONTEXT = ctx
+
+
+def _start_pool(ctx: _BuildContext, jobs: int) -> Pool | None:
+    """Fork ``jobs`` workers that inherit ``ctx`` (passed at fork, never pickled).
+
+    Returns None (build in this process) when other threads are alive: a fork copies locks
+    that another thread may hold at that instant, libgit2's global ones included, and a worker
+    would hang on them. That is the case under ``swe-forge run``, which already mines several
+    repositories at once on threads; the progress bar is started only after this call.
+    """
+    if threading.active_count() > 1:
+        return None
+    return get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(ctx, os.getpid()))
+
+
+def _stop_pool(pool: Pool) -> None:
+    pool.terminate()
+    pool.join()
+
+
+def _build_items(
+    ctx: _BuildContext, items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]]
+) -> list[Candidate | Rejection]:
+    return [ctx.miner._build(ctx, pr, commit, verdict) for pr, commit, verdict in items]
+
+
+def _build_chunk(
+    items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]],
+) -> list[Candidate | Rejection]:
+    """Worker entry point: build a chunk of PRs with the inherited context."""
+    if _CONTEXT is None:  # pragma: no cover - the pool is only started with a context
+        raise RuntimeError("mining worker started without a context")
+    return _build_items(_CONTEXT, items)
