@@ -108,6 +108,24 @@ def is_license_file(name: str) -> bool:
     return bool(_LICENSE_FILE.match(name))
 
 
+# A copyright notice with a year: the part of a licence file that differs between projects
+# (and between a project's own years) while the licence stays the same.
+_COPYRIGHT_NOTICE = re.compile(
+    r"^[ \t]*(?:copyright\b|\(c\)|©)[^\n]*\b(?:1[89]|2[0-9])[0-9]{2}\b[^\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def licence_body(text: str) -> str:
+    """A licence text without its copyright notices (lines naming a year).
+
+    askalono identifies this body rather than the whole file: the result is the same (the
+    notices are not part of any licence's template), and every MIT file with another holder
+    or another year is then the same body, so one identification serves them all.
+    """
+    return _COPYRIGHT_NOTICE.sub("", text)
+
+
 def identify_text(text: str) -> tuple[str, float]:
     """askalono's best SPDX id for a licence text, and its score (0..1)."""
     result = askalono.identify(text)
@@ -115,11 +133,12 @@ def identify_text(text: str) -> tuple[str, float]:
 
 
 class IdentityCache:
-    """askalono results on disk, keyed by the text's git blob id (a content hash).
+    """askalono results on disk, keyed by a hash of the licence body (:func:`licence_body`).
 
-    One identification costs about a tenth of a second; the same licence texts recur across
-    commits, runs and forks, so a content-addressed cache makes re-mining cheap. The askalono
-    version is part of the file name: a new version starts a new cache.
+    One identification costs about a tenth of a second (askalono loads its whole store each
+    time); the same licence bodies recur across commits, runs, forks and projects, so a
+    content-addressed cache makes mining cheap. The askalono version is part of the file
+    name: a new version starts a new cache.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -175,7 +194,8 @@ def default_identity_cache() -> IdentityCache:
         version = metadata.version("pyaskalono")
     except metadata.PackageNotFoundError:  # pragma: no cover
         version = "unknown"
-    return IdentityCache(cache_dir() / f"askalono-{version}.json")
+    # "bodies": keyed by licence body; earlier caches were keyed by blob id.
+    return IdentityCache(cache_dir() / f"askalono-{version}-bodies.json")
 
 
 class LicenseJudge:
@@ -230,10 +250,12 @@ class LicenseJudge:
         cached = self._file_cache.get(blob)
         if cached is not None:
             return cached
-        raw = self.identity_cache.get(blob)
+        body = licence_body(self._text(blob, path))
+        key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+        raw = self.identity_cache.get(key)
         if raw is None:
-            raw = identify_text(self._text(blob, path))
-            self.identity_cache.put(blob, raw)
+            raw = identify_text(body)
+            self.identity_cache.put(key, raw)
         spdx, score = raw
         variant = self.policy.variants.get(spdx)
         if variant is not None and variant[0] not in self._text(blob, path).lower():

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from swe_forge.config import load_config
-from swe_forge.mining.license import LicenseJudge, LicensePolicy, is_license_file
+from swe_forge.mining.license import (
+    IdentityCache,
+    LicenseJudge,
+    LicensePolicy,
+    is_license_file,
+    licence_body,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "swe_forge" / "example" / "data"
 MIT = (DATA / "MIT.txt").read_text()
@@ -181,3 +187,58 @@ def test_variant_without_its_word_is_the_base_licence(
 def test_unknown_detail_marks_weak_matches(policy: LicensePolicy) -> None:
     judge, _ = judge_for({"LICENSE": b"You may do whatever the author feels like today.\n"}, policy)
     assert "unidentified (best" in judge.judge("c1").detail
+
+
+MIT_BODY = (
+    "Permission is hereby granted, free of charge, to any person obtaining a copy of this "
+    'software and associated documentation files (the "Software"), to deal in the Software '
+    "without restriction, including without limitation the rights to use, copy, modify, merge, "
+    "publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons "
+    "to whom the Software is furnished to do so, subject to the following conditions:\n"
+)
+
+
+def test_licence_body_drops_only_dated_copyright_notices() -> None:
+    text = (
+        "MIT License\n\nCopyright (c) 2019-2024 Ada Lovelace\n(c) 2020 Bob\n© 2021 Carol\n"
+        "  copyright 1999 Dan\ncopyright license to reproduce, in the sense of clause 2\n"
+        "Copyright [yyyy] [name of copyright owner]\n"
+    )
+    body = licence_body(text)
+    assert "Ada" not in body and "Bob" not in body and "Carol" not in body and "Dan" not in body
+    # Lines of a licence's own text (no year) stay, even when they start with "copyright".
+    assert "copyright license to reproduce" in body
+    assert "Copyright [yyyy] [name of copyright owner]" in body
+    assert body.startswith("MIT License\n")
+
+
+def test_same_licence_body_is_identified_once(
+    policy: LicensePolicy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import swe_forge.mining.license as lic
+
+    seen: list[str] = []
+
+    def identify(text: str) -> tuple[str, float]:
+        seen.append(text)
+        return ("MIT", 0.99)
+
+    monkeypatch.setattr(lic, "identify_text", identify)
+    cache = IdentityCache(tmp_path / "ids.json")
+    verdicts = []
+    for holder in ("Copyright (c) 2015 Ada", "Copyright (c) 2016-2024 Bob and others"):
+        tree = FakeTree({"LICENSE": f"MIT License\n\n{holder}\n\n{MIT_BODY}".encode()})
+        judge = LicenseJudge(
+            load_config().license,
+            policy,
+            list_root=tree.list_root,
+            list_dir=tree.list_dir,
+            read_blob=tree.read_blob,
+            identity_cache=cache,
+        )
+        verdicts.append(judge.judge("c1"))
+    assert len(seen) == 1 and "Ada" not in seen[0]
+    assert [v.expression for v in verdicts] == ["MIT", "MIT"]
+    # The cache on disk serves a later run without askalono.
+    cache.save()
+    assert len(IdentityCache(tmp_path / "ids.json").data) == 1
