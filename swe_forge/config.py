@@ -156,6 +156,7 @@ class Config:
         for section, key in _PATH_KEYS:
             data[section].pop(key, None)
         data.pop("github", None)  # where the API lives does not change what is mined
+        data["mine"].pop("jobs", None)  # how many processes mine does not change the output
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 

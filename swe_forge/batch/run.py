@@ -203,7 +203,10 @@ def _mine_stage(
             reporter.unit_done("mine", "mined")
         reporter.worker(worker, "")
 
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool:
+    with (
+        miner,
+        ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool,
+    ):
         list(pool.map(one, todo))
 
 

@@ -107,6 +107,8 @@ def run_mine(
         if rej is not None:
             rej.abort()
         raise
+    finally:
+        miner.close()
     out.commit()
     if rej is not None:
         rej.commit()

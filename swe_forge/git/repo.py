@@ -181,6 +181,13 @@ class GitRepository:
         for commit in walker:
             yield self._info(commit)
 
+    def first_parent_chain(self, head: str) -> list[tuple[str, str]]:
+        """(sha, tree id) of each commit :meth:`first_parent_history` yields, in its order
+        (no messages: cheap to hold for any history)."""
+        walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)
+        walker.simplify_first_parent()
+        return [(str(c.id), str(c.tree_id)) for c in walker]
+
     def root_commits(self, head: str) -> tuple[str, ...]:
         """Every parentless commit reachable from ``head``, sorted."""
         walker = self._repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.NONE)

@@ -17,10 +17,11 @@ import signal
 import sys
 import threading
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from multiprocessing import get_context
-from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -126,6 +127,49 @@ class Miner:
         self.policy_hash = hashlib.sha256(
             f"{self.policy.digest}:{self.blocklist.digest}".encode()
         ).hexdigest()
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool_tried = False
+
+    def close(self) -> None:
+        """Stop the worker processes (if any were started); the miner can still be used."""
+        pool, self._pool, self._pool_tried = self._pool, None, False
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Miner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _workers(self, jobs: int) -> ProcessPoolExecutor | None:
+        """The worker processes, forked on first use; None to build in this process.
+
+        They are forked once per miner, before the first progress bar, so that no other
+        thread of this process (a bar's refresh thread; askalono's, once it has run) exists
+        at the fork: a fork copies locks another thread may hold at that instant, libgit2's
+        included, and a worker would hang on them. For the same reason there are none when
+        other threads are alive already (``swe-forge run`` mines repositories on threads).
+        """
+        if self._pool_tried:
+            return self._pool
+        self._pool_tried = True
+        if jobs <= 1 or threading.active_count() > 1:
+            return None
+        pool = ProcessPoolExecutor(
+            jobs,
+            mp_context=get_context("fork"),
+            initializer=_worker_init,
+            initargs=(self, os.getpid()),
+        )
+        try:
+            # With fork, the first submission starts every worker (from this thread, now).
+            pool.submit(os.getpid).result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        self._pool = pool
+        return pool
 
     # ------------------------------------------------------------------ one repository
     def mine(
@@ -192,72 +236,96 @@ class Miner:
             read_blob=repo.read_blob,
             identity_cache=self.identity_cache,
         )
-        # One walk serves the progress total, the tags and the loop (walks are cheap, but a
-        # repeated one shows on large histories).
-        history = list(repo.first_parent_history(head))
-        ctx = _BuildContext(
-            miner=self,
-            path=repo.path,
-            name=name,
-            source=source,
-            branch=branch,
-            tags=repo.first_parent_tags([c.sha for c in history]),
-            repo=repo,
-        )
-        jobs = self._jobs(options)
+        job = _RepoJob(path=repo.path, name=name, source=source, branch=branch)
+        # (sha, tree) of the chain only: messages are read as the walk streams, so a history
+        # of huge commit messages is never all in memory.
+        chain = repo.first_parent_chain(head)
+        tags = repo.first_parent_tags([sha for sha, _tree in chain])
+        versions: dict[str, str] = {}
         candidates: list[Candidate] = []
         rejections: list[Rejection] = []
-        # PR number -> the reason its newer commit was rejected ("" once it went on to be built).
+        # PR number -> the reason its newer commit was rejected ("" for a candidate).
         seen_prs: dict[int, str] = {}
-        # Results in walk order. Screening (licence, file kinds) happens here as the history is
-        # walked; building (diff text, split, proof) happens in worker processes when jobs > 1.
-        # Results are taken strictly in walk order, so the output, and where --max-candidates
-        # cuts it, is the same for any number of jobs.
+        # Every PR gets a slot, in walk order. The checks that need the walk's state (the
+        # licence at the base) run here; the expensive rest (file kinds, diff text, split,
+        # proof) runs in worker processes when there are any. Results are recorded strictly
+        # in walk order, and everything that depends on earlier PRs (duplicate numbers, the
+        # --max-candidates cut) is decided then: the output is the same for any --jobs.
         slots: deque[_Slot] = deque()
-        batch: list[tuple[_Slot, PullRequest, CommitInfo, LicenseVerdict]] = []
-        inflight: deque[tuple[AsyncResult[list[Candidate | Rejection]], list[_Slot]]] = deque()
-        pool = _start_pool(ctx, jobs) if jobs > 1 else None
-        jobs = jobs if pool is not None else 1
+        batch: list[_Slot] = []
+        inflight: deque[tuple[Future[list[_Built]], list[_Slot]]] = deque()
         scanned = prs = 0
-        done = False
 
-        def submit() -> None:
-            items = [(pr, commit, verdict) for _slot, pr, commit, verdict in batch]
-            chunk = [slot for slot, *_ in batch]
+        def submit(pool: ProcessPoolExecutor | None) -> None:
+            items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]] = []
+            chunk: list[_Slot] = []
+            for s in batch:
+                if s.verdict is not None:
+                    items.append((s.pr, s.commit, s.verdict))
+                    chunk.append(s)
             batch.clear()
+            if not chunk:
+                return
             if pool is None:
-                for slot, made in zip(chunk, _build_items(ctx, items), strict=True):
+                for slot, made in zip(chunk, self._build_items(job, repo, items), strict=True):
                     slot.result = made
             else:
-                inflight.append((pool.apply_async(_build_chunk, (items,)), chunk))
+                inflight.append((pool.submit(_build_chunk, job, items), chunk))
 
-        def collect(block: bool) -> None:
-            # Keep a bounded number of chunks in flight (memory) and pick up finished ones.
-            while inflight and (block or inflight[0][0].ready() or len(inflight) > 4 * jobs):
-                result, chunk = inflight.popleft()
-                for slot, made in zip(chunk, result.get(), strict=True):
+        def collect(block: bool, window: int) -> None:
+            # A bounded number of chunks in flight (memory); finished ones are picked up.
+            while inflight and (block or inflight[0][0].done() or len(inflight) > window):
+                future, chunk = inflight.popleft()
+                try:
+                    built = future.result()
+                except BrokenProcessPool as exc:
+                    self.close()
+                    raise SweForgeError(
+                        f"a mining worker process died while building PRs of {name}",
+                        hint="it may have run out of memory; run again with fewer --jobs "
+                        "(--jobs 1 builds in the main process and shows any error)",
+                    ) from exc
+                for slot, made in zip(chunk, built, strict=True):
                     slot.result = made
 
         def emit() -> bool:
-            """Record finished results in walk order; True once the budget is spent."""
+            """Record finished slots in walk order; True once the budget is spent."""
             while slots and slots[0].result is not None:
                 slot = slots.popleft()
-                made = slot.result
+                pr, commit = slot.pr, slot.commit
                 stats.commits_scanned, stats.prs_found = slot.scanned, slot.prs
+                # A number seen on a newer commit is a reused number (a project that moved)
+                # or a re-merge; the newest commit wins, unless it changed nothing.
+                if seen_prs.get(pr.number, Reason.EMPTY_DIFF.value) != Reason.EMPTY_DIFF.value:
+                    made: Candidate | Rejection = self._reject(
+                        name, pr, commit, Reason.DUPLICATE_PR, "PR number seen on a newer commit"
+                    )
+                else:
+                    got = slot.result
+                    if isinstance(got, _Failed):
+                        raise got.error
+                    assert got is not None
+                    made = got
+                    seen_prs[pr.number] = "" if isinstance(made, Candidate) else made.reason
                 if isinstance(made, Candidate):
+                    base = made.base_commit
+                    made = replace(made, version=project_version(repo, base, versions, tags))
                     candidates.append(made)
                     stats.candidates += 1
                     if budget is not None and len(candidates) >= budget:
                         return True
                 else:
-                    assert made is not None
                     rejections.append(made)
                     stats.rejections[made.reason] += 1
             return False
 
-        self.reporter.start(name, len(history))
+        done = False
         try:
-            for index, commit in enumerate(history):
+            jobs = self._jobs(options)
+            pool = self._workers(jobs)
+            window = 4 * jobs if pool is not None else 1
+            self.reporter.start(name, len(chain))
+            for index, commit in enumerate(repo.first_parent_history(head)):
                 self.reporter.advance()
                 scanned += 1
                 if not self._in_window(commit, options):
@@ -266,44 +334,36 @@ class Miner:
                 if pr is None:
                     continue
                 prs += 1
-                slot = _Slot(scanned, prs)
+                slot = _Slot(scanned, prs, pr, commit)
                 slots.append(slot)
-                # A number seen on a newer commit is a reused number (a project that moved)
-                # or a re-merge; the newest commit wins, unless it changed nothing.
-                if seen_prs.get(pr.number, Reason.EMPTY_DIFF.value) != Reason.EMPTY_DIFF.value:
-                    slot.result = self._reject(
-                        name, pr, commit, Reason.DUPLICATE_PR, "PR number seen on a newer commit"
-                    )
+                # On the first-parent chain the next commit is this one's base.
+                following = chain[index + 1] if index + 1 < len(chain) else None
+                base_tree = (
+                    following[1]
+                    if following is not None and following[0] == commit.parents[0]
+                    else None
+                )
+                screened = self._screen(repo, judge, name, pr, commit, base_tree)
+                if isinstance(screened, Rejection):
+                    slot.result = screened
                 else:
-                    # On the first-parent chain the next commit is this one's base.
-                    following = history[index + 1] if index + 1 < len(history) else None
-                    base_tree = (
-                        following.tree
-                        if following is not None and following.sha == commit.parents[0]
-                        else None
-                    )
-                    screened = self._screen(repo, judge, name, pr, commit, base_tree)
-                    if isinstance(screened, Rejection):
-                        seen_prs[pr.number] = screened.reason
-                        slot.result = screened
-                    else:
-                        seen_prs[pr.number] = ""
-                        batch.append((slot, pr, commit, screened))
-                        if pool is None or len(batch) >= BUILD_CHUNK:
-                            submit()
-                collect(block=False)
+                    slot.verdict = screened
+                    batch.append(slot)
+                    if pool is None or len(batch) >= BUILD_CHUNK:
+                        submit(pool)
+                collect(block=False, window=window)
                 if emit():
                     done = True
                     break
             if not done:
-                if batch:
-                    submit()
-                collect(block=True)
+                submit(pool)
+                collect(block=True, window=window)
                 if not emit():
                     stats.commits_scanned, stats.prs_found = scanned, prs
         finally:
-            if pool is not None:
-                _stop_pool(pool)
+            for future, _chunk in inflight:
+                # Past the --max-candidates cut, or on an error: the results are not needed.
+                future.cancel()
             self.reporter.finish()
             self.identity_cache.save()
         candidates.sort(key=lambda c: c.provenance.pr_number)
@@ -316,7 +376,11 @@ class Miner:
         if self.github is not None:
             return 1
         jobs = options.jobs if options.jobs is not None else self.config.mine.jobs
-        return jobs if jobs > 0 else max(1, min(os.cpu_count() or 1, 8))
+        if jobs > 0:
+            return jobs
+        # The CPUs this process may run on (a container's or taskset's share), at most 8.
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(1, min(cpus or 1, 8))
 
     @staticmethod
     def _in_window(commit: CommitInfo, options: MineOptions) -> bool:
@@ -368,17 +432,35 @@ class Miner:
             return self._reject(name, pr, commit, Reason.DIFF_UNPARSEABLE, str(exc))
         return verdict
 
+    def _build_items(
+        self,
+        job: _RepoJob,
+        repo: GitRepository,
+        items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]],
+    ) -> list[_Built]:
+        """Build a chunk of PRs. An error stays with its PR: it is raised when the walk
+        reaches that PR, as it would be without workers (not if --max-candidates stops the
+        walk before it)."""
+        out: list[_Built] = []
+        for pr, commit, verdict in items:
+            try:
+                out.append(self._build(job, repo, pr, commit, verdict))
+            except Exception as exc:  # re-raised in walk order by the caller
+                out.append(_Failed(exc))
+        return out
+
     def _build(
         self,
-        ctx: _BuildContext,
+        job: _RepoJob,
+        repo: GitRepository,
         pr: PullRequest,
         commit: CommitInfo,
         verdict: LicenseVerdict,
     ) -> Candidate | Rejection:
         """The expensive part, for a PR that passed :meth:`_screen`: file kinds, diff text,
-        split, the statement and the round-trip proof. Runs in a worker process when jobs > 1."""
-        repo = ctx.open()
-        name = ctx.name
+        split, the statement and the round-trip proof. Runs in a worker process when there
+        are workers. The candidate's ``version`` is filled in by the walk."""
+        name = job.name
         base = commit.parents[0]
         try:
             # Most PRs are rejected by their file kinds alone: look at paths first, and pay for
@@ -427,12 +509,9 @@ class Miner:
         if mismatch is not None:
             return self._reject(name, pr, commit, Reason.SPLIT_MISMATCH, mismatch)
         return self._candidate(
-            repo,
-            ctx.versions,
-            ctx.tags,
             name,
-            ctx.source,
-            ctx.branch,
+            job.source,
+            job.branch,
             pr,
             commit,
             split,
@@ -445,9 +524,6 @@ class Miner:
 
     def _candidate(
         self,
-        repo: GitRepository,
-        versions: dict[str, str],
-        tags: dict[str, str],
         name: str,
         source: RepoSource,
         branch: str,
@@ -470,7 +546,7 @@ class Miner:
             problem_statement=statement,
             hints_text=hints,
             created_at=commit.committed_at,
-            version=project_version(repo, base, versions, tags),
+            version="",
             environment_setup_commit=base,
             license=verdict,
             provenance=Provenance(
@@ -533,8 +609,28 @@ def project_version(
 
 
 #: PRs handed to a worker at a time: large enough to amortise the hand-over, small enough that
-#: both workers stay busy and --max-candidates does not build much it then throws away.
+#: the workers stay busy and --max-candidates does not build much it then throws away.
 BUILD_CHUNK = 8
+
+
+@dataclass(frozen=True)
+class _RepoJob:
+    """Which repository a chunk of PRs belongs to (sent with every chunk; small)."""
+
+    path: Path
+    name: str
+    source: RepoSource
+    branch: str
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """An error raised while building one PR, kept until the walk reaches that PR."""
+
+    error: Exception
+
+
+_Built = Candidate | Rejection | _Failed
 
 
 @dataclass
@@ -543,77 +639,40 @@ class _Slot:
 
     scanned: int
     prs: int
-    result: Candidate | Rejection | None = None
+    pr: PullRequest
+    commit: CommitInfo
+    verdict: LicenseVerdict | None = None
+    result: _Built | None = None
 
 
-@dataclass
-class _BuildContext:
-    """What building a candidate needs besides the PR itself (inherited by forked workers)."""
-
-    miner: Miner
-    path: Path
-    name: str
-    source: RepoSource
-    branch: str
-    tags: dict[str, str]
-    repo: GitRepository | None = None
-    versions: dict[str, str] = field(default_factory=dict)
-
-    def open(self) -> GitRepository:
-        """This process's handle on the repository (a worker opens its own)."""
-        if self.repo is None:
-            self.repo = GitRepository(self.path)
-        return self.repo
+# In a worker process: the miner (inherited at the fork) and the repository last opened.
+_WORKER_MINER: Miner | None = None
+_WORKER_REPO: tuple[Path, GitRepository] | None = None
 
 
-# The context of the repository being mined, in a worker process (set by its initializer).
-_CONTEXT: _BuildContext | None = None
-
-
-def _worker_init(ctx: _BuildContext, parent: int) -> None:
-    global _CONTEXT
+def _worker_init(miner: Miner, parent: int) -> None:
+    global _WORKER_MINER
     # A worker must not outlive its parent (a batch job killed with SIGKILL): Linux kills it
-    # when the parent dies (PR_SET_PDEATHSIG), and a parent already gone is checked after.
+    # when the thread that forked it (the parent's main thread) dies, and a parent already
+    # gone is checked after.
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os._exit(0)
-    # Ctrl-C is the parent's to handle (it terminates the pool); a worker that took it too
-    # would print its own traceback. The parent's repository handle is not shared.
+    # Ctrl-C is the parent's to handle; a worker that took it too would print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ctx.repo = None
-    _CONTEXT = ctx
-
-
-def _start_pool(ctx: _BuildContext, jobs: int) -> Pool | None:
-    """Fork ``jobs`` workers that inherit ``ctx`` (passed at fork, never pickled).
-
-    Returns None (build in this process) when other threads are alive: a fork copies locks
-    that another thread may hold at that instant, libgit2's global ones included, and a worker
-    would hang on them. That is the case under ``swe-forge run``, which already mines several
-    repositories at once on threads; the progress bar is started only after this call.
-    """
-    if threading.active_count() > 1:
-        return None
-    return get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(ctx, os.getpid()))
-
-
-def _stop_pool(pool: Pool) -> None:
-    pool.terminate()
-    pool.join()
-
-
-def _build_items(
-    ctx: _BuildContext, items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]]
-) -> list[Candidate | Rejection]:
-    return [ctx.miner._build(ctx, pr, commit, verdict) for pr, commit, verdict in items]
+    _WORKER_MINER = miner
 
 
 def _build_chunk(
-    items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]],
-) -> list[Candidate | Rejection]:
-    """Worker entry point: build a chunk of PRs with the inherited context."""
-    if _CONTEXT is None:  # pragma: no cover - the pool is only started with a context
-        raise RuntimeError("mining worker started without a context")
-    return _build_items(_CONTEXT, items)
+    job: _RepoJob, items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]]
+) -> list[_Built]:
+    """Worker entry point: build a chunk of one repository's PRs."""
+    global _WORKER_REPO
+    if _WORKER_MINER is None:  # pragma: no cover - workers always start with a miner
+        raise RuntimeError("mining worker started without a miner")
+    if _WORKER_REPO is None or _WORKER_REPO[0] != job.path:
+        # The parent's handle is not used: each process opens its own.
+        _WORKER_REPO = (job.path, GitRepository(job.path))
+    return _WORKER_MINER._build_items(job, _WORKER_REPO[1], items)
