@@ -84,6 +84,7 @@ def main() -> None:
             base_cmd += ["--branch", args.branch]
         runs: dict[str, list[float]] = {"cold": [], "warm": [], "jobs1": []}
         summary: dict[str, object] = {}
+        same_output = True
         for i in range(args.runs):
             env = dict(os.environ, SWE_FORGE_CACHE=str(Path(tmp) / f"cache-{i}"))
             t, stdout = timed(base_cmd, env)
@@ -91,8 +92,11 @@ def main() -> None:
             t, stdout = timed(base_cmd, env)
             runs["warm"].append(t)
             summary = json.loads(stdout)
+            parallel_out = out.read_bytes()
             t, _ = timed([*base_cmd, "--jobs", "1"], env)
             runs["jobs1"].append(t)
+            # Workers must not change a byte of the output.
+            same_output = same_output and out.read_bytes() == parallel_out
         # Floors: what any run of mine pays before it reads a commit (interpreter and CLI
         # start-up), and what git itself needs to print the patch text mine must emit (the
         # candidates' diffs against their first parents).
@@ -120,6 +124,7 @@ def main() -> None:
     row("swe-forge mine --jobs 1, warm licence cache", statistics.median(runs["jobs1"]), scanned)
     row("swe-forge mine (one worker per CPU), cold cache", statistics.median(runs["cold"]), scanned)
     row("swe-forge mine (one worker per CPU), warm cache", statistics.median(runs["warm"]), scanned)
+    print(f"output with --jobs 1 identical to the default's: {'yes' if same_output else 'NO'}")
     w = statistics.median(runs["warm"])
     print(f"target: ratio <= 2.0 -> {'met' if w / g <= 2.0 else 'NOT met'} ({w / g:.1f}x)")
 
