@@ -173,6 +173,16 @@ def _absolutize(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return data
 
 
+#: libyaml's loader when PyYAML was built with it (about 8x faster on the blocklists), else
+#: the pure-Python one; both are "safe" (plain data only, no Python objects).
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str | bytes) -> Any:
+    """Parse YAML as plain data (``yaml.safe_load``, with libyaml when available)."""
+    return yaml.load(text, Loader=_YAML_LOADER)
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -183,7 +193,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"configuration {path} is not valid YAML: {exc}",

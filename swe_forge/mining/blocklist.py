@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from swe_forge.config import load_yaml
 from swe_forge.errors import ConfigError
 
 
@@ -59,7 +60,7 @@ class Blocklist:
             raw = path.read_bytes()
             h.update(path.name.encode() + b"\0" + raw)
             try:
-                data = yaml.safe_load(raw) or {}
+                data = load_yaml(raw) or {}
             except yaml.YAMLError as exc:
                 raise ConfigError(f"blocklist {path} is not valid YAML: {exc}") from exc
             if not isinstance(data, dict):

@@ -44,7 +44,7 @@ from license_expression import (
     get_spdx_licensing,
 )
 
-from swe_forge.config import LicenseConfig
+from swe_forge.config import LicenseConfig, load_yaml
 from swe_forge.errors import ConfigError, LicenseError
 from swe_forge.records import LicenseEvidence, LicenseVerdict, Reason
 
@@ -72,7 +72,7 @@ class LicensePolicy:
         """Read the allowlist file (``configs/licenses.yaml``)."""
         try:
             raw = path.read_bytes()
-            data = yaml.safe_load(raw) or {}
+            data = load_yaml(raw) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read licence allowlist {path}: {exc}") from exc
         valid = {
