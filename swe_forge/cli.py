@@ -646,12 +646,16 @@ class RichBatchReporter:
         self.tasks: dict[str, Any] = {}
         self.workers: dict[str, Any] = {}
         self.counts: dict[str, int] = {"admitted": 0, "rejected": 0, "error": 0}
-        if enabled:
-            self.progress.start()
+        # The display (and its refresh thread) starts with the first stage: mining forks its
+        # worker processes before that, when the process has no other thread.
+        self._started = False
 
     def stage(self, name: str, total: int, done: int) -> None:
         """A stage starts."""
         if self.enabled:
+            if not self._started:
+                self.progress.start()
+                self._started = True
             self.tasks[name] = self.progress.add_task(name, total=total, completed=done)
         else:
             self.console.print(f"{name}: {total} units, {done} done already", markup=False)
@@ -680,8 +684,9 @@ class RichBatchReporter:
 
     def close(self) -> None:
         """Stop the live display."""
-        if self.enabled:
+        if self._started:
             self.progress.stop()
+            self._started = False
 
 
 _BATCH_EXIT_CODES = (
@@ -699,7 +704,16 @@ def run(
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="The output folder; it also holds the state.")],
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Units worked on at once.")] = 1,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Work at once: mining worker processes (and clones fetched at once), "
+            "repositories admitted at once.",
+        ),
+    ] = 1,
     build_jobs: Annotated[
         int,
         typer.Option("--build-jobs", min=1, help="Image builds at once (heavy on disk and CPU)."),

@@ -15,7 +15,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +24,7 @@ from swe_forge.batch.state import RunState, atomic_write
 from swe_forge.config import Config
 from swe_forge.errors import SweForgeError
 from swe_forge.mining.miner import MineOptions, Miner
-from swe_forge.mining.sources import RepoSource, expand_sources
+from swe_forge.mining.sources import RepoSource, expand_sources, materialize
 from swe_forge.records import Candidate
 
 #: Exit codes of batch commands (documented in --help).
@@ -184,30 +184,63 @@ def _mine_stage(
     result: BatchResult,
 ) -> None:
     todo = [s for s in units if not state.done("mine", s.spec)]
-    reporter.stage("mine", len(units), len(units) - len(todo))
     if not todo:
+        reporter.stage("mine", len(units), len(units))
         return
-    miner = Miner(config)
+    with Miner(config) as miner:
+        # Mining is CPU work in Python (threads would share one interpreter lock): one
+        # repository at a time, with --jobs worker processes building its PRs. They are
+        # forked first, before the progress display or the fetch threads exist.
+        miner.start_workers(options.jobs)
+        reporter.stage("mine", len(units), len(units) - len(todo))
+        fetched = _fetch(todo, options, reporter, result)
+        worker = threading.current_thread().name
+        mine_options = replace(options.mine, jobs=options.jobs)
+        for source in todo:
+            if source.spec not in fetched:
+                reporter.unit_done("mine", "error")
+                continue
+            reporter.worker(worker, f"mining {source.name or source.spec}")
+            # Clones were brought up to date just now: no second trip to the remote.
+            opts = replace(mine_options, offline=True) if source.is_url else mine_options
+            candidates, rejections, stats = miner.mine(source, opts)
+            if stats.error:
+                # A repository that cannot be opened: retried on the next run.
+                result.infra_errors.append(f"{stats.repo}: {stats.error}")
+                reporter.unit_done("mine", "error")
+            else:
+                lines = [c.to_json() for c in candidates] + [r.to_json() for r in rejections]
+                state.save("mine", source.spec, lines)
+                reporter.unit_done("mine", "mined")
+            reporter.worker(worker, "")
+
+
+def _fetch(
+    todo: list[RepoSource], options: BatchOptions, reporter: BatchReporter, result: BatchResult
+) -> set[str]:
+    """Clone or update the remote repositories of ``todo`` (--jobs at once: network-bound).
+
+    Returns the specs that can be mined; a remote that cannot be reached is an
+    infrastructure error, retried on the next run.
+    """
+    ready = {s.spec for s in todo if not s.is_url}
+    remote = [s for s in todo if s.is_url]
+    if not remote:
+        return ready
 
     def one(source: RepoSource) -> None:
         worker = threading.current_thread().name
-        reporter.worker(worker, f"mining {source.name or source.spec}")
-        candidates, rejections, stats = miner.mine(source, options.mine)
-        if stats.error:
-            # A repository that cannot be opened or cloned: retried on the next run.
-            result.infra_errors.append(f"{stats.repo}: {stats.error}")
-            reporter.unit_done("mine", "error")
-        else:
-            lines = [c.to_json() for c in candidates] + [r.to_json() for r in rejections]
-            state.save("mine", source.spec, lines)
-            reporter.unit_done("mine", "mined")
+        reporter.worker(worker, f"fetching {source.name or source.spec}")
+        try:
+            materialize(source, offline=options.mine.offline)
+            ready.add(source.spec)
+        except SweForgeError as exc:
+            result.infra_errors.append(f"{source.name or source.spec}: {exc}")
         reporter.worker(worker, "")
 
-    with (
-        miner,
-        ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool,
-    ):
-        list(pool.map(one, todo))
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="fetch") as pool:
+        list(pool.map(one, remote))
+    return ready
 
 
 def _admit_stage(

@@ -142,6 +142,12 @@ class Miner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def start_workers(self, jobs: int) -> bool:
+        """Fork the worker processes now (``jobs`` of them), while the caller knows that no
+        other thread exists; later :meth:`mine` calls use them whatever their ``jobs``.
+        Returns whether there are workers (not for ``jobs`` <= 1, nor with other threads)."""
+        return self._workers(jobs) is not None
+
     def _workers(self, jobs: int) -> ProcessPoolExecutor | None:
         """The worker processes, forked on first use; None to build in this process.
 

@@ -246,3 +246,32 @@ def test_concurrent_runs_share_a_cache(
             ).returncode
             == 0
         )
+
+
+def test_unreachable_remote_is_an_infrastructure_error(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    # One remote cannot be fetched: the others are still mined, the run exits 21 (run it
+    # again), and the missing unit is not marked done.
+    good = make_repo("good")
+    good.pr(
+        1,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_x.py": "def test_x():\n    pass\n",
+        },
+        "Fix",
+    )
+    listing = tmp_path / "repos.txt"
+    listing.write_text(
+        f"file://{tmp_path / 'missing.git'}  acme/missing\nfile://{good.path}  acme/good\n"
+    )
+    env = dict(os.environ, SWE_FORGE_CACHE=str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    done = cli("run", str(listing), "--out", str(out), "--until", "mine", "-q", "-j", "2", env=env)
+    assert done.returncode == 21, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["candidates"] == 1
+    assert any("acme/missing" in e for e in summary["infra_errors"]), summary
+    again = cli("run", str(listing), "--out", str(out), "--until", "mine", env=env)
+    assert "mine: 2 units, 1 done already" in again.stderr

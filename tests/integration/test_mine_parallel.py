@@ -151,3 +151,30 @@ def test_a_dead_worker_is_an_error_not_a_hang(example: Path, tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert "a mining worker process died" in proc.stdout and "--jobs" in proc.stdout
     assert "partial output left: False" in proc.stdout
+
+
+def test_batch_mining_uses_worker_processes(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Threads would share one interpreter lock; batch mining goes through the worker
+    # processes instead, forked before the batch starts any thread, with the same output.
+    from swe_forge.batch.run import BatchOptions, run_batch
+
+    started: list[bool] = []
+    start = miner.Miner.start_workers
+
+    def spy(self: miner.Miner, jobs: int) -> bool:
+        ok = start(self, jobs)
+        started.append(ok)
+        return ok
+
+    monkeypatch.setattr(miner.Miner, "start_workers", spy)
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{example} acme/textkit\n")
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"run{jobs}"
+        run_batch(listing, out, config=load_config(), options=BatchOptions(jobs=jobs, until="mine"))
+        outs.append((out / "candidates.jsonl").read_bytes())
+    assert started == [False, True]
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == 7
