@@ -152,10 +152,12 @@ class Miner:
         """The worker processes, forked on first use; None to build in this process.
 
         They are forked once per miner, before the first progress bar, so that no other
-        thread of this process (a bar's refresh thread; askalono's, once it has run) exists
-        at the fork: a fork copies locks another thread may hold at that instant, libgit2's
-        included, and a worker would hang on them. For the same reason there are none when
-        other threads are alive already (``swe-forge run`` mines repositories on threads).
+        Python thread of this process (a bar's refresh thread, a fetch thread) exists at the
+        fork: a fork copies locks another thread may hold at that instant, and a worker would
+        hang on them. When other threads are alive already there are no workers (a caller
+        that wants them starts them first: :meth:`start_workers`). askalono's native threads,
+        once it has run, are idle pool threads that hold nothing a worker takes (workers read
+        git objects and diff; they never identify licences), and malloc is fork-safe.
         """
         if self._pool_tried:
             return self._pool
