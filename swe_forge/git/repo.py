@@ -215,13 +215,6 @@ class GitRepository:
                 out[sha] = current
         return out
 
-    def tree_of(self, sha: str) -> str:
-        """The tree id of a commit."""
-        try:
-            return str(self._repo[sha].peel(pygit2.Commit).tree_id)
-        except (KeyError, ValueError, pygit2.GitError) as exc:
-            raise GitError(f"commit {sha} not found in {self.path}") from exc
-
     def nearest_tag(self, sha: str) -> str | None:
         """The nearest tag reachable from a commit (``git describe --tags --abbrev=0``)."""
         try:

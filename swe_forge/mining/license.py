@@ -250,7 +250,8 @@ class LicenseJudge:
         cached = self._file_cache.get(blob)
         if cached is not None:
             return cached
-        body = licence_body(self._text(blob, path))
+        text = self._text(blob, path)
+        body = licence_body(text)
         key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
         raw = self.identity_cache.get(key)
         if raw is None:
@@ -258,7 +259,7 @@ class LicenseJudge:
             self.identity_cache.put(key, raw)
         spdx, score = raw
         variant = self.policy.variants.get(spdx)
-        if variant is not None and variant[0] not in self._text(blob, path).lower():
+        if variant is not None and variant[0] not in text.lower():
             spdx = variant[1]
         self._file_cache[blob] = (spdx, score)
         return spdx, score

@@ -260,20 +260,16 @@ class Miner:
         # in walk order, and everything that depends on earlier PRs (duplicate numbers, the
         # --max-candidates cut) is decided then: the output is the same for any --jobs.
         slots: deque[_Slot] = deque()
-        batch: list[_Slot] = []
+        batch: list[tuple[_Slot, LicenseVerdict]] = []
         inflight: deque[tuple[Future[list[_Built]], list[_Slot]]] = deque()
         scanned = prs = 0
 
         def submit(pool: ProcessPoolExecutor | None) -> None:
-            items: list[tuple[PullRequest, CommitInfo, LicenseVerdict]] = []
-            chunk: list[_Slot] = []
-            for s in batch:
-                if s.verdict is not None:
-                    items.append((s.pr, s.commit, s.verdict))
-                    chunk.append(s)
-            batch.clear()
-            if not chunk:
+            if not batch:
                 return
+            items = [(slot.pr, slot.commit, verdict) for slot, verdict in batch]
+            chunk = [slot for slot, _verdict in batch]
+            batch.clear()
             if pool is None:
                 for slot, made in zip(chunk, self._build_items(job, repo, items), strict=True):
                     slot.result = made
@@ -355,8 +351,7 @@ class Miner:
                 if isinstance(screened, Rejection):
                     slot.result = screened
                 else:
-                    slot.verdict = screened
-                    batch.append(slot)
+                    batch.append((slot, screened))
                     if pool is None or len(batch) >= BUILD_CHUNK:
                         submit(pool)
                 collect(block=False, window=window)
@@ -432,7 +427,7 @@ class Miner:
         if not verdict.allowed:
             return self._reject(name, pr, commit, Reason(verdict.reason), verdict.detail)
         try:
-            if (base_tree or repo.tree_of(base)) == commit.tree:
+            if (base_tree or repo.commit(base).tree) == commit.tree:
                 # Decided here, not in a worker: whether a PR number's newer commit changed
                 # anything decides how an older commit with that number is treated.
                 return self._reject(name, pr, commit, Reason.EMPTY_DIFF, "the PR changes no files")
@@ -649,7 +644,6 @@ class _Slot:
     prs: int
     pr: PullRequest
     commit: CommitInfo
-    verdict: LicenseVerdict | None = None
     result: _Built | None = None
 
 
