@@ -2,9 +2,11 @@
 """Benchmark: the verifier's overhead per patch, and its throughput with --jobs 1 and 2.
 
 Overhead = wall time of a verification minus the time the tests themselves ran (the pytest
-process, from start to exit). Measured on the example's admitted tasks with their gold
-patches, at least 20 verifications; then the same batch with --jobs 1 and --jobs 2, printed
-as a ratio. Target: median overhead under 1.5 s on a 2-core machine.
+process, from start to exit, canaries included: they are tests). Measured on the example's
+admitted tasks with their gold patches, at least 20 verifications; then the same batch with
+--jobs 1 and --jobs 2, printed as a ratio. Target: median overhead under 1.0 s on a 2-core
+machine. The parts: container start, prepare (seed, checkout, candidate applied, capability
+scan), and the run's own overhead (test patch, canaries, lock-down, watch, kill, checks).
 
 Usage: scripts/bench_verify.py [--tasks tasks.jsonl] [--n 20] [--work DIR]
        (without --tasks, the example is created, mined, built and admitted in DIR first)
@@ -82,6 +84,29 @@ def main() -> None:
         timings[jobs] = (time.perf_counter() - start, run)
         assert report["resolved_instances"] == args.n, report["statuses"]
     wall1, run1 = timings[1]
+    # Baseline in the same run: what grading costs with none of the defences, i.e. a plain
+    # `docker run` of the instance image that applies the test patch and gold patch and runs
+    # pytest on the test files (no supervisor, no locks, no canaries, no scan).
+    from swe_forge.engine import Engine
+
+    engine = Engine()
+    bare = []
+    for i in range(args.n):
+        task = tasks[ids[i % len(ids)]]
+        files = " ".join(task.harness["test_files"])
+        script = (
+            "cd /testbed && printf '%s' \"$TP\" | git apply - && printf '%s' \"$GP\" | git apply - "
+            f"&& python -m pytest -q -p no:cacheprovider {files}"
+        )
+        start = time.perf_counter()
+        code, out = engine.run(
+            str(task.image["id"]),
+            ["/bin/sh", "-c", script],
+            environment={"TP": task.test_patch, "GP": task.patch},
+            network_disabled=True,
+        )
+        bare.append(time.perf_counter() - start)
+        assert code == 0, out[-500:]
     totals = [r.timings["total"] for r in run1.results]
     tests = [r.timings.get("tests", 0.0) for r in run1.results]
     overhead = [t - x for t, x in zip(totals, tests, strict=True)]
@@ -89,12 +114,19 @@ def main() -> None:
     print(f"wall per verification: median {statistics.median(totals):.3f} s")
     print(f"tests' own time (pytest process): median {statistics.median(tests):.3f} s")
     print(
-        f"verifier overhead: median {statistics.median(overhead):.3f} s, p90 {sorted(overhead)[int(0.9 * len(overhead)) - 1]:.3f} s  (target < 1.5 s: {'met' if statistics.median(overhead) < 1.5 else 'NOT met'})"
+        f"verifier overhead: median {statistics.median(overhead):.3f} s, p90 {sorted(overhead)[int(0.9 * len(overhead)) - 1]:.3f} s  (target < 1.0 s: {'met' if statistics.median(overhead) < 1.0 else 'NOT met'})"
     )
     parts = {}
-    for key in ("guards", "container_start", "apply", "integrity"):
+    for key in ("guards", "container_start", "prepare", "lock"):
         parts[key] = statistics.median(r.timings.get(key, 0.0) for r in run1.results)
+    parts["run minus tests"] = statistics.median(
+        r.timings.get("run", 0.0) - r.timings.get("tests", 0.0) for r in run1.results
+    )
     print("  median parts: " + ", ".join(f"{k} {v:.3f} s" for k, v in parts.items()))
+    print(
+        f"baseline (plain docker run + pytest, no defences): median {statistics.median(bare):.3f} s; "
+        f"verifier/baseline wall ratio {statistics.median(totals) / statistics.median(bare):.2f}x"
+    )
     wall2 = timings[2][0]
     print(f"throughput --jobs 1: {args.n / wall1:.2f} verifications/s ({wall1:.1f} s)")
     print(f"throughput --jobs 2: {args.n / wall2:.2f} verifications/s ({wall2:.1f} s)")

@@ -590,14 +590,18 @@ def verify(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON.")] = False,
 ) -> None:
-    """Grade candidate patches in fresh, locked-down containers from the pinned images.
+    """Grade candidate patches in fresh judge's containers from the pinned images.
 
-    Static guards run first (paths, modes, test and runner files, start-up hooks, tamper
-    patterns); the candidate is applied with `git apply` (no fuzz), what changed is checked
-    again, and only then the held-out test patch is applied and the tests run. Outcomes come
-    over a channel the candidate cannot forge; every FAIL_TO_PASS and PASS_TO_PASS test must
-    pass for a reward of 1.0. Statuses: resolved, unresolved, invalid_patch, apply_failed,
-    timeout, resource_limit, tamper_detected, infra_error.
+    Static guards run first (paths, modes, test and runner files, start-up hooks); the
+    candidate is applied as uid 1000 with `git apply` (no fuzz), what changed is checked
+    again, and the capability gate refuses code that newly reaches frames, gc, pytest, file
+    descriptors, the test files... unless the base code or the reference fix already does.
+    Only then are the held-out tests applied and locked (root-owned, read-only, watched), and
+    pytest runs as uid 1000 under a root supervisor that kills everything afterwards. Reward
+    1.0 needs every FAIL_TO_PASS and PASS_TO_PASS test passed, every assertion canary failed,
+    and pytest's exit status in agreement. Statuses: resolved, unresolved, invalid_patch,
+    apply_failed, timeout, resource_limit, tamper_detected, infra_error (never the model's
+    fault; results are kept in OUTPUT.partial as they are graded).
     """
     from swe_forge.batch.shard import parse_shard
     from swe_forge.commands.verify import run_verify

@@ -120,7 +120,11 @@ class VerifyConfig:
     nofile: int = 1024
     fsize_bytes: int = 256 * 1024 * 1024
     tmpfs_size: str = "256m"
+    testbed_size: str = "2g"
+    inodes: int = 400_000
     infra_retries: int = 2
+    capability_scope: str = "repository"
+    canary_limit: int = 40
 
 
 @dataclass(frozen=True)
@@ -326,6 +330,11 @@ def load_config(path: Path | None = None) -> Config:
         )
     if config.admit.scope not in ("touched", "suite"):
         raise ConfigError(f"admit.scope must be 'touched' or 'suite', not {config.admit.scope!r}")
+    if config.verify.capability_scope not in ("repository", "file"):
+        raise ConfigError(
+            "verify.capability_scope must be 'repository' or 'file', "
+            f"not {config.verify.capability_scope!r}"
+        )
     if config.admit.runs_per_phase < 1 or not config.admit.hash_seeds:
         raise ConfigError("admit.runs_per_phase must be >= 1 and admit.hash_seeds non-empty")
     if config.mine.jobs < 0:

@@ -7,19 +7,19 @@ import hashlib
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from importlib import resources
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from swe_forge import __version__
 from swe_forge.commands.images import read_candidates, read_image_records
 from swe_forge.config import Config, load_repo_overrides
-from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+from swe_forge.diffs import DiffParseError, parse_diff
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import SweForgeError
 from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
-from swe_forge.gates.runner import PytestRunner
+from swe_forge.gates.runner import PytestRunner, protect_spec
+from swe_forge.gates.sandbox import Sandbox
 from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import audit_image, file_index
@@ -29,6 +29,7 @@ from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
+from swe_forge.verify import capabilities
 from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
 from swe_forge.verify.verifier import Verifier, VerifySettings
 
@@ -37,12 +38,6 @@ def sha256(text: str | bytes) -> str:
     """Hex sha256 of text (UTF-8) or bytes."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()
-
-
-def harness_sha256() -> str:
-    """sha256 of the harness plugin that runs inside task containers."""
-    plugin = resources.files("swe_forge.gates.harness").joinpath("swe_forge_harness.py")
-    return sha256(plugin.read_bytes())
 
 
 def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[str]:
@@ -54,59 +49,6 @@ def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[st
     return sorted(
         {fp.new_path for fp in parsed if fp.new_path and classifier.is_test_module(fp.new_path)}
     )
-
-
-#: Files whose appearance during a verification run means tampering (unless listed).
-RUNNER_CONFIG_NAMES = (
-    "conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "sitecustomize.py",
-    "usercustomize.py",
-)
-
-
-def test_file_hashes(repo: GitRepository, cand: Candidate) -> dict[str, str]:
-    """sha256 of every file the test patch leaves, as base + test patch makes it.
-
-    The verifier checks these after the run: a test file that changed while the tests ran was
-    changed by the code under test.
-    """
-    out: dict[str, str] = {}
-    try:
-        parsed = parse_diff(cand.test_patch)
-    except DiffParseError:
-        return out
-    for fp in parsed:
-        if fp.new_path is None:
-            continue
-        base = b""
-        if fp.old_path is not None:
-            got = repo.blob_at(cand.base_commit, fp.old_path)
-            base = got[1] if got else b""
-        try:
-            out[fp.new_path] = sha256(apply_file_patch(base, fp))
-        except PatchApplyError:
-            continue
-    return dict(sorted(out.items()))
-
-
-def runner_config_files(repo: GitRepository, cand: Candidate) -> list[str]:
-    """Paths of runner configuration and start-up hooks at base + test patch."""
-    found = {
-        p
-        for p in repo.paths(cand.base_commit)
-        if p.rsplit("/", 1)[-1] in RUNNER_CONFIG_NAMES or p.endswith(".pth")
-    }
-    try:
-        for fp in parse_diff(cand.test_patch):
-            if fp.new_path and (fp.new_path.rsplit("/", 1)[-1] in RUNNER_CONFIG_NAMES):
-                found.add(fp.new_path)
-            if fp.old_path and fp.new_path is None:
-                found.discard(fp.old_path)
-    except DiffParseError:
-        pass
-    return sorted(found)
 
 
 @dataclass
@@ -175,12 +117,21 @@ class Admitter:
             reject_flags=a.reject_flags,
             judge_command=a.judge_command,
         )
-        self.limits = Limits(memory=a.memory, pids=a.pids, cpus=a.cpus)
+        verify_settings = VerifySettings.from_config(config.verify)
+        # The gates run in the judge's container the verifier uses (same mounts, same locks),
+        # with admission's own limits.
+        self.sandbox = Sandbox(
+            self.engine,
+            replace(
+                verify_settings.sandbox(),
+                limits=Limits(memory=a.memory, pids=a.pids, cpus=a.cpus),
+            ),
+            cache_root(config),
+        )
         self.runner = PytestRunner()
         self.verifier = Verifier(
-            self.engine, self.classifier, VerifySettings.from_config(config.verify)
+            self.engine, self.classifier, verify_settings, cache_dir=cache_root(config)
         )
-        self.work_dir = cache_root(config) / "gates"
         self._repos: dict[str, GitRepository] = {}
         self._base_files: dict[str, dict[str, tuple[int, int]]] = {}
         self._lock = threading.Lock()
@@ -241,15 +192,15 @@ class Admitter:
 
     def _gate(self, cand: Candidate, rec: ImageRecord, files: list[str]) -> GateVerdict:
         return run_gate(
-            self.engine,
+            self.sandbox,
             rec.instance_image_id or rec.instance_image,
             self.runner,
             test_patch=cand.test_patch,
             gold_patch=cand.patch,
             test_files=files,
+            protect=protect_spec(cand.test_patch, self.classifier),
             settings=self.gate,
-            work_dir=self.work_dir,
-            limits=self.limits,
+            labels=self.engine.default_labels,
         )
 
     def _after_gate(
@@ -303,13 +254,40 @@ class Admitter:
             if not report.passed:
                 detail = "; ".join(f["detail"] for f in report.findings)
                 return self._reject(cand, "image_audit_failed", detail), timings
-        integrity = test_file_hashes(repo, cand) if repo else {}
-        config_files = runner_config_files(repo, cand) if repo else []
         manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
-        manifest.harness["test_files_sha256"] = integrity
-        manifest.harness["config_files"] = config_files
+        # Calibration: the gold patch graded once with every canary its fail-to-pass tests
+        # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
+        # gold patch fails are armed; the capabilities in use become the gate's allowance.
+        t = time.perf_counter()
+        with self.test_slots:
+            try:
+                cal = self.verifier.calibrate(manifest)
+            except Exception as exc:  # an infrastructure failure: say so, keep the run going
+                return self._reject(
+                    cand, "gold_not_verified", f"calibration failed: {exc}"[:1500]
+                ), timings
+        timings["calibrate"] = time.perf_counter() - t
+        assert cal.result is not None
+        if cal.result.status != "resolved":
+            return self._reject(
+                cand,
+                "gold_not_verified",
+                f"calibration: {cal.result.status}: {cal.result.detail[:1500]}",
+                {"violations": cal.result.violations},
+            ), timings
+        manifest.harness["canaries"] = {
+            "armed": cal.armed,
+            "made": cal.made,
+            "disarmed": len(cal.disarmed),
+            "limit": self.verifier.settings.canary_limit,
+        }
+        manifest.audit["capabilities"] = {
+            "scope": self.verifier.settings.capability_scope,
+            "base": capabilities.base_capabilities(cal.base_capabilities, self.verifier.is_source),
+            "gold": cal.gold_capabilities,
+        }
         # The task must be gradable as shipped: the gold patch has to score 1.0 through the
-        # very verifier (guards, sandbox, channel, integrity checks) that will grade agents.
+        # very verifier (guards, capability gate, sandbox, canaries, checks) that grades agents.
         t = time.perf_counter()
         with self.test_slots:
             graded = self.verifier.verify(manifest, cand.patch, "gold")
@@ -324,6 +302,7 @@ class Admitter:
         manifest.audit["gold_verification"] = {
             "status": graded.status,
             "seconds": graded.timings.get("total"),
+            "canaries": graded.verifier.get("canaries"),
         }
         return manifest, timings
 
@@ -398,7 +377,7 @@ class Admitter:
                 "test_command": self.runner.command(files, order_seed=0),
                 "test_patch_sha256": sha256(cand.test_patch),
                 "gold_patch_sha256": sha256(cand.patch),
-                "harness_sha256": harness_sha256(),
+                "harness_sha256": self.verifier.harness_sha256,
                 "timeout_seconds": self.gate.timeout_seconds,
             },
             gates={

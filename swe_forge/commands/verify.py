@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from swe_forge.config import Config
 from swe_forge.engine import Engine
 from swe_forge.errors import InputError, UsageError
-from swe_forge.jsonl import AtomicWriter, read_jsonl
+from swe_forge.jsonl import AtomicWriter, read_jsonl, write_jsonl
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import TaskManifest
@@ -169,19 +169,23 @@ def run_verify(
     if out_dir is not None:
         batch = _Batch(verifier, tasks, config, reporter, jobs)
         return batch.run(preds, out_dir, run, shard, force, start)
+    # Each result is appended to OUTPUT.partial the moment it is graded (a crash or Ctrl-C
+    # keeps every finished grade there); OUTPUT itself is written at the end, in input order.
     out = AtomicWriter(output)
     reporter.start("verify", len(preds))
+    done: dict[int, VerifyResult] = {}
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [
+            futures = {
                 pool.submit(
                     verifier.verify, tasks[p.instance_id], p.model_patch, p.model_name_or_path
-                )
-                for p in preds
-            ]
-            for fut in futures:
-                result = fut.result()
-                run.results.append(result)
+                ): i
+                for i, p in enumerate(preds)
+            }
+            for fut in as_completed(futures):
+                i = futures[fut]
+                result = _result_of(fut, preds[i])
+                done[i] = result
                 out.write(json.dumps(result.to_dict(), sort_keys=True))
                 reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
                 reporter.advance()
@@ -189,12 +193,29 @@ def run_verify(
         out.abort()
         raise
     reporter.finish()
-    out.commit()
+    out.abort()
+    run.results = [done[i] for i in range(len(preds))]
+    write_jsonl(output, (json.dumps(r.to_dict(), sort_keys=True) for r in run.results))
     run.seconds = time.perf_counter() - start
     report = run.report(tasks)
     if report_path is not None:
         report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return run, report
+
+
+def _result_of(fut: Future[VerifyResult], p: Prediction) -> VerifyResult:
+    """A future's result; an exception escaping the verifier (a bug of ours) becomes this
+    prediction's infrastructure error instead of taking the run down."""
+    try:
+        return fut.result()
+    except Exception as exc:
+        return VerifyResult(
+            p.instance_id,
+            p.model_name_or_path,
+            "infra_error",
+            0.0,
+            detail=f"{type(exc).__name__}: {exc}"[:2000],
+        )
 
 
 def prediction_key(p: Prediction) -> str:
@@ -237,9 +258,18 @@ class _Batch:
         self.reporter.start("verify", len(todo))
 
         def one(p: Prediction) -> None:
-            result = self.verifier.verify(
-                self.tasks[p.instance_id], p.model_patch, p.model_name_or_path
-            )
+            try:
+                result = self.verifier.verify(
+                    self.tasks[p.instance_id], p.model_patch, p.model_name_or_path
+                )
+            except Exception as exc:  # never lose the other predictions' grades
+                result = VerifyResult(
+                    p.instance_id,
+                    p.model_name_or_path,
+                    "infra_error",
+                    0.0,
+                    detail=f"{type(exc).__name__}: {exc}"[:2000],
+                )
             if result.status != "infra_error":
                 # Infrastructure errors are not recorded: the next run grades them again.
                 line = json.dumps(result.to_dict(), sort_keys=True)

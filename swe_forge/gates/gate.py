@@ -19,10 +19,9 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from swe_forge.engine import Engine, Limits
-from swe_forge.gates.runner import PASSED, RunResult, TestRunner, harness_dir, run_tests
+from swe_forge.gates.runner import PASSED, RunResult, TestRunner, run_tests
+from swe_forge.gates.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -121,58 +120,61 @@ def classify(runs: list[RunResult], settings: GateSettings, test_files: list[str
 
 
 def run_gate(
-    engine: Engine,
+    sandbox: Sandbox,
     image: str,
     runner: TestRunner,
     *,
     test_patch: str,
     gold_patch: str,
     test_files: list[str],
+    protect: dict[str, list[str]],
     settings: GateSettings,
-    work_dir: Path,
-    limits: Limits | None = None,
     rng: random.Random | None = None,
+    labels: dict[str, str] | None = None,
 ) -> GateVerdict:
     """Run the 6 runs (before, after, interleaved) and classify them."""
     start = time.perf_counter()
     rng = rng or random.SystemRandom()
     files = [] if settings.scope == "suite" else test_files
     runs: list[RunResult] = []
-    with harness_dir(work_dir, test_patch=test_patch, gold_patch=gold_patch) as harness:
-        for i in range(settings.runs_per_phase):
-            hash_seed = settings.hash_seeds[i % len(settings.hash_seeds)]
-            for phase in ("before", "after"):
-                order_seed = rng.randrange(2**31)
-                run = run_tests(
-                    engine,
-                    image,
-                    runner,
-                    harness,
-                    files,
-                    phase=phase,
-                    hash_seed=hash_seed,
-                    order_seed=order_seed,
-                    timeout=settings.timeout_seconds,
-                    limits=limits,
+    for i in range(settings.runs_per_phase):
+        hash_seed = settings.hash_seeds[i % len(settings.hash_seeds)]
+        for phase in ("before", "after"):
+            order_seed = rng.randrange(2**31)
+            run = run_tests(
+                sandbox,
+                image,
+                runner,
+                files,
+                test_patch=test_patch,
+                gold_patch=gold_patch if phase == "after" else None,
+                protect=protect,
+                phase=phase,
+                hash_seed=hash_seed,
+                order_seed=order_seed,
+                timeout=settings.timeout_seconds,
+                labels=labels,
+            )
+            runs.append(run)
+            if run.status != "ok":
+                verdict = GateVerdict(admitted=False, runs=runs, test_files=files)
+                verdict.reason = {
+                    "test_patch_failed": "patch_apply_failed",
+                    "gold_patch_failed": "patch_apply_failed",
+                    "timeout": "timeout",
+                    "resource_limit": "resource_limit",
+                    "no_report": "no_test_report",
+                    "harness_disagreement": "harness_disagreement",
+                }.get(run.status, run.status)
+                which = "test patch" if run.status == "test_patch_failed" else "gold patch"
+                verdict.detail = (
+                    f"the {which} does not apply"
+                    if "patch" in run.status
+                    else f"{phase} run {i + 1}: {run.status} (exit {run.exit_code}); "
+                    f"output: {run.output_tail[-600:]}"
                 )
-                runs.append(run)
-                if run.status != "ok":
-                    verdict = GateVerdict(admitted=False, runs=runs, test_files=files)
-                    verdict.reason = {
-                        "test_patch_failed": "patch_apply_failed",
-                        "gold_patch_failed": "patch_apply_failed",
-                        "timeout": "timeout",
-                        "resource_limit": "resource_limit",
-                        "no_report": "no_test_report",
-                    }.get(run.status, run.status)
-                    which = "test patch" if run.status == "test_patch_failed" else "gold patch"
-                    verdict.detail = (
-                        f"the {which} does not apply"
-                        if "patch" in run.status
-                        else f"{phase} run {i + 1}: {run.status}; output: {run.output_tail[-600:]}"
-                    )
-                    verdict.seconds = time.perf_counter() - start
-                    return verdict
+                verdict.seconds = time.perf_counter() - start
+                return verdict
     verdict = classify(runs, settings, files)
     verdict.seconds = time.perf_counter() - start
     return verdict

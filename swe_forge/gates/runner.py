@@ -1,10 +1,11 @@
-"""Test runners: run chosen test files in a fresh container and read per-test outcomes.
+"""Test runners: run chosen test files in a fresh judge's container, read per-test outcomes.
 
 The interface (:class:`TestRunner`) is what a runner for another framework implements. The
 pytest runner brings its harness plugin from outside the image (a read-only mount), so the
-image needs nothing of ours; outcomes come from the plugin's structured report, never from
-scraping stdout. Node ids are pytest's own (relative to ``/testbed``, parametrized ids in
-full, never truncated).
+image needs nothing of ours; outcomes come from the plugin's events, streamed to the
+supervisor over a pipe (never from scraping stdout), and are checked against pytest's exit
+status as the supervisor sees it. Node ids are pytest's own (relative to ``/testbed``,
+parametrized ids in full, never truncated).
 
 Each run is made deterministic where it should be: a fixed ``PYTHONHASHSEED`` per run,
 ``TZ=UTC``, no cache provider, rerun and random-order plugins disabled (the harness does its
@@ -13,27 +14,17 @@ own seeded shuffle), a per-run wall clock.
 
 from __future__ import annotations
 
-import json
 import shlex
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any, Protocol
 
-from swe_forge.engine import Engine, Limits
+from swe_forge.gates.sandbox import Sandbox, SandboxError, SandboxTimeout
+from swe_forge.mining.classify import PathClassifier
 
 #: Outcome values; "missing" is ours (the test did not run or was not collected).
 PASSED = "passed"
 MISSING = "missing"
-#: Exit codes of our wrapper script for failures before the tests run.
-EXIT_TEST_PATCH = 97
-EXIT_GOLD_PATCH = 98
-RESULTS_PATH = "/tmp/swe-forge-results.json"
-MOUNT = "/swe-forge"
 
 
 @dataclass
@@ -43,7 +34,8 @@ class RunResult:
     phase: str  # "before" | "after"
     hash_seed: int
     order_seed: int
-    # "ok" | "test_patch_failed" | "gold_patch_failed" | "timeout" | "resource_limit" | "no_report"
+    # "ok" | "test_patch_failed" | "gold_patch_failed" | "timeout" | "resource_limit"
+    # | "no_report" | "harness_disagreement"
     status: str
     exit_code: int | None
     seconds: float
@@ -72,11 +64,12 @@ class TestRunner(Protocol):
 
     name: str
 
-    def command(self, test_files: list[str], *, order_seed: int) -> str:
-        """The shell command that runs ``test_files`` (all tests when empty) in /testbed."""
+    def argv(self, test_files: list[str]) -> list[str]:
+        """The command (run by the supervisor as uid 1000 in /testbed) for ``test_files``
+        (all tests when empty), loading the harness that streams per-test events."""
 
-    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str], str]:
-        """Per-test outcomes, collection errors, and tamper evidence from the report."""
+    def command(self, test_files: list[str], *, order_seed: int) -> str:
+        """The same command as one shell line (recorded in manifests)."""
 
 
 #: How the harness runs pytest: its plugin in, caches and order/rerun plugins out.
@@ -120,113 +113,139 @@ class PytestRunner:
         """The pytest command line (the order seed travels in the environment)."""
         return " ".join(shlex.quote(a) for a in self.argv(test_files))
 
-    def parse(self, report: bytes) -> tuple[dict[str, str], dict[str, str], str]:
-        """Read the harness plugin's JSON report."""
-        data = json.loads(report.decode("utf-8"))
-        tests = {str(k): str(v) for k, v in (data.get("tests") or {}).items()}
-        errors = {str(k): str(v) for k, v in (data.get("collect_errors") or {}).items()}
-        return tests, errors, str(data.get("tampered") or "")
 
+def protect_spec(test_patch: str, classifier: PathClassifier) -> dict[str, list[str]]:
+    """What the supervisor locks before the tests run: every path the test patch touches,
+    and the test trees they live in (the top-most test directory on each path, as the path
+    classifier names them: ``tests/``, ``pkg/tests/``...). Runner configuration anywhere in
+    the tree (``conftest.py``, ``pytest.ini``, ``setup.cfg``...) is found and locked by the
+    supervisor itself."""
+    from swe_forge.diffs import DiffParseError, parse_diff
 
-@contextmanager
-def harness_dir(work_dir: Path, *, test_patch: str, gold_patch: str | None) -> Iterator[Path]:
-    """A temporary directory to mount read-only at /swe-forge: the plugin and the patches."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=work_dir, prefix="harness-"))
+    files: set[str] = set()
+    trees: set[str] = set()
     try:
-        plugin = resources.files("swe_forge.gates.harness").joinpath("swe_forge_harness.py")
-        (tmp / "swe_forge_harness.py").write_bytes(plugin.read_bytes())
-        (tmp / "test.patch").write_text(test_patch)
-        if gold_patch is not None:
-            (tmp / "gold.patch").write_text(gold_patch)
-        tmp.chmod(0o755)
-        for f in tmp.iterdir():
-            f.chmod(0o644)
-        yield tmp
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def wrapper_script(
-    runner: TestRunner, test_files: list[str], *, with_gold: bool, order_seed: int
-) -> str:
-    """Apply the test patch (and the gold patch), then run the tests.
-
-    ``git apply`` without fuzz or rejects: a patch that does not apply exactly is a failure
-    with its own exit code, never a partial application.
-    """
-    steps = [
-        "set -u",
-        "cd /testbed",
-        f"git apply --whitespace=nowarn {MOUNT}/test.patch || exit {EXIT_TEST_PATCH}",
-    ]
-    if with_gold:
-        steps.append(f"git apply --whitespace=nowarn {MOUNT}/gold.patch || exit {EXIT_GOLD_PATCH}")
-    steps.append(runner.command(test_files, order_seed=order_seed))
-    return "\n".join(steps) + "\n"
+        parsed = parse_diff(test_patch)
+    except DiffParseError:
+        parsed = []
+    for fp in parsed:
+        for path in (fp.old_path, fp.new_path):
+            if not path:
+                continue
+            files.add(path)
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                # Test trees are locked whole; never the top of the work tree itself.
+                prefix = "/".join(parts[:i])
+                # The first directory that makes the path test code is the tree to lock.
+                if classifier.is_test(prefix + "/x"):
+                    trees.add(prefix)
+                    break
+    return {"files": sorted(files), "trees": sorted(trees)}
 
 
 def run_tests(
-    engine: Engine,
+    sandbox: Sandbox,
     image: str,
     runner: TestRunner,
-    harness: Path,
     test_files: list[str],
     *,
+    test_patch: str,
+    gold_patch: str | None,
+    protect: dict[str, list[str]],
     phase: str,
     hash_seed: int,
     order_seed: int,
     timeout: float,
-    limits: Limits | None = None,
+    labels: dict[str, str] | None = None,
 ) -> RunResult:
-    """One run in a fresh container from ``image``."""
-    script = wrapper_script(runner, test_files, with_gold=phase == "after", order_seed=order_seed)
-    outcome = engine.run_locked(
-        image,
-        ["/bin/sh", "-c", script],
-        timeout=timeout,
-        volumes={str(harness): {"bind": MOUNT, "mode": "ro"}},
-        environment={
-            "PYTHONHASHSEED": str(hash_seed),
-            "SWE_FORGE_ORDER_SEED": str(order_seed),
-            "SWE_FORGE_RESULTS": RESULTS_PATH,
-            "PYTHONPATH": MOUNT,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TZ": "UTC",
-            "PYTEST_ADDOPTS": "",
-            "PY_COLORS": "0",
-            "HOME": "/home/swe",
-        },
-        collect=[RESULTS_PATH],
-        limits=limits,
-    )
+    """One gate run in a fresh judge's container from ``image``: the test patch (and, after,
+    the gold patch) applied as uid 1000, the judge's files locked, the tests run by the
+    supervisor as uid 1000, outcomes from the harness checked against pytest's exit status."""
     result = RunResult(
         phase=phase,
         hash_seed=hash_seed,
         order_seed=order_seed,
         status="ok",
-        exit_code=outcome.exit_code,
-        seconds=outcome.seconds,
-        output_tail=outcome.output[-4000:],
+        exit_code=None,
+        seconds=0.0,
     )
-    if outcome.timed_out:
+    start = time.perf_counter()
+    try:
+        with sandbox.open(image, labels=labels) as session:
+            patches = [{"name": "test", "path": session.put("test.patch", test_patch)}]
+            if gold_patch is not None:
+                patches.append({"name": "gold", "path": session.put("gold.patch", gold_patch)})
+            job = {
+                "patches": patches,
+                "protect": protect,
+                "run": {
+                    "argv": runner.argv(test_files),
+                    "env": {
+                        "PYTHONHASHSEED": str(hash_seed),
+                        "SWE_FORGE_ORDER_SEED": str(order_seed),
+                    },
+                    "timeout": timeout,
+                    "output_limit": sandbox.settings.limits.output_bytes,
+                    "select": None,
+                    "canaries": None,
+                },
+            }
+            try:
+                answer = session.call("all", job, timeout=timeout + 300)
+            except SandboxTimeout:
+                result.status = "timeout"
+                return result
+            except SandboxError as exc:
+                if session.oom_killed():
+                    result.status = "resource_limit"
+                    result.output_tail = str(exc)[-4000:]
+                    return result
+                raise
+    finally:
+        result.seconds = time.perf_counter() - start
+    return read_answer(result, answer)
+
+
+def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
+    """Fill a gate run's result from the supervisor's answer."""
+    result.output_tail = str(answer.get("output_tail") or "")[-4000:]
+    result.exit_code = answer.get("exit_code")
+    if answer.get("status") == "apply_failed":
+        result.status = (
+            "test_patch_failed" if answer.get("failed_patch") == "test" else "gold_patch_failed"
+        )
+        return result
+    if answer.get("status") == "timeout":
         result.status = "timeout"
         return result
-    if outcome.oom_killed or outcome.exit_code == 137:
+    if answer.get("status") in ("output_limit", "fork_bomb"):
         result.status = "resource_limit"
         return result
-    if outcome.exit_code == EXIT_TEST_PATCH:
-        result.status = "test_patch_failed"
+    events = answer.get("events") or {}
+    limits = answer.get("limits") or {}
+    result.tests = {str(k): str(v) for k, v in (events.get("tests") or {}).items()}
+    result.collect_errors = {str(k): "error" for k in events.get("collect_errors") or ()}
+    integrity = answer.get("integrity") or {}
+    tamper = [str(x) for x in events.get("tamper") or ()]
+    tamper += [f"{p} changed during the run" for p in integrity.get("changed", [])]
+    tamper += [f"{p} appeared during the run" for p in integrity.get("appeared", [])]
+    tamper += [f"watch: {w}" for w in integrity.get("watch", [])]
+    result.tampered = "; ".join(tamper)[:2000]
+    if limits.get("oom_kills") or limits.get("pids_max_hits") or limits.get("full_mounts"):
+        result.status = "resource_limit"
         return result
-    if outcome.exit_code == EXIT_GOLD_PATCH:
-        result.status = "gold_patch_failed"
-        return result
-    report = outcome.files.get(RESULTS_PATH)
-    if report is None:
+    if not events.get("connected") or not events.get("ended"):
         result.status = "no_report"
         return result
-    try:
-        result.tests, result.collect_errors, result.tampered = runner.parse(report)
-    except (ValueError, UnicodeDecodeError):
-        result.status = "no_report"
+    code = result.exit_code
+    bad = any(v in ("failed", "error") for v in result.tests.values())
+    if (
+        events.get("exitstatus") != code
+        or (code == 0 and (bad or result.collect_errors))
+        or (code == 1 and not bad and not result.collect_errors)
+    ):
+        # pytest's own verdict and the per-test outcomes disagree: the harness missed
+        # something (a subtest, a report it could not see); nothing here can be trusted.
+        result.status = "harness_disagreement"
     return result

@@ -17,10 +17,11 @@ Refused:
   ``.gitmodules``;
 - code that runs around the tests: ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``,
   ``*.dist-info``/``*.egg-info`` contents, ``__pycache__``/``*.pyc``, modules that shadow
-  ``pytest``/``pluggy`` anywhere or a stdlib module at an import root;
-- added lines that reach for the harness or the test framework's internals (``_pytest``,
-  report hooks, the harness's names and paths, ``sys.settrace``, ``gc.get_objects``,
-  ``ctypes``, an ``__eq__`` that is always true) unless the gold patch does the same.
+  ``pytest``/``pluggy`` anywhere or a stdlib module at an import root.
+
+What the added *code* can do is not judged here by its text: the capability gate
+(:mod:`swe_forge.verify.capabilities`) judges it by syntax tree, file by file, against the base
+code and the gold patch, once the patch is applied in the container.
 """
 
 from __future__ import annotations
@@ -50,47 +51,6 @@ _PYTEST_SETTING = re.compile(
     r"|\bconfcutdir\b|\bpytest_plugins\b",
     re.IGNORECASE,
 )
-#: Added-code patterns that target the test framework, the harness, or the interpreter.
-_TAMPER = [
-    (
-        "framework_internals",
-        re.compile(r"\b_pytest\b|\bTestReport\b|\bCallInfo\b|\bruntestprotocol\b"),
-    ),
-    (
-        "report_hooks",
-        re.compile(
-            r"\bpytest_(?:runtest|collection|sessionfinish|sessionstart|report|terminal|configure|load_initial|make_collect|pyfunc_call)\w*"
-        ),
-    ),
-    ("harness_names", re.compile(r"swe[_-]?forge|SWE_FORGE|/swe-forge", re.IGNORECASE)),
-    (
-        "tracing",
-        re.compile(
-            r"\bsys\.(?:settrace|setprofile|addaudithook|_getframe)\b|\bgc\.get_(?:objects|referrers|referents)\b"
-        ),
-    ),
-    ("native_code", re.compile(r"\bimport\s+ctypes\b|\bfrom\s+ctypes\b|\bctypes\.")),
-    (
-        "always_true_eq",
-        re.compile(
-            r"def\s+__eq__\s*\([^)]*\)\s*(?:->\s*\w+\s*)?:\s*(?:\n\s*)?return\s+True\b|__eq__\s*=\s*lambda[^:]*:\s*True"
-        ),
-    ),
-    (
-        "always_false_ne",
-        re.compile(
-            r"def\s+__ne__\s*\([^)]*\)\s*(?:->\s*\w+\s*)?:\s*(?:\n\s*)?return\s+False\b|__ne__\s*=\s*lambda[^:]*:\s*False"
-        ),
-    ),
-    ("builtins_patch", re.compile(r"\bbuiltins\.\w+\s*=|setattr\(\s*builtins\b|__builtins__\s*\[")),
-    ("exit_hooks", re.compile(r"\bos\._exit\s*\(|\batexit\.register\b|\bsignal\.signal\s*\(")),
-    (
-        "sys_modules_patch",
-        re.compile(
-            r"sys\.modules\s*\[[^\]]*\]\s*=|sys\.modules\.(?:update|setdefault|pop)\b|sys\.meta_path"
-        ),
-    ),
-]
 
 
 @dataclass(frozen=True)
@@ -142,7 +102,7 @@ class PatchGuard:
         # judge. Such projects are refused at admission (framework_project) instead.
         self.framework = _FRAMEWORK_MODULES
         self.project_name = project_name
-        self.gold_tamper = {code for code, rx in _TAMPER if rx.search(_added_text(gold_patch))}
+        self.gold_patch = gold_patch
 
     # ------------------------------------------------------------------ paths
     def check_path(self, path: str, report: GuardReport) -> None:
@@ -237,13 +197,6 @@ class PatchGuard:
         seen: set[str] = set()
         for fp in files:
             self._check_file(fp, report, seen)
-        added = _added_text(text)
-        for code, rx in _TAMPER:
-            if code in self.gold_tamper:
-                continue
-            m = rx.search(added)
-            if m:
-                report.add(f"tamper_{code}", f"added code matches {m.group(0)[:60]!r}")
         report.files = sorted(seen)
         return report
 
@@ -291,11 +244,3 @@ def protected_paths(test_patch: str) -> set[str]:
     except DiffParseError:
         return set()
     return out
-
-
-def _added_text(patch: str) -> str:
-    return "\n".join(
-        line[1:]
-        for line in patch.splitlines()
-        if line.startswith("+") and not line.startswith("+++")
-    )

@@ -1,50 +1,56 @@
-"""Grade one candidate patch against one task, in a fresh locked-down container.
+"""Grade one candidate patch against one task, in a fresh judge's container.
 
-Order of work:
+Where the verdict comes from (see README, "Reward integrity"): the code under test runs in the
+same interpreter as the tests, so anything that interpreter says is a claim. The verdict is
+decided by the supervisor (another uid, another process, outside anything the code under test
+can reach) and by the host, from evidence the candidate cannot forge without also being
+caught by another check:
 
-1. static guards on the patch (nothing runs for a refused patch);
-2. the task's test patch must match the manifest's sha256, and the pinned image id must exist;
-3. a fresh container from the pinned image id: no network, user 1000, all capabilities
-   dropped, no new privileges, limits on pids, memory (swap equal), CPU, open files and file
-   size, a tmpfs ``/tmp``, a host-side wall clock;
-4. ``git apply`` the candidate (no fuzz, no rejects, no fallback), then list what actually
-   changed (``git status``) and run the path guards again on it;
-5. only then apply the held-out test patch;
-6. run the task's test files with the harness plugin, which reports over a Unix socket the
-   host serves (exactly one connection); stop the container;
-7. check from outside that the test files still hold their expected content and that no
-   runner configuration or start-up hook appeared;
-8. reward 1.0 only when every FAIL_TO_PASS and PASS_TO_PASS test was reported passed, the
-   session ended, and no tamper evidence was found. A missing test is a failure.
+1. static guards on the patch (paths, modes, test and runner files) before anything runs;
+2. the pinned image id must exist; the task's test patch must match its sha256;
+3. ``prepare``: the candidate is applied as uid 1000 (no fuzz, no rejects); what actually
+   changed is guarded again; the **capability gate** compares what the changed Python files
+   can do (by syntax tree) with what the base code and the gold patch already do;
+4. ``run``: the held-out tests are applied only now; the judge's files are locked (root-owned,
+   read-only, in directories uid 1000 cannot write) and watched (inotify) for the whole run;
+   **assertion canaries** (perturbed copies of fail-to-pass assertions that a correct fix must
+   fail, calibrated on the gold patch) run among the tests; pytest runs as uid 1000 with
+   exactly FAIL_TO_PASS, PASS_TO_PASS and the canaries selected; afterwards every process of
+   uid 1000 is killed before anything is looked at;
+5. reward 1.0 only when every expected test passed, every canary failed, pytest's exit status
+   (seen by the supervisor's ``waitpid``) is 0 and agrees with the session's own, the locked
+   files and the watch are clean, and no limit bit. A missing test is a failure.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
-import tarfile
 import tempfile
-import threading
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from swe_forge.config import VerifyConfig
-from swe_forge.diffs import DiffParseError, apply_file_patch, parse_diff
-from swe_forge.engine import ChunkReader, Engine, Limits
+from swe_forge.engine import Engine, Limits
 from swe_forge.errors import DockerError
-from swe_forge.gates.runner import PytestRunner
-from swe_forge.images.build import MATERIALIZE
-from swe_forge.mining.classify import PathClassifier
+from swe_forge.gates.runner import PytestRunner, protect_spec
+from swe_forge.gates.sandbox import (
+    Sandbox,
+    SandboxError,
+    SandboxSettings,
+    SandboxTimeout,
+    Session,
+)
+from swe_forge.mining.classify import FileKind, PathClassifier
 from swe_forge.records import TaskManifest
-from swe_forge.verify.channel import Channel, ChannelLog
+from swe_forge.verify import capabilities
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 2
 STATUSES = (
     "resolved",
     "unresolved",
@@ -55,10 +61,22 @@ STATUSES = (
     "tamper_detected",
     "infra_error",
 )
-MOUNT = "/swe-forge"
-#: Pseudo exit code of an exec stopped for flooding its output.
-OUTPUT_LIMIT = -2
-_SUSPECT_NAMES = ("conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py")
+_EXHAUSTED = (
+    "Resource temporarily unavailable",
+    "can't start new thread",
+    "Cannot allocate memory",
+    "MemoryError",
+    "File size limit exceeded",
+    "File too large",
+    "Disk quota exceeded",
+    "No space left on device",
+    "Too many open files",
+    "[Errno 28]",
+    "[Errno 27]",
+    "[Errno 24]",
+    "[Errno 12]",
+    "[Errno 11]",
+)
 
 
 @dataclass
@@ -87,12 +105,16 @@ class VerifyResult:
 
 @dataclass(frozen=True)
 class VerifySettings:
-    """Limits and clocks of a verification."""
+    """Limits, clocks and checks of a verification."""
 
     timeout_seconds: float = 900.0
     limits: Limits = field(default_factory=Limits)
     tmpfs_size: str = "512m"
+    testbed_size: str = "2g"
+    inodes: int = 400_000
     infra_retries: int = 2
+    capability_scope: str = "repository"
+    canary_limit: int = 40
 
     @classmethod
     def from_config(cls, v: VerifyConfig) -> VerifySettings:
@@ -100,7 +122,26 @@ class VerifySettings:
         limits = Limits(
             memory=v.memory, pids=v.pids, cpus=v.cpus, nofile=v.nofile, fsize_bytes=v.fsize_bytes
         )
-        return cls(v.timeout_seconds, limits, v.tmpfs_size, v.infra_retries)
+        return cls(
+            v.timeout_seconds,
+            limits,
+            v.tmpfs_size,
+            v.testbed_size,
+            v.inodes,
+            v.infra_retries,
+            v.capability_scope,
+            v.canary_limit,
+        )
+
+    def sandbox(self) -> SandboxSettings:
+        """The judge's container of these settings."""
+        return SandboxSettings(
+            limits=self.limits,
+            testbed_size=self.testbed_size,
+            tmp_size=self.tmpfs_size,
+            home_size=self.tmpfs_size,
+            inodes=self.inodes,
+        )
 
 
 class InfraError(Exception):
@@ -109,38 +150,44 @@ class InfraError(Exception):
 
 def sha256(text: str) -> str:
     """Hex sha256 of UTF-8 text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _expected_test_files(task: TaskManifest) -> dict[str, str]:
-    """sha256 of each file the test patch adds, as the patch defines it (modified files are
-    checked by the manifest's recorded hashes when present)."""
-    recorded = task.harness.get("test_files_sha256")
-    if isinstance(recorded, dict):
-        return {str(k): str(v) for k, v in recorded.items()}
-    out: dict[str, str] = {}
-    try:
-        for fp in parse_diff(task.test_patch):
-            if fp.old_path is None and fp.new_path:
-                out[fp.new_path] = hashlib.sha256(apply_file_patch(b"", fp)).hexdigest()
-    except (DiffParseError, ValueError):
-        return {}
-    return out
+@dataclass
+class Calibration:
+    """What admission learns by grading the gold patch once with every canary and a scan of
+    the whole base tree: the canaries a correct fix fails, and the capabilities in use."""
+
+    armed: list[list[Any]] = field(default_factory=list)  # [[nodeid, site], ...]
+    made: int = 0
+    disarmed: list[list[Any]] = field(default_factory=list)
+    base_capabilities: dict[str, list[str]] = field(default_factory=dict)
+    gold_capabilities: list[str] = field(default_factory=list)
+    result: VerifyResult | None = None
 
 
 class Verifier:
     """Grades predictions; one instance serves many tasks (it holds the engine)."""
 
     def __init__(
-        self, engine: Engine, classifier: PathClassifier, settings: VerifySettings | None = None
+        self,
+        engine: Engine,
+        classifier: PathClassifier,
+        settings: VerifySettings | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
+        from swe_forge.mining.sources import cache_dir as default_cache
+
         self.engine = engine
         self.classifier = classifier
         self.settings = settings or VerifySettings()
-        plugin = resources.files("swe_forge.gates.harness").joinpath("swe_forge_harness.py")
-        self.plugin = plugin.read_bytes()
+        self.sandbox = Sandbox(engine, self.settings.sandbox(), cache_dir or default_cache())
         remove_stale_scratch()
-        self.plugin_sha256 = hashlib.sha256(self.plugin).hexdigest()
+        self.harness_sha256 = self.sandbox.digest
+
+    def is_source(self, path: str) -> bool:
+        """Source code (what runs in the test process), as the path classifier says."""
+        return self.classifier.classify(path) is FileKind.SOURCE
 
     def guard(self, task: TaskManifest) -> PatchGuard:
         """The guards of a task: its test patch's paths are protected."""
@@ -152,18 +199,23 @@ class Verifier:
         )
 
     def verify(self, task: TaskManifest, patch: str, model: str = "") -> VerifyResult:
-        """Grade a patch; infrastructure errors are retried a bounded number of times."""
+        """Grade a patch. Infrastructure errors are retried a bounded number of times; any
+        other exception becomes this prediction's ``infra_error`` (never raised: one
+        prediction never takes the others down)."""
         attempts = 0
-        last: str = ""
+        last = ""
         while attempts <= self.settings.infra_retries:
             attempts += 1
             try:
                 result = self._verify_once(task, patch, model)
                 result.attempts = attempts
                 return result
-            except (InfraError, DockerError) as exc:
+            except (InfraError, DockerError, SandboxError) as exc:
                 last = str(exc)
                 time.sleep(min(2.0, 0.5 * attempts))
+            except Exception as exc:  # a bug of ours: recorded, not raised
+                last = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"
+                break
         return VerifyResult(
             task.instance_id,
             model,
@@ -171,120 +223,210 @@ class Verifier:
             0.0,
             detail=last[-2000:],
             attempts=attempts,
-            verifier=self._verifier_block(None, None, False),
+            verifier=self._block(None),
         )
 
-    def _verifier_block(
-        self, log: ChannelLog | None, exit_code: int | None, harness_ok: bool
-    ) -> dict[str, Any]:
+    def calibrate(self, task: TaskManifest) -> Calibration:
+        """Grade the gold patch with every canary the F2P tests allow (not strict) and scan
+        the whole base tree; keep the canaries the gold patch fails."""
+        cal = Calibration()
+        result = self._verify_once(task, task.patch, "gold", calibrate=cal)
+        cal.result = result
+        return cal
+
+    def _block(self, run: dict[str, Any] | None) -> dict[str, Any]:
+        events = (run or {}).get("events") or {}
         return {
-            "f2p_exit": exit_code,
-            "p2p_exit": exit_code,
-            "harness_sha256_verified": harness_ok,
-            "harness_sha256": self.plugin_sha256,
-            "session_ended": bool(log and log.ended),
+            "harness_sha256": self.harness_sha256,
+            "harness_sha256_verified": True,
+            "exit_code": (run or {}).get("exit_code"),
+            "session_exitstatus": events.get("exitstatus"),
+            "session_ended": bool(events.get("ended")),
             "terminal_reward": None,
         }
 
-    def _verify_once(self, task: TaskManifest, patch: str, model: str) -> VerifyResult:
+    # ------------------------------------------------------------------ one grading
+    def _verify_once(
+        self, task: TaskManifest, patch: str, model: str, calibrate: Calibration | None = None
+    ) -> VerifyResult:
         start = time.perf_counter()
         timings: dict[str, float] = {}
         result = VerifyResult(task.instance_id, model, "unresolved", 0.0)
-        # 1. static guards
+        result.verifier = self._block(None)
         t = time.perf_counter()
         guard = self.guard(task)
         report: GuardReport = guard.check(patch)
         timings["guards"] = time.perf_counter() - t
         if not report.ok:
-            return self._refused(result, report, timings, start)
-        # 2. pins
+            result.violations = report.violations
+            detail = "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
+            return self._final(result, "invalid_patch", timings, start, detail)
         if sha256(task.test_patch) != task.harness.get("test_patch_sha256"):
-            raise_infra = "the task's test patch does not match its sha256 (a corrupted task file)"
-            return self._final(result, "infra_error", timings, start, detail=raise_infra)
+            detail = "the task's test patch does not match its sha256 (a corrupted task file)"
+            return self._final(result, "infra_error", timings, start, detail)
         image_id = str(task.image.get("id") or "")
         info = self.engine.image(image_id) if image_id else None
         if info is None or info.id != image_id:
             raise InfraError(f"the pinned image {image_id or '(none)'} is not on this machine")
-        harness_ok = self.plugin_sha256 == task.harness.get("harness_sha256", self.plugin_sha256)
-        if not harness_ok:
+        recorded = task.harness.get("harness_sha256")
+        if calibrate is None and recorded != self.harness_sha256:
             # Our own tool changed since the task was admitted: not the candidate's doing.
+            result.verifier["harness_sha256_verified"] = False
+            detail = (
+                "this swe-forge's judge differs from the one the task was admitted with; "
+                "re-admit the task or verify with the swe-forge version that admitted it"
+            )
+            return self._final(result, "infra_error", timings, start, detail)
+        t = time.perf_counter()
+        with self.sandbox.open(image_id, labels=self.engine.default_labels) as session:
+            timings["container_start"] = time.perf_counter() - t
+            return self._in_container(
+                session, task, patch, guard, result, timings, start, calibrate
+            )
+
+    def _in_container(
+        self,
+        session: Session,
+        task: TaskManifest,
+        patch: str,
+        guard: PatchGuard,
+        result: VerifyResult,
+        timings: dict[str, float],
+        start: float,
+        calibrate: Calibration | None,
+    ) -> VerifyResult:
+        t = time.perf_counter()
+        cand = session.put("candidate.patch", patch)
+        test = session.put("test.patch", task.test_patch)
+        prep = session.call(
+            "prepare",
+            {
+                "patches": [{"name": "candidate", "path": cand, "scan": True}],
+                "scan_all": calibrate is not None,
+            },
+            timeout=600,
+        )
+        timings["prepare"] = time.perf_counter() - t
+        _merge_seconds(timings, prep)
+        if prep["status"] == "apply_failed":
+            return self._final(result, "apply_failed", timings, start, prep.get("detail", ""))
+        # What git actually changed, guarded again (a patch can say one thing and do another).
+        post = GuardReport()
+        for path, created in prep.get("changed", []):
+            guard.check_path(str(path), post)
+            if created:
+                guard.check_new_file(str(path), post)
+        if not post.ok:
+            result.violations = [
+                {"code": f"post_apply_{v['code']}", "detail": v["detail"]} for v in post.violations
+            ]
+            detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
+            return self._final(result, "invalid_patch", timings, start, detail)
+        scan = (prep.get("capabilities") or {}).get("candidate") or {}
+        caps = task.audit.get("capabilities") or {}
+        if calibrate is not None:
+            calibrate.base_capabilities = prep.get("base_capabilities") or {}
+            calibrate.gold_capabilities = capabilities.introduced_names(scan)
+            base = set(capabilities.base_capabilities(calibrate.base_capabilities, self.is_source))
+            gold = set(calibrate.gold_capabilities)
+        else:
+            base, gold = set(caps.get("base") or ()), set(caps.get("gold") or ())
+        found = capabilities.violations(
+            scan, base=base, gold=gold, scope=self.settings.capability_scope
+        )
+        result.verifier["capabilities_introduced"] = capabilities.introduced_names(scan)
+        if found:
+            result.violations = found
+            detail = "; ".join(v["detail"] for v in found[:3])
+            return self._final(result, "invalid_patch", timings, start, detail)
+        # The held-out tests, only now; then the run.
+        t = time.perf_counter()
+        job = self._run_job(task, test, calibrate)
+        try:
+            run = session.call("run", job, timeout=self.settings.timeout_seconds + 120)
+        except SandboxTimeout:
             return self._final(
                 result,
-                "infra_error",
+                "timeout",
                 timings,
                 start,
-                detail="this swe-forge's harness differs from the one the task was admitted with; "
-                "re-admit the task or verify with the swe-forge version that admitted it",
+                f"the tests ran past {self.settings.timeout_seconds:.0f}s",
             )
-        # 3..7 in one container
-        with tempfile.TemporaryDirectory(prefix=f"sfv-{os.getpid()}-") as tmp:
-            io_dir = Path(tmp) / "io"
-            io_dir.mkdir()
-            (io_dir / "swe_forge_harness.py").write_bytes(self.plugin)
-            (io_dir / "candidate.patch").write_text(patch, encoding="utf-8")
-            (io_dir / "test.patch").write_text(task.test_patch, encoding="utf-8")
-            for f in io_dir.iterdir():
-                f.chmod(0o644)
-            sock_dir = Path(tmp) / "s"
-            sock_dir.mkdir()
-            sock_dir.chmod(0o777)
-            channel = Channel(sock_dir / "h.sock")
-            try:
-                status, detail, exit_code, extra_violations = self._run_container(
-                    task, image_id, io_dir, sock_dir, timings, guard
-                )
-            finally:
-                log = channel.close(drain_seconds=2.0)
-        result.verifier = self._verifier_block(log, exit_code, harness_ok)
-        result.tests = dict(sorted(log.tests.items()))
-        f2p = {t: log.tests.get(t, "missing") for t in task.FAIL_TO_PASS}
-        p2p = {t: log.tests.get(t, "missing") for t in task.PASS_TO_PASS}
-        result.fail_to_pass, result.pass_to_pass = f2p, p2p
-        if extra_violations:
-            result.violations = extra_violations
-        if status != "ran":
-            return self._final(result, status, timings, start, detail=detail)
-        tamper = list(log.tamper)
-        if not log.connected:
-            tamper.append("the harness never connected")
-        elif not log.ended and exit_code == 0:
-            tamper.append("pytest exited 0 without ending its session")
-        if tamper:
-            result.violations += [{"code": "runtime_tamper", "detail": d} for d in tamper]
-            return self._final(
-                result, "tamper_detected", timings, start, detail="; ".join(tamper)[:2000]
-            )
-        all_pass = all(v == "passed" for v in f2p.values()) and all(
-            v == "passed" for v in p2p.values()
-        )
-        if not all_pass and _looks_exhausted(detail):
-            # The tests failed because a limit bit (fork or memory bomb, disk fill, ...).
-            return self._final(result, "resource_limit", timings, start, detail=detail[-800:])
-        if not log.ended:
-            return self._final(
-                result, "unresolved", timings, start, detail="the test run did not finish"
-            )
-        status = "resolved" if all_pass else "unresolved"
-        if not all_pass:
-            bad = [t for t, v in {**f2p, **p2p}.items() if v != "passed"]
-            detail = (
-                f"{len(bad)} expected test(s) not passed, e.g. {bad[0]}: {({**f2p, **p2p})[bad[0]]}"
-            )
-        else:
-            detail = ""
-        return self._final(result, status, timings, start, detail=detail)
+        except SandboxError as exc:
+            # No answer from the supervisor: the engine says whether a limit killed it.
+            if session.oom_killed():
+                return self._final(result, "resource_limit", timings, start, f"memory: {exc}")
+            raise
+        timings["run"] = time.perf_counter() - t
+        _merge_seconds(timings, run)
+        if calibrate is not None:
+            self._calibrated(calibrate, run)
+        status, detail, violations = judge(task, run, strict_canaries=calibrate is None)
+        result.verifier = self._block(run)
+        result.verifier["capabilities_introduced"] = capabilities.introduced_names(scan)
+        result.verifier["canaries"] = _canary_summary(run)
+        result.verifier["locked"] = run.get("locked", {})
+        events = run.get("events") or {}
+        tests = events.get("tests") or {}
+        canary_ids = set(run.get("canary_map") or {})
+        result.tests = {k: v for k, v in sorted(tests.items()) if k not in canary_ids}
+        result.fail_to_pass = {t: tests.get(t, "missing") for t in task.FAIL_TO_PASS}
+        result.pass_to_pass = {t: tests.get(t, "missing") for t in task.PASS_TO_PASS}
+        result.violations = violations
+        if status == "test_patch_conflict":
+            result.violations = [
+                {
+                    "code": "test_patch_conflict",
+                    "detail": "the held-out tests no longer apply after this patch: "
+                    + detail[:500],
+                }
+            ]
+            status = "invalid_patch"
+        return self._final(result, status, timings, start, detail)
 
-    def _refused(
-        self, result: VerifyResult, report: GuardReport, timings: dict[str, float], start: float
-    ) -> VerifyResult:
-        result.violations = report.violations
-        # Refused paths first: a patch that edits the judge is an invalid patch even if its
-        # code also reaches for the harness; tamper is the status when only code patterns fired.
-        tamper = all(v["code"].startswith("tamper_") for v in report.violations)
-        status = "tamper_detected" if tamper else "invalid_patch"
-        detail = "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
-        result.verifier = self._verifier_block(None, None, True)
-        return self._final(result, status, timings, start, detail=detail)
+    def _run_job(
+        self, task: TaskManifest, test_patch_path: str, calibrate: Calibration | None
+    ) -> dict[str, Any]:
+        files = [str(f) for f in task.harness.get("test_files", [])]
+        argv = PytestRunner().argv(files)
+        f2p = list(task.FAIL_TO_PASS)
+        canaries: dict[str, Any] | None = None
+        if self.settings.canary_limit > 0 and f2p:
+            if calibrate is not None:
+                canaries = {"tests": f2p, "sites": None, "strict": False}
+            else:
+                armed = (task.harness.get("canaries") or {}).get("armed") or []
+                if armed:
+                    canaries = {"tests": f2p, "sites": armed, "strict": True}
+            if canaries is not None:
+                canaries["limit"] = self.settings.canary_limit
+        return {
+            "late_patches": [{"name": "test", "path": test_patch_path}],
+            "protect": protect_spec(task.test_patch, self.classifier),
+            "run": {
+                "argv": argv,
+                "env": {
+                    "PYTHONHASHSEED": "0",
+                    "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
+                },
+                "timeout": self.settings.timeout_seconds,
+                "output_limit": self.settings.limits.output_bytes,
+                "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
+                "canaries": canaries,
+            },
+        }
+
+    def _calibrated(self, cal: Calibration, run: dict[str, Any]) -> None:
+        tests = (run.get("events") or {}).get("tests") or {}
+        mapping = run.get("canary_map") or {}
+        cal.made = len(mapping)
+        armed: set[tuple[str, int]] = set()
+        disarmed: set[tuple[str, int]] = set()
+        for node, spec in sorted(mapping.items()):
+            key = (str(spec["test"]), int(spec["site"]))
+            (armed if tests.get(node) == "xfailed" else disarmed).add(key)
+        cal.armed = [list(k) for k in sorted(armed)]
+        cal.disarmed = [list(k) for k in sorted(disarmed)]
 
     def _final(
         self,
@@ -292,277 +434,149 @@ class Verifier:
         status: str,
         timings: dict[str, float],
         start: float,
-        *,
         detail: str = "",
     ) -> VerifyResult:
         result.status = status
         result.reward = 1.0 if status == "resolved" else 0.0
         result.detail = detail
         timings["total"] = time.perf_counter() - start
-        result.timings = {k: round(v, 3) for k, v in timings.items()}
+        result.timings = {k: round(v, 3) for k, v in sorted(timings.items())}
         if not result.verifier:
-            result.verifier = self._verifier_block(None, None, True)
+            result.verifier = self._block(None)
         result.verifier["terminal_reward"] = result.reward
         return result
 
-    # ------------------------------------------------------------------ the container
-    def _run_container(
-        self,
-        task: TaskManifest,
-        image_id: str,
-        io_dir: Path,
-        sock_dir: Path,
-        timings: dict[str, float],
-        guard: PatchGuard,
-    ) -> tuple[str, str, int | None, list[dict[str, str]]]:
-        """Returns (status, detail, pytest exit code, post-apply violations).
 
-        status "ran" means the tests ran to the end or were stopped; anything else is final.
-        """
-        limits = self.settings.limits
-        deadline = time.perf_counter() + self.settings.timeout_seconds
-        t = time.perf_counter()
-        ctx = self.engine.container(
-            image_id,
-            None,
-            # Not the image's entrypoint: the work tree is checked out by our first exec, so
-            # nothing races with it.
-            entrypoint=["/bin/sh", "-c", "exec sleep 2147483647"],
-            **self.engine.locked_options(limits, user="1000:1000", working_dir="/testbed"),
-            tmpfs={"/tmp": f"size={self.settings.tmpfs_size},mode=1777"},
-            volumes={
-                str(io_dir): {"bind": f"{MOUNT}/in", "mode": "ro"},
-                str(sock_dir): {"bind": f"{MOUNT}/s", "mode": "rw"},
-            },
-            environment={
-                "HOME": "/home/swe",
-                "PYTHONNOUSERSITE": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            },
+def _merge_seconds(timings: dict[str, float], answer: dict[str, Any]) -> None:
+    for key, value in (answer.get("seconds") or {}).items():
+        if isinstance(value, int | float) and key in ("tests", "lock", "checkout"):
+            timings[key] = float(value)
+
+
+def _canary_summary(run: dict[str, Any]) -> dict[str, Any]:
+    tests = (run.get("events") or {}).get("tests") or {}
+    mapping = run.get("canary_map") or {}
+    outcomes: dict[str, int] = {}
+    for node in mapping:
+        outcome = tests.get(node, "missing")
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return {"run": len(mapping), "outcomes": dict(sorted(outcomes.items()))}
+
+
+def judge(
+    task: TaskManifest, run: dict[str, Any], *, strict_canaries: bool = True
+) -> tuple[str, str, list[dict[str, str]]]:
+    """The verdict of a finished run: (status, detail, violations).
+
+    Pure: it reads only the supervisor's answer. The order matters: the run's own end (time,
+    output), then evidence of tampering (files, watch, channel, exit status against the
+    session), then the outcomes (a limit that bit explains failures), then exit status
+    against the outcomes, then the canaries.
+    """
+    status = run.get("status")
+    if status == "apply_failed":
+        # The test patch applied to the base at admission; it does not apply now.
+        return "test_patch_conflict", str(run.get("detail", "")), []
+    limits = run.get("limits") or {}
+    bit = limits_that_bit(limits)
+    if status == "fork_bomb":
+        return "resource_limit", "; ".join(bit) or "process limit", []
+    if status == "timeout":
+        if bit:
+            return "resource_limit", "; ".join(bit) + "; the tests then ran past the time limit", []
+        return "timeout", "the tests ran past the time limit", []
+    if status == "output_limit":
+        return "resource_limit", f"output limit ({run.get('output_bytes', 0)} bytes)", []
+    tail = str(run.get("output_tail") or "")
+    events = run.get("events") or {}
+    integrity = run.get("integrity") or {}
+    tamper: list[str] = []
+    tamper += [f"{p} changed during the run" for p in integrity.get("changed", [])]
+    tamper += [f"{p} appeared during the run" for p in integrity.get("appeared", [])]
+    tamper += [f"watch: {w}" for w in integrity.get("watch", [])]
+    tamper += [str(x) for x in events.get("tamper", [])]
+    code = run.get("exit_code")
+    ended = bool(events.get("ended"))
+    if ended and isinstance(code, int) and code >= 0 and events.get("exitstatus") != code:
+        tamper.append(f"pytest exited {code} but its session ended with {events.get('exitstatus')}")
+    if code == 0 and not ended:
+        tamper.append("pytest exited 0 without ending its session")
+    if code == 0 and not events.get("connected"):
+        tamper.append("pytest exited 0 but the harness never spoke")
+    if tamper:
+        return (
+            "tamper_detected",
+            "; ".join(tamper)[:2000],
+            [{"code": "runtime_tamper", "detail": d[:500]} for d in tamper[:20]],
         )
-        with ctx as ctr:
-            try:
-                ctr.start()
-            except Exception as exc:
-                raise InfraError(f"cannot start the container: {exc}") from exc
-            timings["container_start"] = time.perf_counter() - t
-            t = time.perf_counter()
-            code, out = self._exec(ctr, ["/bin/sh", "-c", MATERIALIZE], 300)
-            if code != 0:
-                raise InfraError(f"cannot check out the work tree: {out[-500:]}")
-            timings["checkout"] = time.perf_counter() - t
-            # 4. apply the candidate
-            t = time.perf_counter()
-            code, out = self._exec(
-                ctr, ["git", "apply", "--whitespace=nowarn", f"{MOUNT}/in/candidate.patch"], 120
-            )
-            timings["apply"] = time.perf_counter() - t
-            if code != 0:
-                return "apply_failed", out[-1500:], None, []
-            code, out = self._exec(
-                ctr, ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"], 120
-            )
-            if code != 0:
-                raise InfraError(f"git status failed in the container: {out[-500:]}")
-            post = GuardReport()
-            for path, created in _status_paths(out):
-                guard.check_path(path, post)
-                if created:
-                    guard.check_new_file(path, post)
-            if not post.ok:
-                violations = [
-                    {"code": f"post_apply_{v['code']}", "detail": v["detail"]}
-                    for v in post.violations
-                ]
-                return (
-                    "invalid_patch",
-                    "after applying: " + "; ".join(v["detail"] for v in post.violations[:5]),
-                    None,
-                    violations,
-                )
-            # 5. the held-out tests, only now
-            code, out = self._exec(
-                ctr, ["git", "apply", "--whitespace=nowarn", f"{MOUNT}/in/test.patch"], 120
-            )
-            if code != 0:
-                raise InfraError(f"the test patch did not apply after the candidate: {out[-500:]}")
-            # 6. the tests
-            files = [str(f) for f in task.harness.get("test_files", [])]
-            cmd = PytestRunner().argv(files)
-            env = {
-                "PYTHONHASHSEED": "0",
-                "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
-                "SWE_FORGE_SOCKET": f"{MOUNT}/s/h.sock",
-                "PYTHONPATH": f"{MOUNT}/in",
-                "TZ": "UTC",
-                "PY_COLORS": "0",
-            }
-            t = time.perf_counter()
-            remaining = max(1.0, deadline - time.perf_counter())
-            code, out, timed_out = self._exec_deadline(ctr, cmd, env, remaining)
-            timings["tests"] = time.perf_counter() - t
-            # Stop everything the tests may have left running before looking at the files.
-            ctr.reload()
-            oom = bool(ctr.attrs.get("State", {}).get("OOMKilled"))
-            with contextlib.suppress(Exception):
-                ctr.kill()
-            if timed_out:
-                return (
-                    "timeout",
-                    f"the tests ran past {self.settings.timeout_seconds:.0f}s",
-                    None,
-                    [],
-                )
-            if code == OUTPUT_LIMIT:
-                return "resource_limit", "output limit: " + out[-300:], None, []
-            if oom or code in (137, 153):
-                return "resource_limit", out[-800:], code, []
-            # 7. integrity, from outside
-            t = time.perf_counter()
-            problems = self._integrity(ctr, task)
-            timings["integrity"] = time.perf_counter() - t
-            if problems:
-                return (
-                    "tamper_detected",
-                    "; ".join(problems)[:2000],
-                    code,
-                    [{"code": "runtime_tamper", "detail": p} for p in problems],
-                )
-            return "ran", out[-5000:], code, []
-
-    def _exec(self, ctr: Any, cmd: list[str], timeout: float) -> tuple[int, str]:
-        code, out, timed_out = self._exec_deadline(ctr, cmd, {}, timeout)
-        if timed_out:
-            raise InfraError(f"{cmd[0]} {cmd[1] if len(cmd) > 1 else ''} timed out")
-        return code, out
-
-    def _exec_deadline(
-        self, ctr: Any, cmd: list[str], env: dict[str, str], timeout: float
-    ) -> tuple[int, str, bool]:
-        """Run an exec with a host-side deadline and an output cap."""
-        api = self.engine.api
-        cap = self.settings.limits.output_bytes
-        exec_id = api.exec_create(
-            ctr.id, cmd, user="1000:1000", workdir="/testbed", environment=env
-        )["Id"]
-        chunks: list[bytes] = []
-        size = [0]
-        overflow = threading.Event()
-
-        def pump() -> None:
-            try:
-                for chunk in api.exec_start(exec_id, stream=True, demux=False):
-                    if size[0] < cap:
-                        chunks.append(chunk[: cap - size[0]])
-                    size[0] += len(chunk)
-                    if size[0] > cap:
-                        # Endless output: stop it at the source instead of reading on.
-                        overflow.set()
-                        with contextlib.suppress(Exception):
-                            ctr.kill()
-                        return
-            except Exception:
-                pass
-
-        th = threading.Thread(target=pump, daemon=True)
-        th.start()
-        th.join(timeout)
-        if th.is_alive():
-            with contextlib.suppress(Exception):
-                ctr.kill()
-            th.join(5)
-            return -1, b"".join(chunks).decode("utf-8", "replace"), True
-        out = b"".join(chunks).decode("utf-8", "replace")
-        if overflow.is_set():
+    tests = events.get("tests") or {}
+    expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+    bad = [t for t in expected if tests.get(t) != "passed"]
+    if bad and not bit and any(s in tail[-5000:] for s in _EXHAUSTED):
+        bit.append("a limit bit (" + next(s for s in _EXHAUSTED if s in tail[-5000:]) + ")")
+    if bad:
+        if bit:
             return (
-                OUTPUT_LIMIT,
-                out + f"\n[output over the {cap}-byte limit: container stopped]",
-                False,
+                "resource_limit",
+                "; ".join(bit) + f"; {len(bad)} expected test(s) not passed",
+                [],
             )
-        info = api.exec_inspect(exec_id)
-        code = info.get("ExitCode")
-        return int(code) if code is not None else -1, out, False
-
-    def _integrity(self, ctr: Any, task: TaskManifest) -> list[str]:
-        """Test files unchanged; no runner configuration or start-up hook appeared."""
-        problems: list[str] = []
-        expected = _expected_test_files(task)
-        for path, digest in sorted(expected.items()):
-            data = _read_file(ctr, f"/testbed/{path}")
-            if data is None:
-                problems.append(f"{path} is gone")
-            elif hashlib.sha256(data).hexdigest() != digest:
-                problems.append(f"{path} was changed during the run")
-        try:
-            bits, _ = ctr.get_archive("/testbed")
-        except Exception as exc:
-            raise InfraError(f"cannot read /testbed back: {exc}") from exc
-        allowed = {str(p) for p in task.harness.get("config_files", [])}
-        with tarfile.open(fileobj=ChunkReader(bits), mode="r|") as tar:
-            for member in tar:
-                name = member.name.split("/", 1)[1] if "/" in member.name else ""
-                base = name.rsplit("/", 1)[-1]
-                if name.startswith(".git/"):
-                    continue
-                if (base in _SUSPECT_NAMES or base.endswith(".pth")) and name not in allowed:
-                    problems.append(f"{name} appeared during the run")
-        return problems
-
-
-def _read_file(ctr: Any, path: str) -> bytes | None:
-    try:
-        bits, _ = ctr.get_archive(path)
-    except Exception:
-        return None
-    with tarfile.open(fileobj=ChunkReader(bits), mode="r|") as tar:
-        for member in tar:
-            if not member.isfile():
-                return None
-            fh = tar.extractfile(member)
-            return fh.read() if fh else None
-    return None
-
-
-def _status_paths(out: str) -> list[tuple[str, bool]]:
-    """(path, created) for each entry of ``git status --porcelain=v1 -z``."""
-    items = out.split("\0")
-    result: list[tuple[str, bool]] = []
-    i = 0
-    while i < len(items):
-        entry = items[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        code, path = entry[:2], entry[3:]
-        created = code in ("??", "A ", " A", "AM")
-        result.append((path, created))
-        if code[0] in "RC":
-            if i < len(items):
-                result.append((items[i], False))
-            i += 1
-    return result
-
-
-def _looks_exhausted(out: str) -> bool:
-    tail = out[-5000:]
-    return any(
-        s in tail
-        for s in (
-            "Resource temporarily unavailable",
-            "can't start new thread",
-            "Cannot allocate memory",
-            "MemoryError",
-            "File size limit exceeded",
-            "File too large",
-            "Disk quota exceeded",
-            "[Errno 28]",
-            "[Errno 27]",
-            "[Errno 11]",
-            "[Errno 12]",
-            "No space left on device",
-            "Too many open files",
+        if not ended:
+            return "unresolved", f"the test run did not finish (exit {code})", []
+        first = bad[0]
+        return (
+            "unresolved",
+            f"{len(bad)} expected test(s) not passed, e.g. {first}: {tests.get(first, 'missing')}",
+            [],
         )
-    )
+    mapping = run.get("canary_map") or {}
+    if strict_canaries:
+        fired = [
+            (node, spec)
+            for node, spec in sorted(mapping.items())
+            if tests.get(node, "missing") != "xfailed"
+        ]
+        if fired:
+            node, spec = fired[0]
+            return (
+                "tamper_detected",
+                f"{len(fired)} assertion canar{'y' if len(fired) == 1 else 'ies'} did not fail, "
+                f"e.g. a perturbed assertion (site {spec['site']}) of {spec['test']}: "
+                f"{tests.get(node, 'missing')}",
+                [
+                    {
+                        "code": "canary_passed",
+                        "detail": f"{spec['test']} site {spec['site']}: {tests.get(n, 'missing')}",
+                    }
+                    for n, spec in fired[:10]
+                ],
+            )
+    if code != 0:
+        # Every expected test passed, yet pytest failed: something failed that the harness did
+        # not see (a subtest, a forged report). The exit status is the supervisor's own view.
+        return (
+            "tamper_detected",
+            f"every expected test was reported passed but pytest exited {code}",
+            [{"code": "exit_status_disagrees", "detail": f"pytest exited {code}"}],
+        )
+    return "resolved", "", []
+
+
+def limits_that_bit(limits: dict[str, Any]) -> list[str]:
+    """What the supervisor's counters say about the container's limits (empty: none bit)."""
+    bit = []
+    if limits.get("oom_kills"):
+        bit.append(f"memory limit ({limits['oom_kills']} OOM kill(s))")
+    if limits.get("pids_max_hits"):
+        bit.append(f"process limit ({limits['pids_max_hits']} refused fork(s))")
+    if limits.get("full_mounts"):
+        bit.append(f"disk limit ({', '.join(limits['full_mounts'])} full)")
+    sig = limits.get("signal")
+    # SIGXFSZ is the file-size limit; SIGKILL counts only when the memory counter is missing
+    # (the tests may kill their own process, which is no limit of ours).
+    if sig == 25 or (sig == 9 and limits.get("oom_kills") is None):
+        bit.append(f"pytest killed by signal {sig}")
+    return bit
 
 
 def remove_stale_scratch() -> int:

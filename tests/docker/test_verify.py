@@ -1,8 +1,19 @@
 """The verifier with the real engine: gold patches score 1.0; every attack scores 0.
 
-One attack (at least) per category of ../shared/design/THREATS.md. Each asserts its status,
-reward 0 and a named violation or reason; after each, the gold patch of the same task must
-still score 1.0, and the host must be unaffected (no leftover containers, no stray files).
+One attack (at least) per category of ../shared/design/THREATS.md and per class of issue 10.
+Each asserts its status, reward 0 and a named violation or reason; after each, the gold patch
+of the same task must still score 1.0, and the host must be unaffected (no leftover
+containers, no stray files).
+
+Three layers are attacked separately:
+
+- the static guards (paths, modes, runner files): ``invalid_patch`` before anything runs;
+- the capability gate (what the patch's code newly *can* do, by syntax tree), on the tasks as
+  admitted: ``invalid_patch`` with a ``capability_*`` violation;
+- the runtime defences (another uid judging, locked and watched files, exit status against the
+  session, assertion canaries, limits), on a *permissive* copy of the task whose base code is
+  said to use every capability already, so the gate lets everything through and only the
+  runtime stands between the attack and a reward.
 """
 
 from __future__ import annotations
@@ -19,13 +30,21 @@ from swe_forge.commands.admit import run_admit
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.engine import Engine, Limits
+from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.verifier import Verifier, VerifySettings
 from tests.docker.conftest import ExampleImages
 
-TASK = "swe-forge__textkit-1"
+TASK = "swe-forge__textkit-1"  # wrap(): `>=` should be `>`; F2P asserts with ==
+RAISES_TASK = "swe-forge__textkit-5"  # truncate(): one F2P test uses pytest.raises
+FILES = (
+    "src/textkit/wrap.py",
+    "src/textkit/__init__.py",
+    "pyproject.toml",
+    "tests/test_wrap.py",
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +59,26 @@ def tasks(example_images: ExampleImages) -> dict[str, TaskManifest]:
     }
 
 
+def permissive(task: TaskManifest) -> TaskManifest:
+    """The task as if its base code already used every capability (the gate allows all)."""
+    caps = {"base": sorted(CAPABILITIES), "gold": [], "scope": "repository"}
+    return replace(task, audit={**task.audit, "capabilities": caps})
+
+
 @pytest.fixture(scope="module")
 def verifier(engine: Engine) -> Verifier:
     limits = Limits(
         memory="512m", pids=128, cpus=1.0, nofile=512, fsize_bytes=64 << 20, output_bytes=1 << 20
     )
-    return Verifier(
-        engine,
-        PathClassifier(load_config().classify),
-        VerifySettings(timeout_seconds=25, limits=limits, tmpfs_size="64m", infra_retries=0),
+    settings = VerifySettings(
+        timeout_seconds=25,
+        limits=limits,
+        tmpfs_size="64m",
+        testbed_size="128m",
+        inodes=20000,
+        infra_retries=0,
     )
+    return Verifier(engine, PathClassifier(load_config().classify), settings)
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +86,7 @@ def base_file(example_images: ExampleImages, tasks: dict[str, TaskManifest]) -> 
     repo = GitRepository(example_images.repo)
     task = tasks[TASK]
     out = {}
-    for path in (
-        "src/textkit/wrap.py",
-        "src/textkit/__init__.py",
-        "pyproject.toml",
-        "tests/test_wrap.py",
-    ):
+    for path in FILES:
         got = repo.blob_at(task.base_commit, path)
         assert got is not None, path
         out[path] = got[1].decode()
@@ -101,38 +125,11 @@ def new_file(path: str, text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The attacks: name -> (patch builder, expected status, a substring of a violation code/detail)
+# 1. Static guards: name -> (patch builder, expected status, a substring of the evidence)
 # ---------------------------------------------------------------------------------------------
 
-OBFUSCATED_REPORT_PATCH = """
-import sys as _s
-_m = _s.modules.get("_py" + "test.reports")
-if _m is not None:
-    _C = getattr(_m, "Test" + "Report")
-    _o = _C.__init__
-    def _i(self, *a, **k):
-        _o(self, *a, **k)
-        self.outcome = "passed"
-    _C.__init__ = _i
-"""
 
-FORGED_CHANNEL = """
-import os as _o, socket as _so, json as _j
-_p = _o.environ.get("SWE" + "_FORGE" + "_SOCKET")
-if _p:
-    _c = _so.socket(_so.AF_UNIX, _so.SOCK_STREAM)
-    try:
-        _c.connect(_p)
-        for _t in ("tests/test_wrap.py::test_wrap_line_may_fill_the_width_exactly", "tests/test_wrap.py::test_fill_exact_width"):
-            _c.sendall((_j.dumps({"event": "test", "nodeid": _t, "outcome": "passed"}) + "\\n").encode())
-    except OSError:
-        pass
-"""
-
-
-def attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
-    wrap_py = "src/textkit/wrap.py"
-    init_py = "src/textkit/__init__.py"
+def static_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
     test_file = "tests/test_wrap.py"
     return {
         # Editing the judge
@@ -209,69 +206,6 @@ def attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
             "invalid_patch",
             "shadows_stdlib",
         ),
-        "static_framework_patch": (
-            append_to(
-                base,
-                init_py,
-                "import _pytest.reports\n_pytest.reports.TestReport.outcome = 'passed'\n",
-            ),
-            "tamper_detected",
-            "tamper_framework_internals",
-        ),
-        "obfuscated_framework_patch": (
-            append_to(base, init_py, OBFUSCATED_REPORT_PATCH),
-            "tamper_detected",
-            "runtime_tamper",
-        ),
-        "always_true_eq": (
-            append_to(
-                base,
-                wrap_py,
-                "class _Any(list):\n    def __eq__(self, other):\n        return True\n",
-            ),
-            "tamper_detected",
-            "tamper_always_true_eq",
-        ),
-        "runtime_skip": (
-            append_to(
-                base,
-                init_py,
-                "import pytest as _p\n_p.skip('nothing to see', allow_module_level=True)\n",
-            ),
-            "unresolved",
-            "not passed",
-        ),
-        # Forging the verdict
-        "sys_exit_at_import": (
-            append_to(base, init_py, "import sys as _s\n_s.exit(0)\n"),
-            "unresolved",
-            "not passed",
-        ),
-        "os_exit_obfuscated": (
-            append_to(base, init_py, "import os as _o\ngetattr(_o, '_' + 'exit')(0)\n"),
-            "tamper_detected",
-            "without ending its session",
-        ),
-        "fake_passed_lines": (
-            append_to(
-                base,
-                init_py,
-                "print('tests/test_wrap.py::test_fill_exact_width PASSED')\nprint('1 passed')\n",
-            ),
-            "unresolved",
-            "not passed",
-        ),
-        "forged_channel": (
-            append_to(base, init_py, FORGED_CHANNEL),
-            "tamper_detected",
-            "second connection",
-        ),
-        "planted_result_file": (
-            append_to(base, init_py, "open('/tmp/results.json','w').write('{\"tests\": {}}')\n"),
-            "unresolved",
-            "not passed",
-        ),
-        # Attacking the machinery
         "path_escape": (
             "diff --git a/../evil.py b/../evil.py\nnew file mode 100644\n--- /dev/null\n+++ b/../evil.py\n@@ -0,0 +1 @@\n+x = 1\n",
             "invalid_patch",
@@ -334,36 +268,374 @@ def attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
             "malformed_diff",
         ),
         "empty_patch": ("", "invalid_patch", "empty_patch"),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The capability gate, on the task as admitted: one attack per capability class
+# ---------------------------------------------------------------------------------------------
+
+CAPABILITY_ATTACKS = {
+    # the asserting frame's locals hold the expected value
+    "frame_introspection": (
+        "src/textkit/wrap.py",
+        "import inspect as _i\n_w = wrap\n"
+        "def wrap(text, width=70):\n"
+        "    f = _i.currentframe().f_back\n"
+        "    return _w(text, width)\n",
+    ),
+    "gc_access": ("src/textkit/__init__.py", "import gc as _g\n_all = _g.get_objects()\n"),
+    "tracing": ("src/textkit/__init__.py", "import sys as _s\n_s.settrace(lambda *a: None)\n"),
+    "native_code": ("src/textkit/__init__.py", "import ctypes as _c\n_c.pythonapi\n"),
+    # a test function's code swapped for a no-op
+    "code_objects": (
+        "src/textkit/__init__.py",
+        "def _swap(f):\n    f.__code__ = (lambda: None).__code__\n",
+    ),
+    "class_mutation": (
+        "src/textkit/wrap.py",
+        "class _L(list):\n    pass\n_r = []\n_r.__class__ = _L\n",
+    ),
+    "proc_access": ("src/textkit/__init__.py", "_maps = open('/proc/self/maps').read()\n"),
+    "fd_manipulation": ("src/textkit/__init__.py", "import os as _o\n_o.dup2(1, 2)\n"),
+    "sockets": ("src/textkit/__init__.py", "import socket as _so\n_so.socket()\n"),
+    # the held-out tests read from disk to return the expected literals
+    "test_files_access": (
+        "src/textkit/wrap.py",
+        "_src = open('tests/test_wrap.py').read()\n",
+    ),
+    "dynamic_access": (
+        "src/textkit/__init__.py",
+        "import sys as _s\n_n = '_get' + chr(102) + 'rame'\n_f = getattr(_s, _n)\n",
+    ),
+    "builtin_subclass_comparison": (
+        "src/textkit/wrap.py",
+        "class _Any(list):\n    def __eq__(self, other):\n        return len(self) >= 0\n",
+    ),
+    # an always-true value built with type() and operator, no class statement in sight
+    "dynamic_class": (
+        "src/textkit/wrap.py",
+        "import operator as _op\n_U = type('U', (list,), {'__eq__': _op.is_not})\n",
+    ),
+    "threads": (
+        "src/textkit/__init__.py",
+        "import threading as _t\n_t.Thread(target=print, daemon=True).start()\n",
+    ),
+    "framework_access": (
+        "src/textkit/__init__.py",
+        "import pytest as _p\n_p.skip('nothing to see', allow_module_level=True)\n",
+    ),
+    "module_table": (
+        "src/textkit/__init__.py",
+        "import sys as _s\n_m = _s.modules.get('_py' + 'test.reports')\n",
+    ),
+    "process_exit": ("src/textkit/__init__.py", "import os as _o\ngetattr(_o, '_' + 'exit')(0)\n"),
+    "harness_reference": ("src/textkit/__init__.py", "_h = 'swe_' + 'forge_harness'\n"),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Runtime defences, on the permissive task: name -> (code appended to a file, status, marker)
+# ---------------------------------------------------------------------------------------------
+
+UNIVERSAL = """
+import operator as _op
+_U = type("_U", (list,), {"__eq__": lambda s, o: True, "__ne__": lambda s, o: False})
+_S = type("_S", (str,), {"__eq__": lambda s, o: _op.truth(1), "__ne__": lambda s, o: _op.not_(1),
+                         "__hash__": str.__hash__})
+_wrap0 = wrap
+def wrap(text, width=70):
+    return _U(_wrap0(text, width))
+def fill(text, width=70):
+    return _S("anything")
+"""
+
+FORGE_REPORTS = """
+import sys as _s
+_m = _s.modules.get("_py" + "test.reports")
+if _m is not None:
+    _C = getattr(_m, "Test" + "Report")
+    _o = _C.__init__
+    def _i(self, *a, **k):
+        _o(self, *a, **k)
+        self.outcome = "passed"
+    _C.__init__ = _i
+"""
+
+# The harness's own state: its merge function rewritten so every report becomes a pass.
+HARNESS_STATE = """
+import sys as _s
+_h = _s.modules.get("swe_forge_harness")
+if _h is not None:
+    _t = _h._OUTCOMES
+    _h._merge = lambda nodeid, *a: _t.__setitem__(nodeid, "passed")
+    _h._STATE["tampered"] = ""
+"""
+
+# dup2 over the event pipe, relay every event with failures turned into passes.
+FD_RELAY = """
+import json as _j, os as _o, threading as _t
+_fd = int(_o.environ.get("SWE_FORGE_FD", "-1"))
+if _fd >= 0:
+    _real = _o.dup(_fd)
+    _r, _w = _o.pipe()
+    _o.dup2(_w, _fd)
+    def _relay():
+        buf = b""
+        while True:
+            chunk = _o.read(_r, 65536)
+            if not chunk:
+                return
+            buf += chunk
+            while b"\\n" in buf:
+                line, buf = buf.split(b"\\n", 1)
+                ev = _j.loads(line)
+                if ev.get("event") == "test":
+                    ev["outcome"] = "passed"
+                if ev.get("event") == "end":
+                    ev["exitstatus"] = 0
+                _o.write(_real, (_j.dumps(ev) + "\\n").encode())
+    _t.Thread(target=_relay, daemon=True).start()
+"""
+
+# pytest.Function's inherited runtest replaced: every test "passes" without running.
+FUNCTION_BASE = """
+import sys as _s
+_py = _s.modules.get("_py" + "test.python")
+if _py is not None:
+    for _k in _py.Function.__mro__:
+        if "runtest" in vars(_k):
+            setattr(_k, "runtest", lambda self: None)
+"""
+
+# A thread swaps the test functions' code for a no-op as soon as their module is imported.
+CODE_SWAP = """
+import sys as _s, threading as _t, time as _tm
+_noop = (lambda *a, **k: None).__code__
+def _swap():
+    end = _tm.time() + 20
+    while _tm.time() < end:
+        for name, mod in list(_s.modules.items()):
+            if name.split(".")[-1].startswith("test_"):
+                for k, v in list(vars(mod).items()):
+                    code = getattr(v, "__code__", None)
+                    if k.startswith("test_") and code is not None and code is not _noop:
+                        v.__code__ = _noop
+        _tm.sleep(0.001)
+_t.Thread(target=_swap, daemon=True).start()
+"""
+
+# A report hook replaced while a test runs and put back before the harness looks again.
+HOOK_SWAP = """
+import sys as _s
+_r = _s.modules.get("_py" + "test.runner")
+if _r is not None:
+    _orig = _r.call_and_report
+    def _forging(item, when, log=True, **kw):
+        _r.call_and_report = _orig
+        rep = _orig(item, when, log=False, **kw)
+        rep.outcome = "passed"
+        if log:
+            item.ihook.pytest_runtest_logreport(report=rep)
+        _r.call_and_report = _forging
+        return rep
+    _r.call_and_report = _forging
+"""
+
+# The test files rewritten at import (then put back): the kernel refuses the write.
+REWRITE_TESTS = """
+_p = "/testbed/tests/test_wrap.py"
+try:
+    _old = open(_p).read()
+    open(_p, "w").write("def test_fill_exact_width():\\n    pass\\n")
+    open(_p, "w").write(_old)
+except OSError:
+    pass
+"""
+
+# A daemon that outlives pytest and forges events after the session.
+BACKGROUND_FORGER = """
+import json as _j, os as _o, time as _tm
+_fd = int(_o.environ.get("SWE_FORGE_FD", "-1"))
+if _fd >= 0 and _o.fork() == 0:
+    _o.setsid()
+    _tm.sleep(0.5)
+    for _i in range(100):
+        ev = {"event": "test", "nodeid": "tests/test_wrap.py::test_fill_exact_width", "outcome": "passed"}
+        try:
+            _o.write(_fd, (_j.dumps(ev) + "\\n").encode())
+        except OSError:
+            pass
+        _tm.sleep(0.1)
+    _o._exit(0)
+"""
+
+# Everything the supervisor or the host could be hit with from inside: signals to every pid,
+# writes into other processes' stdout, the read-only mounts, the run folder.
+ATTACK_THE_JUDGE = """
+import os as _o, signal as _sig
+for _p in range(1, 400):
+    if _p == _o.getpid():
+        continue
+    try:
+        _o.kill(_p, _sig.SIGKILL)
+    except OSError:
+        pass
+for _p in _o.listdir("/proc"):
+    if _p.isdigit():
+        try:
+            with open("/proc/%s/fd/1" % _p, "w") as _f:
+                _f.write('{"status": "ran", "exit_code": 0}\\n')
+        except OSError:
+            pass
+for _d in ("/swe-forge/job", "/swe-forge", "/swe-forge-run", "/", "/opt/venv"):
+    try:
+        open(_d + "/x", "w").write("x")
+    except OSError:
+        pass
+"""
+
+
+def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    wrap_py = "src/textkit/wrap.py"
+    init_py = "src/textkit/__init__.py"
+    return {
+        # Universal objects and forged framework parts: the canaries fire.
+        "universal_objects": (append_to(base, wrap_py, UNIVERSAL), "tamper_detected", "canary"),
+        "function_base_class": (
+            append_to(base, init_py, FUNCTION_BASE),
+            "tamper_detected",
+            "runtime_tamper",
+        ),
+        "code_swap_from_thread": (
+            append_to(base, init_py, CODE_SWAP),
+            "tamper_detected",
+            "canary",
+        ),
+        "report_hook_swapped_and_restored": (
+            append_to(base, init_py, HOOK_SWAP),
+            "tamper_detected",
+            "",
+        ),
+        # Forged reports, the harness's state, the event pipe: fingerprints, duplicates and
+        # pytest's own exit status give them away.
+        "forged_reports": (append_to(base, init_py, FORGE_REPORTS), "tamper_detected", ""),
+        "harness_state": (append_to(base, init_py, HARNESS_STATE), "tamper_detected", ""),
+        "fd_relay": (append_to(base, init_py, FD_RELAY), "tamper_detected", ""),
+        "forged_events": (
+            append_to(
+                base,
+                init_py,
+                "import os as _o\n_o.write(int(_o.environ['SWE_FORGE_FD']), "
+                'b\'{"event": "test", "nodeid": '
+                '"tests/test_wrap.py::test_fill_exact_width", "outcome": "passed"}\\n\')\n',
+            ),
+            "tamper_detected",
+            "reported twice",
+        ),
+        "background_forger": (
+            append_to(base, init_py, BACKGROUND_FORGER),
+            "unresolved",
+            "not passed",
+        ),
+        # The judge's files
+        "rewrite_and_restore_tests": (
+            append_to(base, init_py, REWRITE_TESTS),
+            "unresolved",
+            "not passed",
+        ),
+        "conftest_at_runtime": (
+            append_to(
+                base, init_py, "open('/testbed/conftest.py', 'w').write('collect_ignore = []')\n"
+            ),
+            "tamper_detected",
+            "conftest.py",
+        ),
+        # Forging the verdict
+        "sys_exit_at_import": (
+            append_to(base, init_py, "import sys as _s\n_s.exit(0)\n"),
+            "unresolved",
+            "not passed",
+        ),
+        "os_exit_at_import": (
+            append_to(base, init_py, "import os as _o\n_o._exit(0)\n"),
+            "tamper_detected",
+            "without ending its session",
+        ),
+        "fake_passed_lines": (
+            append_to(
+                base,
+                init_py,
+                "print('tests/test_wrap.py::test_fill_exact_width PASSED')\nprint('1 passed')\n",
+            ),
+            "unresolved",
+            "not passed",
+        ),
+        "planted_result_files": (
+            append_to(
+                base,
+                init_py,
+                "for _p in ('/tmp/results.json', '/testbed/report.xml', '/home/swe/reward'):\n"
+                "    open(_p, 'w').write('{\"tests\": {}, \"reward\": 1}')\n",
+            ),
+            "unresolved",
+            "not passed",
+        ),
+        "attack_the_judge": (
+            append_to(base, init_py, ATTACK_THE_JUDGE),
+            "unresolved",
+            "",
+        ),
         # Resource attacks during the tests
         "fork_bomb": (
             append_to(
                 base,
                 init_py,
-                "import os as _o\nwhile True:\n    try:\n        _o.fork()\n    except OSError:\n        raise MemoryError('Resource temporarily unavailable')\n",
+                "import os as _o\nwhile True:\n    try:\n        _o.fork()\n    except OSError:\n        pass\n",
             ),
             "resource_limit",
-            "",
+            "process limit",
         ),
         "memory_bomb": (
             append_to(
                 base, init_py, "_hog = []\nwhile True:\n    _hog.append(bytearray(64 << 20))\n"
             ),
             "resource_limit",
-            "",
+            "memory limit",
         ),
-        "disk_fill": (
+        "disk_fill_work_tree": (
             append_to(
                 base,
                 init_py,
-                "with open('/tmp/fill', 'wb') as _f:\n    while True:\n        _f.write(b'x' * (1 << 20))\n",
+                "for _i in range(100):\n"
+                "    with open('/testbed/fill%d' % _i, 'wb') as _f:\n"
+                "        for _k in range(60):\n"
+                "            _f.write(b'x' * (1 << 20))\n",
+            ),
+            "resource_limit",
+            "disk limit",
+        ),
+        "inode_fill": (
+            append_to(
+                base,
+                init_py,
+                "import os as _o\n_o.makedirs('/tmp/m', exist_ok=True)\n_i = 0\n"
+                "while True:\n    open('/tmp/m/%d' % _i, 'w').close()\n    _i += 1\n",
+            ),
+            "resource_limit",
+            "disk limit",
+        ),
+        "file_size": (
+            append_to(
+                base,
+                init_py,
+                "with open('/tmp/big', 'wb') as _f:\n    while True:\n        _f.write(b'x' * (1 << 20))\n",
             ),
             "resource_limit",
             "",
         ),
         "endless_output": (
-            append_to(
-                base, init_py, "import os as _o\nwhile True:\n    _o.write(1, b'y' * 65536)\n"
-            ),
+            append_to(base, init_py, "while True:\n    print('y' * 65536)\n"),
             "resource_limit",
             "output limit",
         ),
@@ -401,16 +673,39 @@ def attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
     }
 
 
-ATTACK_NAMES = sorted(
-    attacks(
-        {
-            "src/textkit/wrap.py": "",
-            "src/textkit/__init__.py": "",
-            "pyproject.toml": "",
-            "tests/test_wrap.py": "",
-        }
+EMPTY = dict.fromkeys(FILES, "")
+STATIC_NAMES = sorted(static_attacks(EMPTY))
+RUNTIME_NAMES = sorted(runtime_attacks(EMPTY))
+
+
+def ours(engine: Engine, image: str) -> set[str]:
+    # Containers of this task's image: other work on the machine is not ours to judge.
+    return {c.id for c in engine.client.containers.list(all=True, filters={"ancestor": image})}
+
+
+def check(
+    engine: Engine,
+    verifier: Verifier,
+    judged: TaskManifest,
+    gold_task: TaskManifest,
+    patch: str,
+    status: str,
+    marker: str,
+    name: str,
+) -> None:
+    image = str(judged.image["id"])
+    before = ours(engine, image)
+    result = verifier.verify(judged, patch, f"attack-{name}")
+    evidence = json.dumps(result.violations) + result.detail
+    assert (result.status, result.reward) == (status, 0.0), (
+        f"{name}: {result.status} {result.detail[:400]}"
     )
-)
+    assert result.verifier["terminal_reward"] == 0.0
+    assert marker in evidence, f"{name}: {marker!r} not in {evidence[:400]}"
+    # The next verification on the same task is unaffected.
+    gold = verifier.verify(gold_task, gold_task.patch, "gold")
+    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
+    assert ours(engine, image) <= before
 
 
 def test_gold_patches_score_one(
@@ -428,6 +723,18 @@ def test_gold_patches_score_one(
     assert report["resolved_instances"] == len(tasks) == 5
     assert all(r.reward == 1.0 and r.verifier["terminal_reward"] == 1.0 for r in run.results)
     assert all(r.verifier["harness_sha256_verified"] for r in run.results)
+    # Canaries ran and failed, as a correct fix must make them.
+    for r in run.results:
+        canaries = r.verifier["canaries"]
+        assert canaries["run"] >= 1 and canaries["outcomes"] == {"xfailed": canaries["run"]}
+
+
+def test_gold_scores_one_on_permissive_tasks(
+    verifier: Verifier, tasks: dict[str, TaskManifest]
+) -> None:
+    for task in tasks.values():
+        result = verifier.verify(permissive(task), task.patch, "gold")
+        assert result.status == "resolved", result.detail
 
 
 def test_empty_prediction_report(
@@ -446,35 +753,198 @@ def test_empty_prediction_report(
     assert report["empty_patch_ids"] == [TASK] and report["resolved_ids"] == []
 
 
-@pytest.mark.parametrize("attack", ATTACK_NAMES)
-def test_attack_scores_zero(
+@pytest.mark.parametrize("attack", STATIC_NAMES)
+def test_static_attack_scores_zero(
     engine: Engine,
     verifier: Verifier,
     tasks: dict[str, TaskManifest],
     base_file: dict[str, str],
     attack: str,
 ) -> None:
+    patch, status, marker = static_attacks(base_file)[attack]
+    check(engine, verifier, tasks[TASK], tasks[TASK], patch, status, marker, attack)
+
+
+@pytest.mark.parametrize("capability", sorted(CAPABILITY_ATTACKS))
+def test_capability_attack_scores_zero(
+    engine: Engine,
+    verifier: Verifier,
+    tasks: dict[str, TaskManifest],
+    base_file: dict[str, str],
+    capability: str,
+) -> None:
+    path, code = CAPABILITY_ATTACKS[capability]
+    patch = append_to(base_file, path, code)
     task = tasks[TASK]
-    patch, status, marker = attacks(base_file)[attack]
-    image = str(task.image["id"])
-
-    def ours() -> set[str]:
-        # Containers of this task's image: other work on the machine is not ours to judge.
-        return {c.id for c in engine.client.containers.list(all=True, filters={"ancestor": image})}
-
-    before = ours()
-    result = verifier.verify(task, patch, f"attack-{attack}")
-    evidence = json.dumps(result.violations) + result.detail
-    assert (result.status, result.reward) == (status, 0.0), (
-        f"{attack}: {result.status} {result.detail[:400]}"
+    check(
+        engine, verifier, task, task, patch, "invalid_patch", f"capability_{capability}", capability
     )
-    assert result.verifier["terminal_reward"] == 0.0
-    assert marker in evidence, f"{attack}: {marker!r} not in {evidence[:400]}"
-    # The next verification on the same task is unaffected.
-    gold = verifier.verify(task, task.patch, "gold")
-    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
-    # No container left behind.
-    assert ours() <= before
+
+
+def test_capability_allowed_when_the_gold_patch_uses_it(
+    verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
+) -> None:
+    # The same code is no violation on a task whose reference fix introduces the capability:
+    # the gate judges what is *new*, relative to the reference and the base.
+    task = tasks[TASK]
+    caps = {"base": [], "gold": ["process_spawn"], "scope": "repository"}
+    allowed = replace(task, audit={**task.audit, "capabilities": caps})
+    patch = task.patch + append_to(
+        base_file, "src/textkit/__init__.py", "import subprocess as _sp\n_run = _sp.run\n"
+    )
+    assert verifier.verify(allowed, patch, "m").status == "resolved"
+    assert verifier.verify(task, patch, "m").status == "invalid_patch"
+
+
+@pytest.mark.parametrize("attack", RUNTIME_NAMES)
+def test_runtime_attack_scores_zero(
+    engine: Engine,
+    verifier: Verifier,
+    tasks: dict[str, TaskManifest],
+    base_file: dict[str, str],
+    attack: str,
+) -> None:
+    patch, status, marker = runtime_attacks(base_file)[attack]
+    task = tasks[TASK]
+    check(engine, verifier, permissive(task), task, patch, status, marker, attack)
+
+
+def test_patched_pytest_raises_is_caught_by_its_canary(
+    engine: Engine,
+    verifier: Verifier,
+    example_images: ExampleImages,
+    tasks: dict[str, TaskManifest],
+) -> None:
+    # The gold fix without its ValueError, plus a pytest.raises that swallows everything: the
+    # fail-to-pass test "passes"; its canary (raises of an exception nobody raises) does too.
+    from swe_forge.diffs import apply_file_patch, parse_diff
+
+    task = tasks[RAISES_TASK]
+    assert "pytest.raises" in task.test_patch
+    repo = GitRepository(example_images.repo)
+    files: dict[str, tuple[str | None, str | None]] = {}
+    for fp in parse_diff(task.patch):
+        got = repo.blob_at(task.base_commit, fp.path)
+        old = got[1] if got else b""
+        files[fp.path] = (old.decode() if got else None, apply_file_patch(old, fp).decode())
+    old, new = files["src/textkit/wrap.py"]
+    assert new is not None
+    raising = 'raise ValueError("placeholder is longer than width")'
+    assert raising in new
+    new = new.replace(raising, "pass") + (
+        "\n\nimport contextlib as _cl\nimport pytest as _pt\n\n"
+        "_pt.raises = lambda *a, **k: _cl.suppress(BaseException)\n"
+    )
+    files["src/textkit/wrap.py"] = (old, new)
+    check(
+        engine,
+        verifier,
+        permissive(task),
+        task,
+        diff(files),
+        "tamper_detected",
+        "canary",
+        "patched_raises",
+    )
+
+
+def test_failed_subtest_fails_its_test(
+    verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
+) -> None:
+    # A fail-to-pass test made of unittest subTests: a candidate that fixes one case and breaks
+    # another must not resolve the task (pytest 9 reports the failure before the parent's pass).
+    import hashlib
+
+    task = tasks[TASK]
+    sub = (
+        "import unittest\n\nfrom textkit.wrap import wrap\n\n\n"
+        "class TestWidths(unittest.TestCase):\n"
+        "    def test_widths(self):\n"
+        "        cases = [(7, ['aaa bbb', 'ccc']), (3, ['aaa', 'bbb', 'ccc'])]\n"
+        "        for width, want in cases:\n"
+        "            with self.subTest(width=width):\n"
+        "                self.assertEqual(wrap('aaa bbb ccc', width=width), want)\n"
+    )
+    test_patch = task.test_patch + new_file("tests/test_wrap_sub.py", sub)
+    node = "tests/test_wrap_sub.py::TestWidths::test_widths"
+    harness = {
+        **task.harness,
+        "test_patch_sha256": hashlib.sha256(test_patch.encode()).hexdigest(),
+        "test_files": [*task.harness["test_files"], "tests/test_wrap_sub.py"],
+        "canaries": {"armed": []},
+    }
+    variant = replace(
+        task, test_patch=test_patch, FAIL_TO_PASS=[*task.FAIL_TO_PASS, node], harness=harness
+    )
+    assert verifier.verify(variant, task.patch, "gold").status == "resolved"
+    # The gold fix, plus a special case that breaks width 3 only: one subtest fails.
+    fixed = base_file["src/textkit/wrap.py"].replace(
+        "len(current) + 1 + len(word) >= width", "len(current) + 1 + len(word) > width"
+    )
+    line = "    lines: list[str] = []\n"
+    assert fixed != base_file["src/textkit/wrap.py"] and line in fixed
+    broken = diff(
+        {
+            "src/textkit/wrap.py": (
+                base_file["src/textkit/wrap.py"],
+                fixed.replace(line, line + "    if width == 3:\n        return lines\n"),
+            )
+        }
+    )
+    result = verifier.verify(variant, broken, "half-fix")
+    assert (result.status, result.reward) == ("unresolved", 0.0), result.detail
+    assert result.fail_to_pass[node] == "failed"
+
+
+def test_attacks_on_the_verifier_keep_every_other_result(
+    example_images: ExampleImages,
+    tasks: dict[str, TaskManifest],
+    base_file: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One run: every gold patch, attacks on the judge, and a prediction on which the verifier
+    # itself raises. The run completes; each prediction keeps its own result.
+    rows = [
+        {"instance_id": t.instance_id, "model_name_or_path": "gold", "model_patch": t.patch}
+        for t in tasks.values()
+    ]
+    for name in ("attack_the_judge", "disk_fill_work_tree", "endless_output", "fd_relay"):
+        rows.append(
+            {
+                "instance_id": TASK,
+                "model_name_or_path": name,
+                "model_patch": runtime_attacks(base_file)[name][0],
+            }
+        )
+    rows.append({"instance_id": TASK, "model_name_or_path": "crash", "model_patch": "x"})
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    original = Verifier._verify_once
+
+    def flaky(self: Verifier, task: TaskManifest, patch: str, model: str, **kw: object) -> object:
+        if model == "crash":
+            raise RuntimeError("a bug in the verifier")
+        return original(self, task, patch, model, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Verifier, "_verify_once", flaky)
+    out = tmp_path / "results.jsonl"
+    run, report = run_verify(
+        example_images.root / "verify-tasks.jsonl",
+        out,
+        config=load_config(),
+        predictions=preds,
+        jobs=2,
+    )
+    by_model = {(r.instance_id, r.model_name_or_path): r for r in run.results}
+    assert len(run.results) == len(rows) == len(out.read_text().splitlines())
+    assert all(by_model[(t, "gold")].status == "resolved" for t in tasks)
+    assert by_model[(TASK, "crash")].status == "infra_error"
+    assert "a bug in the verifier" in by_model[(TASK, "crash")].detail
+    for name in ("attack_the_judge", "disk_fill_work_tree", "endless_output", "fd_relay"):
+        assert by_model[(TASK, name)].reward == 0.0
+        assert by_model[(TASK, name)].status not in ("resolved", "infra_error")
+    assert report["resolved_instances"] == len(tasks)
 
 
 def test_infra_error_is_not_the_models_fault(
@@ -486,13 +956,38 @@ def test_infra_error_is_not_the_models_fault(
     assert result.status == "infra_error" and result.reward == 0.0
 
 
+def test_the_judges_container(verifier: Verifier, tasks: dict[str, TaskManifest]) -> None:
+    # Read-only root, capped tmpfs where writing is allowed, no writable host mount, no
+    # capabilities for the task's user.
+    task = tasks[TASK]
+    with verifier.sandbox.open(str(task.image["id"])) as session:
+        ctr = session.ctr
+        ctr.reload()
+        mounts = ctr.attrs["Mounts"]
+        assert mounts and all(not m["RW"] for m in mounts), mounts
+        assert ctr.attrs["HostConfig"]["ReadonlyRootfs"] is True
+
+        def sh(cmd: str, user: str = "1000:1000") -> tuple[int, str]:
+            code, out = ctr.exec_run(["/bin/sh", "-c", cmd], user=user)
+            return code, out.decode()
+
+        assert sh("touch /opt/x")[0] != 0 and sh("touch /opt/x", "0:0")[0] != 0
+        assert sh("touch /swe-forge/x", "0:0")[0] != 0
+        assert sh("cat /swe-forge/job/job.json || ls /swe-forge/job")[0] != 0
+        code, out = sh("grep -E '^Cap(Eff|Prm)' /proc/self/status")
+        assert code == 0 and set(out.split()) == {"CapPrm:", "CapEff:", "0000000000000000"}
+        code, out = sh("df -P /testbed /tmp /home/swe | tail -n +2")
+        assert code == 0 and all(line.split()[0] == "tmpfs" for line in out.splitlines())
+
+
 def test_host_is_unaffected(
     engine: Engine, tasks: dict[str, TaskManifest], verifier: Verifier, base_file: dict[str, str]
 ) -> None:
     scratch_before = {p for p in os.listdir("/tmp") if p.startswith("sfv-")}
-    for name in ("fork_bomb", "disk_fill", "symlink_then_write", "obfuscated_framework_patch"):
-        verifier.verify(tasks[TASK], attacks(base_file)[name][0], name)
-    image = str(tasks[TASK].image["id"])
+    task = permissive(tasks[TASK])
+    for name in ("fork_bomb", "disk_fill_work_tree", "attack_the_judge", "forged_reports"):
+        verifier.verify(task, runtime_attacks(base_file)[name][0], name)
+    image = str(task.image["id"])
     assert engine.client.containers.list(all=True, filters={"ancestor": image}) == []
     assert {p for p in os.listdir("/tmp") if p.startswith("sfv-")} <= scratch_before
     assert not Path("/etc/evil").exists() and not Path("../evil.py").exists()

@@ -1,13 +1,23 @@
-"""The pytest harness plugin, run by the host's pytest on a project made here."""
+"""The pytest harness plugin, run by real pytest processes on projects made here.
+
+Events arrive over a pipe, as the supervisor reads them in a container. The subtest cases run
+under several pytest versions (each in its own venv made with uv from the package index):
+pytest 9 reports unittest ``subTest`` and ``subtests`` failures *before* the parent's own
+"passed" report, which a harness that lets the last report win turns into a pass.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
+
+import pytest
 
 PROJECT = {
     "tests/test_one.py": (
@@ -27,48 +37,109 @@ PROJECT = {
     "tests/test_broken_import.py": "from nowhere import nothing\n\ndef test_never():\n    pass\n",
 }
 
+SUBTESTS = {
+    "tests/test_sub.py": (
+        "import unittest\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_unittest_subtest_fails(self):\n"
+        "        for i in range(3):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertNotEqual(i, 1)\n\n"
+        "    def test_unittest_subtests_pass(self):\n"
+        "        for i in range(3):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertLess(i, 3)\n"
+    ),
+}
 
-def run(tmp_path: Path, seed: int) -> dict[str, object]:
-    for rel, text in PROJECT.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    plugin_dir = Path(str(resources.files("swe_forge.gates.harness")))
-    results = tmp_path / f"results-{seed}.json"
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(plugin_dir),
-        SWE_FORGE_ORDER_SEED=str(seed),
-        SWE_FORGE_RESULTS=str(results),
-    )
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "swe_forge_harness",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:randomly",
-            f"--rootdir={tmp_path}",
-            "--continue-on-collection-errors",
-            "-q",
-            "tests",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        check=False,
-        timeout=120,
-    )
-    return json.loads(results.read_text())
+SUBTESTS_FIXTURE = {
+    "tests/test_subfixture.py": (
+        "def test_fixture_subtest_fails(subtests):\n"
+        "    for i in range(3):\n"
+        "        with subtests.test(i=i):\n"
+        "            assert i != 1\n\n"
+        "def test_fixture_subtests_pass(subtests):\n"
+        "    for i in range(3):\n"
+        "        with subtests.test(i=i):\n"
+        "            assert i < 3\n"
+    ),
+}
+
+PLUGIN_DIR = Path(str(resources.files("swe_forge.gates.harness")))
 
 
-def test_outcomes_and_ids(tmp_path: Path) -> None:
-    data = run(tmp_path, 1)
-    tests = data["tests"]
-    assert tests == {
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def run_harness(
+    root: Path,
+    *args: str,
+    python: str = sys.executable,
+    seed: int | None = 1,
+    select: dict[str, object] | None = None,
+) -> tuple[list[dict[str, object]], int]:
+    """Run pytest with the harness; return its events (from the pipe) and its exit status."""
+    read_fd, write_fd = os.pipe()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "SWE_FORGE", "PYTHON"))
+    }
+    env.update(PYTHONPATH=str(PLUGIN_DIR), SWE_FORGE_FD=str(write_fd), PYTHONHASHSEED="0")
+    if seed is not None:
+        env["SWE_FORGE_ORDER_SEED"] = str(seed)
+    if select is not None:
+        path = root / "select.json"
+        path.write_text(json.dumps(select))
+        env["SWE_FORGE_SELECT"] = str(path)
+    chunks: list[bytes] = []
+
+    def pump() -> None:
+        while chunk := os.read(read_fd, 65536):
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run(
+            [
+                python,
+                "-m",
+                "pytest",
+                "-p",
+                "swe_forge_harness",
+                "-p",
+                "no:cacheprovider",
+                f"--rootdir={root}",
+                "--continue-on-collection-errors",
+                "-q",
+                *args,
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            pass_fds=(write_fd,),
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write_fd)
+    reader.join(10)
+    os.close(read_fd)
+    events = [json.loads(line) for line in b"".join(chunks).decode().splitlines()]
+    return events, proc.returncode
+
+
+def outcomes(events: list[dict[str, object]]) -> dict[str, object]:
+    return {str(e["nodeid"]): e["outcome"] for e in events if e["event"] == "test"}
+
+
+def test_outcomes_ids_and_session(tmp_path: Path) -> None:
+    write(tmp_path, PROJECT)
+    events, code = run_harness(tmp_path, "tests")
+    assert events[0]["event"] == "hello"
+    assert outcomes(events) == {
         "tests/test_one.py::TestGroup::test_method": "passed",
         "tests/test_one.py::test_fail": "failed",
         "tests/test_one.py::test_param[1-2]": "passed",
@@ -79,11 +150,105 @@ def test_outcomes_and_ids(tmp_path: Path) -> None:
         "tests/test_one.py::test_teardown_error": "error",
         "tests/test_one.py::test_xfail": "xfailed",
     }
-    assert data["collect_errors"] == {"tests/test_broken_import.py": "error"}
+    assert [e["nodeid"] for e in events if e["event"] == "collect_error"] == [
+        "tests/test_broken_import.py"
+    ]
+    end = events[-1]
+    assert end["event"] == "end" and end["exitstatus"] == code == 1 and end["tampered"] == ""
+    assert end["testsfailed"] >= 3
 
 
 def test_order_follows_the_seed(tmp_path: Path) -> None:
-    a, b, a2 = run(tmp_path, 1), run(tmp_path, 2), run(tmp_path, 1)
-    assert a["order"] == a2["order"]
-    assert a["order"] != b["order"]
-    assert sorted(a["order"]) == sorted(b["order"])  # type: ignore[type-var]
+    write(tmp_path, PROJECT)
+
+    def order(seed: int) -> list[str]:
+        return list(outcomes(run_harness(tmp_path, "tests/test_one.py", seed=seed)[0]))
+
+    a, b, a2 = order(1), order(2), order(1)
+    assert a == a2 and a != b and sorted(a) == sorted(b)
+
+
+def test_selection_and_canary_marks(tmp_path: Path) -> None:
+    write(tmp_path, PROJECT)
+    canary = "tests/test_one.py::test_fail"  # fails: as a canary it is the expected xfail
+    xpass = "tests/test_one.py::test_pass"  # passes: as a strict canary it is a failure
+    events, code = run_harness(
+        tmp_path,
+        "tests/test_one.py",
+        select={"tests": ["tests/test_one.py::test_param[1-2]"], "canaries": [canary, xpass]},
+    )
+    assert outcomes(events) == {
+        "tests/test_one.py::test_param[1-2]": "passed",
+        canary: "xfailed",
+        xpass: "failed",
+    }
+    assert code == 1
+    events, code = run_harness(
+        tmp_path,
+        "tests/test_one.py",
+        select={"tests": [], "canaries": [canary, xpass], "strict": False},
+    )
+    assert outcomes(events) == {canary: "xfailed", xpass: "xpassed"} and code == 0
+
+
+def test_channel_closed_to_children(tmp_path: Path) -> None:
+    # A program the tests start must not inherit the event pipe.
+    write(
+        tmp_path,
+        {
+            "tests/test_child.py": (
+                "import os, subprocess, sys\n\n"
+                "def test_child():\n"
+                "    fd = os.environ['SWE_FORGE_FD']\n"
+                "    code = 'import os, sys; os.fstat(int(sys.argv[1]))'\n"
+                "    r = subprocess.run([sys.executable, '-c', code, fd])\n"
+                "    assert r.returncode != 0\n"
+            )
+        },
+    )
+    events, code = run_harness(tmp_path, "tests")
+    assert outcomes(events) == {"tests/test_child.py::test_child": "passed"} and code == 0
+
+
+# ------------------------------------------------------------------ subtests, several pytests
+VENVS = {
+    "pytest 7.4": ["pytest==7.4.4"],
+    "pytest 8.3 + pytest-subtests": ["pytest==8.3.5", "pytest-subtests==0.14.1"],
+    "pytest 9.0": ["pytest==9.0.1"],
+}
+
+
+@pytest.fixture(scope="session")
+def venvs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    root = tmp_path_factory.mktemp("venvs")
+    out = {}
+    for i, (name, reqs) in enumerate(sorted(VENVS.items())):
+        venv = root / f"v{i}"
+        subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+        subprocess.run(
+            [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *reqs],
+            check=True,
+            timeout=300,
+        )
+        out[name] = str(venv / "bin" / "python")
+    return out
+
+
+@pytest.mark.parametrize("version", sorted(VENVS))
+def test_failed_subtests_fail_their_test(
+    tmp_path: Path, venvs: dict[str, str], version: str
+) -> None:
+    files = dict(SUBTESTS)
+    if version != "pytest 7.4":  # the subtests fixture: pytest-subtests, or pytest 9 itself
+        files.update(SUBTESTS_FIXTURE)
+    write(tmp_path, files)
+    events, code = run_harness(tmp_path, "tests", python=venvs[version])
+    got = outcomes(events)
+    assert got["tests/test_sub.py::T::test_unittest_subtest_fails"] == "failed", got
+    assert got["tests/test_sub.py::T::test_unittest_subtests_pass"] == "passed", got
+    if "tests/test_subfixture.py" in files:
+        assert got["tests/test_subfixture.py::test_fixture_subtest_fails"] == "failed", got
+        assert got["tests/test_subfixture.py::test_fixture_subtests_pass"] == "passed", got
+    # The exit status agrees with the outcomes: something failed.
+    assert code == 1 and events[-1]["exitstatus"] == 1

@@ -107,30 +107,10 @@ def test_pytest_settings_in_pyproject() -> None:
     assert codes(ok) == set()
 
 
-@pytest.mark.parametrize(
-    ("code", "source"),
-    [
-        ("tamper_framework_internals", "import _pytest.reports\n"),
-        ("tamper_report_hooks", "def pytest_runtest_makereport(item, call):\n    pass\n"),
-        ("tamper_harness_names", "import os\nos.environ.get('SWE_FORGE_SOCKET')\n"),
-        ("tamper_tracing", "import sys\nsys.settrace(None)\n"),
-        ("tamper_native_code", "import ctypes\n"),
-        ("tamper_always_true_eq", "class A:\n    def __eq__(self, other):\n        return True\n"),
-        ("tamper_builtins_patch", "import builtins\nbuiltins.len = lambda x: 0\n"),
-        ("tamper_exit_hooks", "import os\nos._exit(0)\n"),
-        ("tamper_sys_modules_patch", "import sys\nsys.modules['pytest'] = None\n"),
-    ],
-)
-def test_tamper_patterns(code: str, source: str) -> None:
-    assert code in codes(new("pkg/evil.py", source))
-
-
-def test_tamper_pattern_allowed_when_the_gold_patch_has_it() -> None:
-    gold = new("pkg/native.py", "import ctypes\n")
-    guard = PatchGuard(
-        PathClassifier(load_config().classify), test_patch_paths=set(), gold_patch=gold
-    )
-    assert "tamper_native_code" not in codes(new("pkg/native2.py", "import ctypes\n"), guard)
+def test_code_is_not_judged_by_text() -> None:
+    # What added code can do is the capability gate's business (by syntax tree, in the
+    # container, against the base and the gold patch): the static guards judge paths only.
+    assert codes(new("pkg/evil.py", "import ctypes\nimport sys\nsys.settrace(None)\n")) == set()
 
 
 def test_audit_needles_ignore_names_at_the_base() -> None:

@@ -1,18 +1,22 @@
 """swe-forge's pytest harness plugin, brought into the container from outside the image.
 
 Loaded with ``-p swe_forge_harness`` (its directory on ``PYTHONPATH``), before any test module
-or project code is imported. It:
+or project code is imported. It runs *inside* the process that runs the code under test, so
+nothing it says is trusted on its own: it streams claims to the supervisor (a root process of
+the container, another uid, outside this process), which checks them against what it sees
+itself (pytest's exit status, the files, the limits). What the plugin does:
 
-- shuffles the collected tests with the seed in ``SWE_FORGE_ORDER_SEED`` (a plain
-  ``random.Random`` shuffle, so it works with any pytest, old ones included);
-- records one outcome per test node id (setup, call and teardown combined) and per failed
-  collection;
+- keeps only the selected tests when ``SWE_FORGE_SELECT`` names a selection file (the
+  expected tests and the assertion canaries; canaries are marked xfail, strict when asked),
+  then shuffles them with the seed in ``SWE_FORGE_ORDER_SEED`` (a plain ``random.Random``
+  shuffle, so it works with any pytest);
+- records one outcome per test node id with failures sticky: a failed setup, call, teardown
+  or *subtest* report fails the test, and no later "passed" report undoes it (pytest 9 reports
+  unittest ``subTest`` and ``subtests`` failures before the parent's own "passed");
 - fingerprints, at load time, the parts of pytest, pluggy and the builtins that decide an
-  outcome (report classes, runner functions, hook implementations) and checks them again at
-  every report and at the end: a change means code under test tampered with the framework;
-- reports through a Unix socket (``SWE_FORGE_SOCKET``; the verifier's channel: one event per
-  line, streamed as tests finish, read by the host) and/or a JSON file (``SWE_FORGE_RESULTS``;
-  the admission gate's channel).
+  outcome and checks them again at every report and at the end (a change is tamper evidence);
+- streams one JSON event per line to the file descriptor in ``SWE_FORGE_FD`` (a pipe whose
+  read end only the supervisor holds).
 
 Standalone on purpose: no imports from swe-forge, Python 3.6+ syntax, pytest 3.6+ hooks.
 """
@@ -22,18 +26,17 @@ import hashlib
 import json
 import os
 import random
-import socket
 import sys
 import time
 
 import pytest
 
 _OUTCOMES = {}
-_COLLECT_ERRORS = {}
 _DURATIONS = {}
 _STARTED = time.time()
-_ORDER = []
-_STATE = {"sock": None, "fingerprint": None, "tampered": ""}
+_STATE = {"fd": None, "fingerprint": None, "tampered": "", "selection": None}
+#: Outcomes that no later report of the same test may overwrite.
+_STICKY = ("failed", "error")
 
 # Builtins whose identity an honest run never changes.
 _BUILTINS = (
@@ -188,13 +191,16 @@ def _hooks_fingerprint(config):
 
 
 def _send(event):
-    sock = _STATE["sock"]
-    if sock is None:
+    fd = _STATE["fd"]
+    if fd is None:
         return
+    data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8")
     try:
-        sock.sendall((json.dumps(event, sort_keys=True) + "\n").encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data) :]
     except Exception:
-        _STATE["sock"] = None
+        # The supervisor sees the missing events (a test without an outcome counts as failed).
+        _STATE["fd"] = None
 
 
 def _check(config):
@@ -213,22 +219,34 @@ def _check(config):
 _CONFIG = {}
 
 
-def _connect():
-    path = os.environ.get("SWE_FORGE_SOCKET")
-    if not path:
+def _open_channel():
+    fd = os.environ.get("SWE_FORGE_FD")
+    if not fd or not fd.isdigit():
         return
     try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(path)
-        # Keep the descriptor out of any child process the tests start.
-        os.set_inheritable(sock.fileno(), False)
-        _STATE["sock"] = sock
-    except Exception:
-        _STATE["sock"] = None
+        os.fstat(int(fd))
+        # Keep the descriptor out of programs the tests start (a fork still has it; the
+        # supervisor stops listening when pytest exits).
+        os.set_inheritable(int(fd), False)
+        _STATE["fd"] = int(fd)
+    except OSError:
+        _STATE["fd"] = None
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_configure(config):
+def _load_selection():
+    path = os.environ.get("SWE_FORGE_SELECT")
+    if not path:
+        return None
+    with open(path) as fh:
+        data = json.load(fh)
+    return {
+        "tests": set(data.get("tests") or ()),
+        "canaries": set(data.get("canaries") or ()),
+        "strict": bool(data.get("strict", True)),
+    }
+
+
+def _configure(config):
     # Last: pytest's own plugins add members to its classes while they configure.
     _CONFIG["config"] = config
     _check(config)
@@ -236,23 +254,47 @@ def pytest_configure(config):
     _STATE["hooks"] = _hooks_fingerprint(config)
 
 
+if hasattr(pytest, "hookimpl"):
+    pytest_configure = pytest.hookimpl(trylast=True)(_configure)
+else:  # pytest < 2.8: the old marker spelling
+    pytest_configure = pytest.mark.trylast(_configure)
+
+
 def pytest_collection_modifyitems(session, config, items):
+    selection = _STATE["selection"]
+    if selection is not None:
+        wanted = selection["tests"] | selection["canaries"]
+        keep = [item for item in items if item.nodeid in wanted]
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        for item in keep:
+            if item.nodeid in selection["canaries"]:
+                # A canary's perturbed assertion must fail for a correct implementation.
+                item.add_marker(pytest.mark.xfail(strict=selection["strict"], reason="perturbed"))
+        items[:] = keep
     seed = os.environ.get("SWE_FORGE_ORDER_SEED")
     if seed is not None:
         items.sort(key=lambda item: item.nodeid)
         random.Random(int(seed)).shuffle(items)
-    _ORDER[:] = [item.nodeid for item in items]
+    _send({"event": "collected", "count": len(items)})
     _check(config)
 
 
 def pytest_collectreport(report):
     if report.failed:
-        _COLLECT_ERRORS[report.nodeid] = "error"
         _send({"event": "collect_error", "nodeid": report.nodeid})
 
 
-def _merge(nodeid, when, outcome, wasxfail):
+def _merge(nodeid, when, outcome, wasxfail, subtest):
     prev = _OUTCOMES.get(nodeid)
+    if prev in _STICKY and outcome != "failed":
+        return
+    if subtest:
+        # A subtest only ever spoils its test; its passes say nothing about the test itself.
+        if outcome == "failed":
+            _OUTCOMES[nodeid] = "failed"
+        return
     if when == "setup":
         if outcome == "failed":
             _OUTCOMES[nodeid] = "error"
@@ -268,17 +310,19 @@ def _merge(nodeid, when, outcome, wasxfail):
             _OUTCOMES[nodeid] = "xfailed" if wasxfail else "skipped"
         return
     # teardown: an error there spoils a pass
-    if outcome == "failed" and prev in (None, "passed", "xpassed", "skipped"):
+    if outcome == "failed" and prev not in _STICKY:
         _OUTCOMES[nodeid] = "error"
 
 
 def pytest_runtest_logreport(report):
-    # wasxfail holds the reason, which may be empty: its presence is what counts.
-    _merge(report.nodeid, report.when, report.outcome, hasattr(report, "wasxfail"))
+    # wasxfail holds the reason, which may be empty: its presence is what counts. Subtest
+    # reports (pytest 9's SubtestReport, pytest-subtests' SubTestReport) carry a context.
+    subtest = type(report).__name__ != "TestReport" or hasattr(report, "context")
+    _merge(report.nodeid, report.when, report.outcome, hasattr(report, "wasxfail"), subtest)
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(
         getattr(report, "duration", 0.0)
     )
-    if report.when == "teardown":
+    if report.when == "teardown" and not subtest:
         config = _CONFIG.get("config")
         if config is not None:
             _check(config)
@@ -287,6 +331,7 @@ def pytest_runtest_logreport(report):
                 "event": "test",
                 "nodeid": report.nodeid,
                 "outcome": _OUTCOMES.get(report.nodeid, "error"),
+                "seconds": round(_DURATIONS.get(report.nodeid, 0.0), 4),
             }
         )
 
@@ -295,26 +340,20 @@ def pytest_sessionfinish(session, exitstatus):
     config = _CONFIG.get("config")
     if config is not None:
         _check(config)
-    _send({"event": "end", "exitstatus": int(exitstatus), "tampered": _STATE["tampered"]})
-    path = os.environ.get("SWE_FORGE_RESULTS")
-    if not path:
-        return
-    data = {
-        "tests": dict(sorted(_OUTCOMES.items())),
-        "collect_errors": dict(sorted(_COLLECT_ERRORS.items())),
-        "durations": {k: round(v, 4) for k, v in sorted(_DURATIONS.items())},
-        "order": _ORDER,
-        "exitstatus": int(exitstatus),
-        "tampered": _STATE["tampered"],
-        "seconds": round(time.time() - _STARTED, 3),
-    }
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, path)
+    _send(
+        {
+            "event": "end",
+            "exitstatus": int(exitstatus),
+            "testsfailed": int(getattr(session, "testsfailed", 0) or 0),
+            "testscollected": int(getattr(session, "testscollected", 0) or 0),
+            "tampered": _STATE["tampered"],
+            "seconds": round(time.time() - _STARTED, 3),
+        }
+    )
 
 
 # At import: the channel first, then the baseline, before any code under test can run.
-_connect()
+_open_channel()
+_STATE["selection"] = _load_selection()
 _STATE["fingerprint"], _STATE["covered"] = _core_fingerprint()
 _send({"event": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})

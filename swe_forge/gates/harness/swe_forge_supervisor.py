@@ -1,0 +1,912 @@
+"""swe-forge's supervisor: the judge's process inside a task container.
+
+Run by the host as ``python3 -I swe_forge_supervisor.py MODE`` in a ``docker exec`` as root
+(uid 0 with only CHOWN, DAC_OVERRIDE, FOWNER, SETUID, SETGID and KILL; the container has no
+network, a read-only root file system and size-capped tmpfs mounts). The code under test
+never runs as root: every step that touches the repository's content runs as the task's user
+(uid 1000), and pytest is started as that user. Because the supervisor is another uid and
+never imports the project, the code under test cannot signal it, trace it, read its memory,
+write its output or change its files; its stdout (the exec's stream) is the only result channel
+the host reads.
+
+Modes (the job is ``/swe-forge/job/job.json``, readable by root only):
+
+``prepare``  extract the seed (the image's ``/testbed``: .git and install outputs) into the
+             tmpfs ``/testbed``, check the work tree out, apply ``patches`` in order, list
+             what changed (``git status``) and, for the patches marked ``scan``, the
+             capabilities each changed Python file uses before and after (AST, in a child
+             process as the task's user).
+``run``      apply ``late_patches`` (the held-out test patch), write assertion canaries into
+             the test files, lock the judge's files (root-owned, read-only, in directories
+             the task's user cannot write), watch them with inotify, run pytest as the task's
+             user with the harness plugin writing events to a pipe only the supervisor reads,
+             stop every process of that user, then check the files, the limits and the
+             agreement between pytest's exit status and the events.
+``all``      ``prepare`` then ``run`` (the admission gate: nothing to check in between).
+
+Each mode prints exactly one JSON object on its last line of output. Standalone on purpose:
+stdlib only, Python 3.9+ (the oldest base image), no imports from swe-forge.
+"""
+
+import contextlib
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import random
+import select
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+BIN = os.path.dirname(os.path.abspath(__file__))
+JOB = "/swe-forge/job/job.json"
+RUN_DIR = "/swe-forge-run"
+TESTBED = "/testbed"
+#: Runner configuration: the judge's files wherever they are in the tree.
+RUNNER_NAMES = (
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "noxfile.py",
+)
+#: Names whose appearance anywhere writable during the run is tamper evidence.
+SUSPECT_NAMES = (*RUNNER_NAMES, "sitecustomize.py", "usercustomize.py", "__pycache__")
+#: Refused forks (the pids cgroup's "max" events) past which the run is stopped as a bomb.
+FORK_BOMB = 1000
+#: Cap on the bytes of pytest output kept (the tail) for the result.
+OUTPUT_TAIL = 64 * 1024
+#: Events are claims from the untrusted process: bounded and validated.
+MAX_EVENT_LINE = 64 * 1024
+MAX_EVENT_BYTES = 32 * 1024 * 1024
+EVENTS = ("hello", "collected", "test", "collect_error", "tamper", "end")
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+def log(msg):
+    """A progress line on stderr (the host keeps the stream; the result is the last line)."""
+    sys.stderr.write(f"supervisor: {msg}\n")
+    sys.stderr.flush()
+
+
+def now():
+    return time.monotonic()
+
+
+# ---------------------------------------------------------------------------------------------
+# Running things as the task's user
+# ---------------------------------------------------------------------------------------------
+
+
+def as_user(job, argv, cwd=TESTBED, timeout=300, env=None, stdin=None):
+    """Run a command as the task's user; return (exit code, output bytes)."""
+    base = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/home/swe",
+        "LANG": "C.UTF-8",
+    }
+    base.update(env or {})
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=base,
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+            user=job["uid"],
+            group=job["gid"],
+            extra_groups=[],
+            close_fds=True,
+        )
+    except subprocess.TimeoutExpired as exc:
+        return -1, (exc.output or b"") + b"\n[timed out]"
+    return proc.returncode, proc.stdout
+
+
+def git(job, *args, timeout=300, stdin=None):
+    return as_user(job, ["git", "-C", TESTBED, *args], timeout=timeout, stdin=stdin)
+
+
+def text(data, limit=4000):
+    return data.decode("utf-8", "replace")[-limit:]
+
+
+# ---------------------------------------------------------------------------------------------
+# prepare
+# ---------------------------------------------------------------------------------------------
+
+
+def extract_seed(job):
+    seed = job.get("seed")
+    if not seed:
+        return
+    # The tar holds "testbed/..." (docker's archive of the image's /testbed), owners kept.
+    proc = subprocess.run(
+        ["tar", "--numeric-owner", "-C", "/", "-xpf", seed],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise Infra("cannot extract the seed: " + text(proc.stdout, 800))
+
+
+class Infra(Exception):
+    """Our side failed: never the candidate's doing."""
+
+
+def read_patch(path):
+    """A patch's bytes, read as root: the job folder is closed to the task's user, who gets
+    the patch on stdin."""
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def apply_patch(job, path):
+    return git(job, "apply", "--whitespace=nowarn", "-", stdin=read_patch(path))
+
+
+def numstat_paths(job, patch):
+    """Paths a patch touches (both sides of renames), from git's own parser."""
+    code, out = git(job, "apply", "--numstat", "-z", "-", stdin=read_patch(patch))
+    if code != 0:
+        return None
+    paths = []
+    items = out.split(b"\0")
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if not item:
+            continue
+        parts = item.split(b"\t")
+        if len(parts) == 3 and parts[2]:
+            paths.append(parts[2].decode("utf-8", "surrogateescape"))
+        elif len(parts) == 3:
+            # A rename: old and new follow as their own items.
+            for _ in range(2):
+                if i < len(items):
+                    paths.append(items[i].decode("utf-8", "surrogateescape"))
+                    i += 1
+    return sorted(set(paths))
+
+
+def status_paths(job):
+    code, out = git(job, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    if code != 0:
+        raise Infra("git status failed: " + text(out, 500))
+    items = out.decode("utf-8", "surrogateescape").split("\0")
+    result = []
+    i = 0
+    while i < len(items):
+        entry = items[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        code2, path = entry[:2], entry[3:]
+        result.append([path, code2 in ("??", "A ", " A", "AM")])
+        if code2[0] in "RC" and i < len(items):
+            result.append([items[i], False])
+            i += 1
+    return result
+
+
+def scan_as_user(job, root, paths):
+    """Capabilities of Python files, scanned by a child process as the task's user (hostile
+    input must not crash or stall the supervisor)."""
+    paths = [p for p in paths if p.endswith(".py")]
+    if not paths:
+        return {}
+    code, out = as_user(
+        job,
+        [sys.executable, "-I", "-S", os.path.join(BIN, "swe_forge_capabilities.py"), root, *paths],
+        cwd="/",
+        timeout=300,
+        env={"PYTHONHASHSEED": "0"},
+    )
+    if code != 0:
+        return {p: {"caps": {}, "error": "scanner failed: " + text(out, 300)} for p in paths}
+    try:
+        return json.loads(out.decode("utf-8"))
+    except ValueError:
+        return {p: {"caps": {}, "error": "scanner output unreadable"} for p in paths}
+
+
+def safe_rel(path):
+    parts = path.split("/")
+    return path and not path.startswith("/") and ".." not in parts and ".git" not in parts
+
+
+def copy_pre_images(job, paths, dest):
+    """Copy the current content of ``paths`` (the pre-image) to ``dest`` as root."""
+    for rel in paths:
+        if not rel.endswith(".py") or not safe_rel(rel):
+            continue
+        src = os.path.join(TESTBED, rel)
+        try:
+            st = os.lstat(src)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 16 << 20:
+            continue
+        target = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(src, "rb") as fh, open(target, "wb") as out:
+            out.write(fh.read())
+
+
+def prepare(job, result):
+    t = now()
+    os.makedirs(RUN_DIR, exist_ok=True)
+    extract_seed(job)
+    code, out = git(job, "checkout", "-q", "-f", "HEAD", "--", ".")
+    if code != 0:
+        raise Infra("cannot check out the work tree: " + text(out, 500))
+    result["seconds"]["checkout"] = round(now() - t, 3)
+    if job.get("scan_all"):
+        t = now()
+        code, out = git(job, "ls-files", "-z", "--", "*.py")
+        files = sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+        scanned = scan_as_user(job, TESTBED, files)
+        result["base_capabilities"] = {
+            p: sorted(v.get("caps", {})) for p, v in sorted(scanned.items()) if v.get("caps")
+        }
+        result["base_scan_errors"] = sum(1 for v in scanned.values() if v.get("error"))
+        result["seconds"]["scan_all"] = round(now() - t, 3)
+    for patch in job.get("patches", []):
+        t = now()
+        scanned_paths = None
+        if patch.get("scan"):
+            scanned_paths = numstat_paths(job, patch["path"]) or []
+            pre_dir = os.path.join(RUN_DIR, "pre-" + patch["name"])
+            os.makedirs(pre_dir, exist_ok=True)
+            copy_pre_images(job, scanned_paths, pre_dir)
+        code, out = apply_patch(job, patch["path"])
+        result["seconds"]["apply_" + patch["name"]] = round(now() - t, 3)
+        if code != 0:
+            result["status"] = "apply_failed"
+            result["failed_patch"] = patch["name"]
+            result["detail"] = text(out, 1500)
+            return False
+        if scanned_paths is not None:
+            t = now()
+            pre = scan_as_user(job, pre_dir, scanned_paths)
+            post = scan_as_user(job, TESTBED, scanned_paths)
+            caps = {}
+            for p in sorted(set(pre) | set(post)):
+                caps[p] = {
+                    "pre": sorted(pre.get(p, {}).get("caps", {})),
+                    "post": post.get(p, {}).get("caps", {}),
+                    "error": post.get(p, {}).get("error", ""),
+                }
+            result.setdefault("capabilities", {})[patch["name"]] = caps
+            result["seconds"]["scan_" + patch["name"]] = round(now() - t, 3)
+    result["changed"] = status_paths(job)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# run: canaries, lock-down, watch, pytest, verdict inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def split_nodeid(nodeid):
+    """("tests/test_x.py", "Class::func", "[params]") of a pytest node id."""
+    path, _, rest = nodeid.partition("::")
+    params = ""
+    if rest.endswith("]") and "[" in rest:
+        idx = rest.index("[")
+        rest, params = rest[:idx], rest[idx:]
+    return path, rest, params
+
+
+def write_canaries(job, spec, result):
+    """Append assertion canaries to the test files; return the canary node ids and a map
+    canary node id -> {"test": original node id, "site": k}."""
+    sys.path.insert(0, BIN)
+    import swe_forge_canaries
+
+    token = spec.get("token") or "".join(random.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(5))
+    wanted = spec.get("sites")  # None: every site (calibration), else [[nodeid, k], ...]
+    by_file = {}
+    for nodeid in spec.get("tests", []):
+        path, name, params = split_nodeid(nodeid)
+        by_file.setdefault(path, []).append((nodeid, name, params))
+    mapping = {}
+    reasons = {}
+    max_nodes = int(spec.get("max_nodes", 120))
+    per_function = int(spec.get("per_function", 3))
+    for path in sorted(by_file):
+        if not safe_rel(path):
+            continue
+        full = os.path.join(TESTBED, path)
+        try:
+            with open(full, "rb") as fh:
+                source = fh.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reasons[path] = f"unreadable: {exc}"
+            continue
+        names = sorted({name for _, name, _ in by_file[path]})
+        sites = None
+        if wanted is not None:
+            sites = sorted(
+                {
+                    (split_nodeid(n)[1], int(k))
+                    for n, k in wanted
+                    if split_nodeid(n)[0] == path and split_nodeid(n)[1] in names
+                }
+            )
+            if not sites:
+                continue
+        code, specs, reason = swe_forge_canaries.make_canaries(
+            source, names, token, sites=sites, limit=int(spec.get("limit", 40))
+        )
+        if reason:
+            reasons[path] = reason
+        if not code:
+            continue
+        with open(full, "ab") as fh:
+            fh.write(code.encode("utf-8"))
+        for made in specs:
+            cls, _, _func = made["test"].rpartition("::")
+            prefix = path + "::" + (cls + "::" if cls else "")
+            instances = 0
+            for nodeid, name, params in sorted(by_file[path]):
+                if name != made["test"] or len(mapping) >= max_nodes:
+                    continue
+                if wanted is not None and [nodeid, made["site"]] not in wanted:
+                    continue
+                if wanted is None and instances >= per_function:
+                    # A parametrized test is checked on a few of its cases, not all of them.
+                    continue
+                instances += 1
+                mapping[prefix + made["name"] + params] = {"test": nodeid, "site": made["site"]}
+    result["canaries"] = {"made": len(mapping), "token": token, "reasons": reasons}
+    return mapping
+
+
+def walk_files(root):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not (dirpath == TESTBED and d == ".git"))
+        for name in sorted(filenames):
+            yield os.path.join(dirpath, name)
+
+
+def lock_down(job):
+    """Make the judge's files immutable for the task's user; return (files, dirs) locked."""
+    protect = job.get("protect", {})
+    files = set()
+    trees = []
+    for rel in protect.get("files", []):
+        if safe_rel(rel) and os.path.lexists(os.path.join(TESTBED, rel)):
+            files.add(os.path.join(TESTBED, rel))
+    for rel in protect.get("trees", []):
+        full = os.path.join(TESTBED, rel)
+        if safe_rel(rel) and os.path.isdir(full) and not os.path.islink(full):
+            trees.append(full)
+    for path in walk_files(TESTBED):
+        if os.path.basename(path) in RUNNER_NAMES or path.endswith(".pth"):
+            files.add(path)
+    dirs = set()
+    for tree in trees:
+        dirs.add(tree)
+        for dirpath, dirnames, filenames in os.walk(tree):
+            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+            for d in dirnames:
+                dirs.add(os.path.join(dirpath, d))
+            for f in filenames:
+                files.add(os.path.join(dirpath, f))
+    # Every directory on the way to a locked file or tree: the task's user may neither rename
+    # it away nor create a conftest.py or a forged .pyc beside the tests.
+    for path in list(files) + list(dirs):
+        parent = os.path.dirname(path)
+        while parent.startswith(TESTBED + "/"):
+            dirs.add(parent)
+            parent = os.path.dirname(parent)
+    for path in sorted(files):
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            os.lchown(path, 0, 0)
+            continue
+        os.chown(path, 0, 0)
+        os.chmod(path, stat.S_IMODE(st.st_mode) & 0o555)
+    for path in sorted(dirs):
+        os.lchown(path, 0, 0)
+        os.chmod(path, 0o755)
+    # The work tree's top stays writable (tests write files there) but sticky: the task's
+    # user cannot remove or rename what root owns in it.
+    os.chown(TESTBED, 0, 0)
+    os.chmod(TESTBED, 0o1777)
+    return sorted(files), sorted(dirs)
+
+
+def digest_files(paths):
+    """Content digests of the locked files (large data files: size and mtime; they are locked
+    by permission all the same)."""
+    out = {}
+    for path in paths:
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size > 8 << 20:
+                out[path] = f"size:{st.st_size} mtime:{st.st_mtime_ns}"
+            elif stat.S_ISREG(st.st_mode):
+                h = hashlib.sha256()
+                with open(path, "rb") as fh:
+                    for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                        h.update(chunk)
+                out[path] = h.hexdigest()
+            else:
+                out[path] = f"mode:{st.st_mode:o}"
+        except OSError:
+            out[path] = "gone"
+    return out
+
+
+class Watcher:
+    """inotify on the locked directories and the work tree's top, for the whole run."""
+
+    MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+    NAMES = {  # noqa: RUF012 - a constant table, never mutated
+        0x2: "modified",
+        0x4: "attributes changed",
+        0x8: "written",
+        0x40: "moved away",
+        0x80: "moved in",
+        0x100: "created",
+        0x200: "deleted",
+        0x400: "deleted (watched dir)",
+        0x800: "moved (watched dir)",
+    }
+
+    def __init__(self, dirs, protected):
+        self.events = []
+        self.watches = {}
+        self.protected = set(protected)
+        self.fd = -1
+        self.error = ""
+        self._stop = threading.Event()
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if self.fd < 0:
+                raise OSError(ctypes.get_errno(), "inotify_init1")
+            for d in [TESTBED, *sorted(dirs)][:4000]:
+                wd = libc.inotify_add_watch(self.fd, d.encode(), self.MASK)
+                if wd >= 0:
+                    self.watches[wd] = d
+        except Exception as exc:  # no inotify: the before/after digests still hold
+            self.error = f"inotify unavailable: {exc}"
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        if self.fd >= 0:
+            self.thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                self._drain()
+
+    def _drain(self):
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            return
+        pos = 0
+        while pos + 16 <= len(data):
+            wd, mask, _cookie, length = struct.unpack_from("iIII", data, pos)
+            name = data[pos + 16 : pos + 16 + length].split(b"\0", 1)[0].decode("utf-8", "replace")
+            pos += 16 + length
+            d = self.watches.get(wd)
+            if d is None:
+                continue
+            path = os.path.join(d, name) if name else d
+            kinds = [v for k, v in sorted(self.NAMES.items()) if mask & k]
+            if d == TESTBED:
+                # The top is writable by design: only the judge's names matter there.
+                base = os.path.basename(path)
+                if not (
+                    base in SUSPECT_NAMES
+                    or base.endswith(".pth")
+                    or path in self.protected
+                    or path in self.watches.values()
+                ):
+                    continue
+            if len(self.events) < 200:
+                self.events.append("{} {}".format(path[len(TESTBED) + 1 :] or ".", "/".join(kinds)))
+
+    def stop(self):
+        self._stop.set()
+        if self.fd >= 0:
+            self.thread.join(2)
+            self._drain()
+            os.close(self.fd)
+        return self.events
+
+
+class Channel:
+    """The read end of the harness's pipe: claims, validated and bounded."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.log = {
+            "connected": False,
+            "ended": False,
+            "exitstatus": None,
+            "testsfailed": None,
+            "collected": None,
+            "tests": {},
+            "collect_errors": [],
+            "tamper": [],
+            "bytes": 0,
+        }
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.log["bytes"] += len(chunk)
+            if self.log["bytes"] > MAX_EVENT_BYTES:
+                self.log["tamper"].append("the harness channel overflowed")
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                self._event(line)
+            if len(buf) > MAX_EVENT_LINE:
+                self.log["tamper"].append("an over-long line on the harness channel")
+                break
+        os.close(self.fd)
+
+    def _event(self, line):
+        log = self.log
+        try:
+            event = json.loads(line.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            log["tamper"].append("a malformed event on the harness channel")
+            return
+        if not isinstance(event, dict) or event.get("event") not in EVENTS:
+            log["tamper"].append("an unknown event on the harness channel")
+            return
+        kind = event["event"]
+        if log["ended"]:
+            log["tamper"].append(f"a {kind} event after the session ended")
+            return
+        if kind == "hello":
+            if log["connected"]:
+                log["tamper"].append("a second hello on the harness channel")
+            log["connected"] = True
+        elif kind == "collected":
+            log["collected"] = event.get("count")
+        elif kind == "test":
+            nodeid, outcome = event.get("nodeid"), event.get("outcome")
+            if not isinstance(nodeid, str) or outcome not in OUTCOMES:
+                log["tamper"].append("a malformed test event")
+                return
+            if nodeid in log["tests"]:
+                # The harness reports each test once; a second report is forged.
+                log["tamper"].append(f"{nodeid[:200]} was reported twice")
+                return
+            if len(log["tests"]) < 200000:
+                log["tests"][nodeid] = outcome
+        elif kind == "collect_error":
+            if len(log["collect_errors"]) < 1000:
+                log["collect_errors"].append(str(event.get("nodeid"))[:500])
+        elif kind == "tamper":
+            log["tamper"].append(str(event.get("detail"))[:500])
+        elif kind == "end":
+            log["ended"] = True
+            status = event.get("exitstatus")
+            log["exitstatus"] = status if isinstance(status, int) else None
+            failed = event.get("testsfailed")
+            log["testsfailed"] = failed if isinstance(failed, int) else None
+            if event.get("tampered"):
+                log["tamper"].append(str(event["tampered"])[:500])
+
+
+def cgroup_counter(paths, key):
+    for path in paths:
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) == 2 and parts[0] == key:
+                        return int(parts[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def limit_counters():
+    return {
+        "pids_max": cgroup_counter(
+            ["/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/pids.events"], "max"
+        ),
+        "oom_kill": cgroup_counter(
+            ["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"],
+            "oom_kill",
+        ),
+    }
+
+
+def full_mounts(mounts):
+    out = []
+    for m in mounts:
+        try:
+            st = os.statvfs(m)
+        except OSError:
+            continue
+        # Nearly full (a few blocks are always left over) or out of inodes.
+        if st.f_bavail * st.f_frsize < 256 * 1024 or (st.f_files and st.f_favail < 16):
+            out.append(m)
+    return out
+
+
+def kill_user_processes(uid):
+    """SIGKILL every process but the container's init and this one: whatever the tests left
+    (daemons, forks, a background rewriter, processes that made themselves undumpable so
+    /proc no longer shows their owner). Then reap what became ours."""
+    for _ in range(50):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+        reap()
+        alive = [e for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, os.getpid())]
+        if not alive:
+            break
+        time.sleep(0.02)
+    reap()
+
+
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def become_subreaper():
+    """Orphans of the tests come to us (and are reaped) instead of piling up as zombies."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+
+
+def run_tests(job, result):
+    spec = job["run"]
+    for patch in job.get("late_patches", []):
+        t = now()
+        code, out = apply_patch(job, patch["path"])
+        result["seconds"]["apply_" + patch["name"]] = round(now() - t, 3)
+        if code != 0:
+            result["status"] = "apply_failed"
+            result["failed_patch"] = patch["name"]
+            result["detail"] = text(out, 1500)
+            return
+    t = now()
+    canary_map = {}
+    if spec.get("canaries"):
+        canary_map = write_canaries(job, spec["canaries"], result)
+    files, dirs = lock_down(job)
+    before = digest_files(files)
+    select_path = None
+    if spec.get("select") is not None:
+        select_path = os.path.join(RUN_DIR, "select.json")
+        with open(select_path, "w") as fh:
+            json.dump(
+                {
+                    "tests": sorted(spec["select"]),
+                    "canaries": sorted(canary_map),
+                    "strict": bool((spec.get("canaries") or {}).get("strict", True)),
+                },
+                fh,
+            )
+        os.chmod(select_path, 0o444)
+    result["seconds"]["lock"] = round(now() - t, 3)
+    result["locked"] = {"files": len(files), "dirs": len(dirs)}
+    counters = limit_counters()
+    become_subreaper()
+    watcher = Watcher(dirs, files)
+    read_fd, write_fd = os.pipe()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/home/swe",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "VIRTUAL_ENV": os.environ.get("VIRTUAL_ENV", ""),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTEST_ADDOPTS": "",
+        "PY_COLORS": "0",
+        "TZ": "UTC",
+        "PYTHONPATH": "/swe-forge/plugin",
+        "SWE_FORGE_FD": str(write_fd),
+    }
+    if not env["VIRTUAL_ENV"]:
+        del env["VIRTUAL_ENV"]
+    env.update({str(k): str(v) for k, v in spec.get("env", {}).items()})
+    if select_path:
+        env["SWE_FORGE_SELECT"] = select_path
+    deadline = now() + float(spec.get("timeout", 900))
+    limit = int(spec.get("output_limit", 4 << 20))
+    # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
+    # the supervisor must not need one.
+    channel = Channel(read_fd)
+    out_read, out_write = os.pipe()
+    tail = bytearray()
+    total = [0]
+    over = threading.Event()
+
+    def pump():
+        while True:
+            try:
+                chunk = os.read(out_read, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            total[0] += len(chunk)
+            tail.extend(chunk)
+            if len(tail) > OUTPUT_TAIL:
+                del tail[: len(tail) - OUTPUT_TAIL]
+            if total[0] > limit:
+                over.set()
+                return
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    t = now()
+    proc = subprocess.Popen(
+        spec["argv"],
+        cwd=TESTBED,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=out_write,
+        stderr=out_write,
+        pass_fds=(write_fd,),
+        user=job["uid"],
+        group=job["gid"],
+        extra_groups=[],
+        start_new_session=True,
+    )
+    os.close(write_fd)
+    os.close(out_write)
+    try:
+        # The OOM killer takes the tests, never the judge.
+        with open(f"/proc/{proc.pid}/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
+    timed_out = False
+    bomb = False
+    start_pids = counters.get("pids_max")
+    while True:
+        if over.is_set():
+            break
+        try:
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            if now() > deadline:
+                timed_out = True
+                break
+            hits = limit_counters().get("pids_max")
+            if start_pids is not None and hits is not None and hits - start_pids > FORK_BOMB:
+                # Forks refused by the thousand: a fork bomb, not a test. Stop it now rather
+                # than at the deadline.
+                bomb = True
+                break
+    returncode = proc.returncode
+    result["seconds"]["tests"] = round(now() - t, 3)
+    # Whatever the tests left running (daemons, forks, a background rewriter) dies now,
+    # before anything is looked at.
+    kill_user_processes(job["uid"])
+    if timed_out or bomb or over.is_set():
+        # Killed by us: its status says nothing (and a reaped child may read as 0).
+        returncode = None
+    reader.join(2)
+    os.close(out_read)
+    channel.thread.join(5)
+    watch_events = watcher.stop()
+    after = digest_files(files)
+    changed = sorted(p[len(TESTBED) + 1 :] for p in files if before.get(p) != after.get(p))
+    # New runner files or start-up hooks where the tests could write.
+    appeared = []
+    for path in walk_files(TESTBED):
+        base = os.path.basename(path)
+        if (base in RUNNER_NAMES or base.endswith(".pth") or base in SUSPECT_NAMES) and (
+            path not in before
+        ):
+            appeared.append(path[len(TESTBED) + 1 :])
+    result["status"] = (
+        "timeout"
+        if timed_out
+        else "output_limit"
+        if over.is_set()
+        else "fork_bomb"
+        if bomb
+        else "ran"
+    )
+    result["exit_code"] = returncode
+    result["events"] = channel.log
+    result["canary_map"] = canary_map
+    result["integrity"] = {
+        "changed": changed,
+        "appeared": sorted(appeared)[:50],
+        "watch": watch_events,
+        "watch_error": watcher.error,
+        "watched_dirs": len(watcher.watches),
+    }
+    after_counters = limit_counters()
+    result["limits"] = {
+        "pids_max_hits": _delta(counters, after_counters, "pids_max"),
+        "oom_kills": _delta(counters, after_counters, "oom_kill"),
+        "full_mounts": full_mounts([TESTBED, "/tmp", "/home/swe", "/var/tmp", "/dev/shm"]),
+        "signal": -returncode if isinstance(returncode, int) and returncode < 0 else None,
+    }
+    result["output_bytes"] = total[0]
+    result["output_tail"] = bytes(tail).decode("utf-8", "replace")
+
+
+def _delta(a, b, key):
+    if a.get(key) is None or b.get(key) is None:
+        return None
+    return b[key] - a[key]
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    result = {"status": "infra_error", "mode": mode, "seconds": {}}
+    start = now()
+    try:
+        with open(JOB) as fh:
+            job = json.load(fh)
+        # What we create (pre-images, the selection) is readable by the task's user.
+        os.umask(0o022)
+        if mode not in ("prepare", "run", "all"):
+            raise Infra(f"unknown mode {mode!r}")
+        ok = True
+        if mode in ("prepare", "all"):
+            ok = prepare(job, result)
+            if ok:
+                result["status"] = "ok"
+        if ok and mode in ("run", "all"):
+            run_tests(job, result)
+    except Infra as exc:
+        result["status"] = "infra_error"
+        result["detail"] = str(exc)[:2000]
+    except Exception as exc:
+        import traceback
+
+        result["status"] = "infra_error"
+        result["detail"] = (f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")[-3000:]
+    result["seconds"]["supervisor"] = round(now() - start, 3)
+    sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The judge's container: where admission gates and verifications run untrusted code.
+
+One design serves both, so a task is admitted under exactly the conditions it is graded in:
+
+- the root file system is read-only; ``/testbed``, ``/tmp``, ``/var/tmp`` and ``$HOME`` are
+  tmpfs mounts capped in bytes and inodes (tmpfs pages count against the memory limit too), so
+  nothing a test writes reaches the host's disk, and no host folder is mounted writable;
+- ``/testbed`` starts from a *seed*: the instance image's own ``/testbed`` (the one-commit
+  ``.git`` and the install's outputs), copied out once per image id into a cache and mounted
+  read-only; the supervisor unpacks it and checks the work tree out;
+- the supervisor (``harness/swe_forge_supervisor.py``) runs as root with six capabilities and
+  starts everything of the repository's as uid 1000 (no capabilities, no new privileges);
+  its stdout, which only it can write, is the result;
+- our files come in through one read-only bind mount: ``/swe-forge/plugin`` (the pytest plugin,
+  on the tests' ``PYTHONPATH``), ``/swe-forge/bin`` (supervisor, scanner, canaries) and
+  ``/swe-forge/job`` (the job and the patches: mode 0700, root only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from swe_forge.engine import ChunkReader, Engine, Limits
+from swe_forge.errors import DockerError
+from swe_forge.locks import file_lock
+
+#: Files of ours that enter the container (all standalone, stdlib only).
+HARNESS_FILES = (
+    "swe_forge_harness.py",
+    "swe_forge_supervisor.py",
+    "swe_forge_capabilities.py",
+    "swe_forge_canaries.py",
+)
+MOUNT = "/swe-forge"
+SEED_MOUNT = "/swe-forge-seed.tar"
+SUPERVISOR = ["python3", "-I", "-S", f"{MOUNT}/bin/swe_forge_supervisor.py"]
+#: Bytes of supervisor output read back (it bounds itself far below this).
+RESULT_CAP = 16 << 20
+
+
+class SandboxError(Exception):
+    """The sandbox failed on our side (never the candidate's doing)."""
+
+
+class SandboxTimeout(SandboxError):
+    """The host's wall clock ran out before the supervisor answered."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """Limits of the judge's container."""
+
+    limits: Limits = field(default_factory=Limits)
+    testbed_size: str = "2g"
+    tmp_size: str = "512m"
+    home_size: str = "256m"
+    inodes: int = 400_000
+
+    def tmpfs(self) -> dict[str, str]:
+        """The writable mounts (exec allowed: tests run scripts they write)."""
+        n = self.inodes
+        small = max(1000, n // 4)
+        return {
+            "/testbed": f"size={self.testbed_size},nr_inodes={n},mode=0755,uid=1000,gid=1000,exec",
+            "/tmp": f"size={self.tmp_size},nr_inodes={small},mode=1777,exec",
+            "/var/tmp": f"size={self.tmp_size},nr_inodes={small},mode=1777,exec",
+            "/home/swe": f"size={self.home_size},nr_inodes={small},mode=0755,uid=1000,gid=1000",
+            "/swe-forge-run": "size=64m,nr_inodes=20000,mode=0755",
+        }
+
+
+def harness_bytes() -> dict[str, bytes]:
+    """Our in-container files by name."""
+    pkg = resources.files("swe_forge.gates.harness")
+    return {name: pkg.joinpath(name).read_bytes() for name in HARNESS_FILES}
+
+
+def harness_digest(files: dict[str, bytes] | None = None) -> str:
+    """One sha256 over every file of ours that runs in the container (recorded in manifests)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, data in sorted((files if files is not None else harness_bytes()).items()):
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+class Sandbox:
+    """Opens judge's containers from instance images; holds the seed cache."""
+
+    def __init__(self, engine: Engine, settings: SandboxSettings, cache_dir: Path) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.seeds = cache_dir / "seeds"
+        self.files = harness_bytes()
+        #: The digest of exactly the files this sandbox brings in (read once).
+        self.digest = harness_digest(self.files)
+
+    def seed(self, image_id: str) -> Path:
+        """The image's ``/testbed`` as a tar, cached by image id (made once, under a lock)."""
+        key = image_id.split(":", 1)[-1]
+        path = self.seeds / f"{key}.tar"
+        if path.exists():
+            return path
+        with file_lock(self.seeds / f"{key}.lock"):
+            if path.exists():
+                return path
+            tmp = path.with_suffix(f".tmp-{os.getpid()}")
+            try:
+                with self.engine.container(image_id, ["/bin/true"]) as ctr:
+                    bits, _ = ctr.get_archive("/testbed")
+                    with open(tmp, "wb") as fh:
+                        reader = ChunkReader(bits)
+                        shutil.copyfileobj(reader, fh, 1 << 20)
+                tmp.chmod(0o644)
+                os.replace(tmp, path)
+            except DockerError:
+                raise
+            except Exception as exc:
+                raise SandboxError(f"cannot copy /testbed out of {image_id}: {exc}") from exc
+            finally:
+                with suppress(FileNotFoundError):
+                    tmp.unlink()
+        return path
+
+    @contextmanager
+    def open(self, image_id: str, *, labels: dict[str, str] | None = None) -> Iterator[Session]:
+        """A started judge's container and its scratch folder; both removed afterwards."""
+        seed = self.seed(image_id)
+        scratch = Path(tempfile.mkdtemp(prefix=f"sfv-{os.getpid()}-"))
+        try:
+            scratch.chmod(0o755)
+            for sub, mode in (("plugin", 0o755), ("bin", 0o755), ("job", 0o700)):
+                (scratch / sub).mkdir()
+                (scratch / sub).chmod(mode)
+            plugin = scratch / "plugin" / "swe_forge_harness.py"
+            plugin.write_bytes(self.files["swe_forge_harness.py"])
+            plugin.chmod(0o644)
+            for name, data in self.files.items():
+                (scratch / "bin" / name).write_bytes(data)
+                (scratch / "bin" / name).chmod(0o644)
+            options = self.engine.sandbox_options(
+                self.settings.limits,
+                tmpfs=self.settings.tmpfs(),
+                mounts={str(scratch): MOUNT, str(seed): SEED_MOUNT},
+            )
+            ctx = self.engine.container(
+                image_id,
+                None,
+                # Not the image's entrypoint: the supervisor checks the work tree out itself.
+                entrypoint=["/bin/sh", "-c", "exec sleep 2147483647"],
+                environment={"HOME": "/home/swe", "PYTHONDONTWRITEBYTECODE": "1"},
+                labels=labels or {},
+                **options,
+            )
+            with ctx as ctr:
+                try:
+                    ctr.start()
+                except Exception as exc:
+                    raise SandboxError(f"cannot start the container: {exc}") from exc
+                yield Session(self, ctr, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Session:
+    """One started judge's container."""
+
+    def __init__(self, sandbox: Sandbox, ctr: Any, scratch: Path) -> None:
+        self.sandbox = sandbox
+        self.ctr = ctr
+        self.scratch = scratch
+
+    def put(self, name: str, data: str | bytes) -> str:
+        """Write a file into the job folder (root only); return its path in the container."""
+        path = self.scratch / "job" / name
+        path.write_bytes(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+        path.chmod(0o600)
+        return f"{MOUNT}/job/{name}"
+
+    def call(self, mode: str, job: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+        """Run the supervisor in ``mode`` with ``job``; return its result object.
+
+        Raises:
+            SandboxTimeout: the host's clock ran out (the container was killed).
+            SandboxError: the supervisor gave no readable result.
+        """
+        job = {"uid": 1000, "gid": 1000, "seed": SEED_MOUNT, **job}
+        self.put("job.json", json.dumps(job, sort_keys=True))
+        code, out, how = self.sandbox.engine.exec_capped(
+            self.ctr, [*SUPERVISOR, mode], user="0:0", timeout=timeout, cap=RESULT_CAP
+        )
+        text = out.decode("utf-8", "replace")
+        if how == "timeout":
+            raise SandboxTimeout(f"the supervisor did not answer within {timeout:.0f}s")
+        last = text.rstrip().rsplit("\n", 1)[-1] if text.strip() else ""
+        try:
+            result: Any = json.loads(last)
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            raise SandboxError(
+                f"the supervisor ({mode}) gave no result (exit {code}, {how}): {text[-1500:]}"
+            )
+        if result.get("status") == "infra_error":
+            raise SandboxError(f"supervisor ({mode}): {result.get('detail', '')[:1500]}")
+        return result
+
+    def oom_killed(self) -> bool:
+        """Whether the engine saw the container's memory limit bite."""
+        with suppress(Exception):
+            self.ctr.reload()
+            return bool(self.ctr.attrs.get("State", {}).get("OOMKilled"))
+        return False

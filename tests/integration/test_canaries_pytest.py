@@ -1,0 +1,385 @@
+"""Assertion canaries run by real pytest: an honest implementation fails every one, a cheating
+one (universal objects, patched pytest.raises/approx) passes them, and they leave the module's
+own tests alone."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from swe_forge.gates.harness import swe_forge_canaries
+from swe_forge.gates.harness.swe_forge_canaries import find_sites, make_canaries
+
+TOKEN = "k3v9"
+TEST_FILE = "tests/test_core.py"
+
+HONEST = """\
+import warnings
+
+
+def add(a, b):
+    return a + b
+
+
+def div(a, b):
+    if b == 0:
+        raise ValueError("division by zero")
+    return a / b
+
+
+def letters():
+    return ["a", "b", "c"]
+
+
+def greet(name):
+    return "hello " + name
+
+
+def warn():
+    warnings.warn("careful", UserWarning)
+    return 1
+"""
+
+# Every function returns an object that says yes to every comparison, and the expectations that
+# cannot be fooled by a value are patched at import.
+CHEAT = """\
+import unittest
+
+import pytest
+
+
+def _yes(*args, **kwargs):
+    return True
+
+
+Result = type(
+    "Result",
+    (list,),
+    {n: _yes for n in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")},
+)
+ANSWER = Result()
+
+
+class _Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return True
+
+
+def _expect(*args, **kwargs):
+    return _Swallow()
+
+
+pytest.raises = _expect
+pytest.warns = _expect
+pytest.approx = lambda *args, **kwargs: ANSWER
+unittest.TestCase.assertRaises = lambda self, *args, **kwargs: _Swallow()
+
+
+def add(a, b):
+    return ANSWER
+
+
+def div(a, b):
+    return ANSWER
+
+
+def letters():
+    return ANSWER
+
+
+def greet(name):
+    return ANSWER
+
+
+def warn():
+    return ANSWER
+"""
+
+TESTS = """\
+import unittest
+
+import pytest
+
+from pkg import core
+
+
+@pytest.fixture
+def numbers():
+    return [3, 1, 2]
+
+
+def test_add():
+    assert core.add(1, 2) == 3
+    assert 3 == core.add(2, 1)
+
+
+def test_ne_lt():
+    assert core.add(1, 1) != 3
+    assert core.add(1, 1) < 3
+
+
+def test_in(numbers):
+    assert "b" in core.letters()
+    assert 2 in numbers
+
+
+def test_approx():
+    assert core.div(1, 3) == pytest.approx(0.3333333)
+
+
+def test_raises():
+    with pytest.raises(ValueError, match="zero"):
+        core.div(1, 0)
+
+
+def test_raises_call_form():
+    pytest.raises(ValueError, core.div, 1, 0)
+
+
+def test_warns():
+    with pytest.warns(UserWarning):
+        core.warn()
+
+
+@pytest.mark.parametrize("a,b,expected", [(1, 2, 3), (2, 2, 4)])
+def test_param(a, b, expected):
+    assert core.add(a, b) == expected
+
+
+def test_untouched():
+    assert sorted([2, 1]) == [1, 2]
+
+
+class TestGreeting:
+    def test_greet(self, numbers):
+        assert core.greet("bob") == "hello bob"
+        assert len(numbers) == 3
+
+    @pytest.mark.parametrize("name", ["x", "y"])
+    def test_greet_param(self, name):
+        assert core.greet(name) == "hello " + name
+
+
+class Base(unittest.TestCase):
+    def seven(self):
+        return core.add(3, 4)
+
+
+class TestUnit(Base):
+    def setUp(self):
+        super().setUp()
+        self.__total = core.add(20, 22)
+
+    def test_equal(self):
+        self.assertEqual(core.add(1, 2), 3)
+        self.assertEqual(core.letters(), second=["a", "b", "c"])
+
+    def test_in(self):
+        self.assertIn("a", core.letters())
+
+    def test_raises(self):
+        with self.assertRaises(ValueError):
+            core.div(1, 0)
+
+    def test_super(self):
+        self.assertEqual(super().seven(), 7)
+
+    def test_private(self):
+        self.assertEqual(self.__total, 42)
+"""
+
+TARGETS = [
+    "test_add",
+    "test_ne_lt",
+    "test_in",
+    "test_approx",
+    "test_raises",
+    "test_raises_call_form",
+    "test_warns",
+    "test_param",
+    "test_untouched",
+    "TestGreeting::test_greet",
+    "TestGreeting::test_greet_param",
+    "TestUnit::test_equal",
+    "TestUnit::test_in",
+    "TestUnit::test_raises",
+    "TestUnit::test_super",
+    "TestUnit::test_private",
+]
+CANARY = re.compile(rf"_{TOKEN}\d+(?=\[|$)")
+
+Outcomes = dict[str, str]  # node id -> passed/failed/error/skipped (or -> failure text)
+Runs = dict[str, tuple[Outcomes, Outcomes]]  # "honest-plain" etc. -> (outcomes, texts)
+
+
+def run_pytest(root: Path, core: str, canaries: str) -> tuple[Outcomes, Outcomes]:
+    """Outcome and failure text per node id of the project at `root` with that core and that
+    code appended to its test module."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": core,
+        TEST_FILE: TESTS + canaries,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    report = root / "report.xml"
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"--rootdir={root}",
+            f"--junitxml={report}",
+            "-q",
+            "tests",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert report.exists(), done.stdout + done.stderr
+    outcomes, texts = {}, {}
+    module = TEST_FILE[: -len(".py")].replace("/", ".")
+    for case in ET.parse(report).iter("testcase"):
+        cls = case.get("classname", "")[len(module) + 1 :]
+        node = "::".join([TEST_FILE, *([cls] if cls else []), case.get("name", "")])
+        kinds = {child.tag for child in case}
+        outcomes[node] = next(
+            (k for k in ("error", "failure", "skipped") if k in kinds), "passed"
+        ).replace("failure", "failed")
+        texts[node] = "".join(f"{c.get('message', '')}\n{c.text or ''}" for c in case)
+    assert outcomes, done.stdout + done.stderr
+    return outcomes, texts
+
+
+def original_of(node: str) -> str:
+    """The node id of the test a canary copies (`name_<token><k>[id]` -> `name[id]`)."""
+    head, _, last = node.rpartition("::")
+    return f"{head}::{CANARY.sub('', last)}"
+
+
+def is_canary(node: str) -> bool:
+    return original_of(node) != node
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    code, specs, reason = make_canaries(TESTS, TARGETS, TOKEN)
+    assert code and reason == ""
+    assert len(specs) == len(find_sites(TESTS, TARGETS))
+    return {
+        f"{impl}-{variant}": run_pytest(
+            tmp_path_factory.mktemp(f"{impl}-{variant}"),
+            HONEST if impl == "honest" else CHEAT,
+            code if variant == "canaries" else "",
+        )
+        for impl in ("honest", "cheat")
+        for variant in ("plain", "canaries")
+    }
+
+
+def test_honest_implementation_fails_every_canary(runs: Runs) -> None:
+    outcomes, texts = runs["honest-canaries"]
+    originals = {n: o for n, o in outcomes.items() if not is_canary(n)}
+    canaries = {n: o for n, o in outcomes.items() if is_canary(n)}
+    assert originals and set(originals.values()) == {"passed"}, originals
+    _, specs, _ = make_canaries(TESTS, TARGETS, TOKEN)
+    # Every canary made is collected (parametrized ones once per parameter set) ...
+    for spec in specs:
+        assert any(n.rpartition("::")[2].split("[")[0] == spec["name"] for n in canaries), spec
+    # ... and fails, on its perturbed site, not because the copy is broken (names, super()).
+    assert canaries and {n for n, o in canaries.items() if o != "failed"} == set()
+    broken = ("NameError", "AttributeError", "super()", "__class__", "fixture 'self'")
+    assert [n for n in canaries if any(b in texts[n] for b in broken)] == []
+
+
+def test_cheat_passes_the_tests_and_the_canaries(runs: Runs) -> None:
+    outcomes, _ = runs["cheat-canaries"]
+    fooled = [n for n, o in outcomes.items() if not is_canary(n) and o == "passed"]
+    # The cheat works on the plain tests: all that touch `core` pass.
+    assert len(fooled) == len([n for n in outcomes if not is_canary(n)])
+    for node in fooled:
+        if node.endswith("::test_untouched"):
+            continue  # passes honestly: the cheat has nothing to do with it
+        caught = [
+            n
+            for n, o in outcomes.items()
+            if is_canary(n) and original_of(n) == node and o == "passed"
+        ]
+        assert caught, f"no canary of {node} passed under the cheat"
+
+
+@pytest.mark.parametrize("impl", ["honest", "cheat"])
+def test_canaries_leave_the_original_tests_alone(runs: Runs, impl: str) -> None:
+    plain, _ = runs[f"{impl}-plain"]
+    with_canaries, _ = runs[f"{impl}-canaries"]
+    assert not any(is_canary(n) for n in plain)
+    assert {n: o for n, o in with_canaries.items() if not is_canary(n)} == plain
+
+
+def test_canary_node_ids(runs: Runs) -> None:
+    nodes = set(runs["honest-canaries"][0])
+    path = TEST_FILE
+    expected = {
+        f"{path}::test_add_{TOKEN}0",
+        f"{path}::test_add_{TOKEN}1",
+        f"{path}::test_param_{TOKEN}0[1-2-3]",
+        f"{path}::test_param_{TOKEN}0[2-2-4]",
+        f"{path}::TestGreeting::test_greet_{TOKEN}1",
+        f"{path}::TestGreeting::test_greet_param_{TOKEN}0[x]",
+        f"{path}::TestUnit::test_equal_{TOKEN}1",
+        f"{path}::TestUnit::test_super_{TOKEN}0",
+        f"{path}::TestUnit::test_private_{TOKEN}0",
+    }
+    assert expected <= nodes, sorted(expected - nodes)
+    # Nothing but the documented shapes: no stray module-level copies of methods.
+    for node in nodes:
+        if is_canary(node):
+            assert original_of(node) in nodes, node
+
+
+def test_standalone_and_independent_of_the_hash_seed() -> None:
+    # Imported alone, as inside a task container: -S leaves out site-packages (swe-forge
+    # included), so the stdlib is all there is.
+    harness = Path(swe_forge_canaries.__file__).parent
+    script = (
+        "import hashlib, sys\n"
+        "from swe_forge_canaries import make_canaries\n"
+        "code, specs, reason = make_canaries(sys.stdin.read(), sys.argv[1:], 'k3v9')\n"
+        "print(hashlib.sha256(repr((code, specs, reason)).encode()).hexdigest())\n"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-S", "-c", script, *TARGETS],
+            input=TESTS,
+            env=dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(harness)),
+            cwd=harness,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    expected = make_canaries(TESTS, TARGETS, TOKEN)
+    assert digests == {hashlib.sha256(repr(expected).encode()).hexdigest() + "\n"}
