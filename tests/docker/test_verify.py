@@ -896,20 +896,25 @@ def test_failed_subtest_fails_its_test(
     assert result.fail_to_pass[node] == "failed"
 
 
+@pytest.mark.parametrize("mode", ["file", "out-dir"])
 def test_attacks_on_the_verifier_keep_every_other_result(
-    example_images: ExampleImages,
     tasks: dict[str, TaskManifest],
     base_file: dict[str, str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    mode: str,
 ) -> None:
-    # One run: every gold patch, attacks on the judge, and a prediction on which the verifier
-    # itself raises. The run completes; each prediction keeps its own result.
+    # One run: every gold patch, attacks on the judge (on permissive tasks, so they reach the
+    # runtime), and a prediction on which the verifier itself raises. The run completes; each
+    # prediction keeps its own result, in a results file and in a resumable --out folder.
+    tasks_path = tmp_path / "tasks.jsonl"
+    tasks_path.write_text("".join(permissive(t).to_json() + "\n" for t in tasks.values()))
     rows = [
         {"instance_id": t.instance_id, "model_name_or_path": "gold", "model_patch": t.patch}
         for t in tasks.values()
     ]
-    for name in ("attack_the_judge", "disk_fill_work_tree", "endless_output", "fd_relay"):
+    attacks = ("attack_the_judge", "disk_fill_work_tree", "endless_output", "fd_relay")
+    for name in attacks:
         rows.append(
             {
                 "instance_id": TASK,
@@ -929,22 +934,24 @@ def test_attacks_on_the_verifier_keep_every_other_result(
 
     monkeypatch.setattr(Verifier, "_verify_once", flaky)
     out = tmp_path / "results.jsonl"
+    out_dir = tmp_path / "out" if mode == "out-dir" else None
     run, report = run_verify(
-        example_images.root / "verify-tasks.jsonl",
-        out,
-        config=load_config(),
-        predictions=preds,
-        jobs=2,
+        tasks_path, out, config=load_config(), predictions=preds, jobs=2, out_dir=out_dir
     )
     by_model = {(r.instance_id, r.model_name_or_path): r for r in run.results}
-    assert len(run.results) == len(rows) == len(out.read_text().splitlines())
     assert all(by_model[(t, "gold")].status == "resolved" for t in tasks)
-    assert by_model[(TASK, "crash")].status == "infra_error"
-    assert "a bug in the verifier" in by_model[(TASK, "crash")].detail
-    for name in ("attack_the_judge", "disk_fill_work_tree", "endless_output", "fd_relay"):
+    for name in attacks:
         assert by_model[(TASK, name)].reward == 0.0
         assert by_model[(TASK, name)].status not in ("resolved", "infra_error")
     assert report["resolved_instances"] == len(tasks)
+    if out_dir is None:
+        assert len(run.results) == len(rows) == len(out.read_text().splitlines())
+        assert by_model[(TASK, "crash")].status == "infra_error"
+        assert "a bug in the verifier" in by_model[(TASK, "crash")].detail
+    else:
+        # Infrastructure errors are not recorded in the folder: a rerun grades them again.
+        assert (TASK, "crash") not in by_model and report["not_graded"] == 1
+        assert len((out_dir / "results.jsonl").read_text().splitlines()) == len(rows) - 1
 
 
 def test_infra_error_is_not_the_models_fault(
