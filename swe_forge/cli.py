@@ -549,7 +549,14 @@ def admit(
         _out.print(f"  rejected {reason}: {n}", markup=False)
 
 
-@app.command()
+_VERIFY_EXIT_CODES = (
+    "Exit codes: 0 every prediction graded; 21 some ended in an infrastructure error (never "
+    "scored as the model's failure: run again, with --out only those are graded again); "
+    "2 usage error."
+)
+
+
+@app.command(epilog=_VERIFY_EXIT_CODES)
 def verify(
     tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl from `swe-forge admit`.")],
     predictions: Annotated[
@@ -625,13 +632,16 @@ def verify(
     )
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
-        return
-    _out.print(
-        f"resolved {data['resolved_instances']} of {data['submitted_instances']} "
-        f"({', '.join(f'{k}: {v}' for k, v in data['statuses'].items())}) in {data['seconds']}s "
-        f"-> {output}",
-        markup=False,
-    )
+    else:
+        _out.print(
+            f"resolved {data['resolved_instances']} of {data['submitted_instances']} "
+            f"({', '.join(f'{k}: {v}' for k, v in data['statuses'].items())}) in "
+            f"{data['seconds']}s -> {output}",
+            markup=False,
+        )
+    if data.get("error_instances") or data.get("not_graded"):
+        # Infrastructure errors are never the model's: run the same command again.
+        raise typer.Exit(21)
 
 
 class RichBatchReporter:

@@ -165,6 +165,7 @@ def run_gate(
                     "resource_limit": "resource_limit",
                     "no_report": "no_test_report",
                     "harness_disagreement": "harness_disagreement",
+                    "judge_failed": "judge_failed",
                 }.get(run.status, run.status)
                 which = "test patch" if run.status == "test_patch_failed" else "gold patch"
                 verdict.detail = (

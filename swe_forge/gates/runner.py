@@ -219,6 +219,10 @@ def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
     if answer.get("status") == "timeout":
         result.status = "timeout"
         return result
+    if answer.get("status") == "judge_failed":
+        result.status = "judge_failed"
+        result.output_tail = str(answer.get("detail") or "")[-4000:]
+        return result
     if answer.get("status") in ("output_limit", "fork_bomb"):
         result.status = "resource_limit"
         return result
@@ -231,6 +235,8 @@ def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
     tamper += [f"{p} changed during the run" for p in integrity.get("changed", [])]
     tamper += [f"{p} appeared during the run" for p in integrity.get("appeared", [])]
     tamper += [f"watch: {w}" for w in integrity.get("watch", [])]
+    if events.get("forged"):
+        tamper.append(f"{events['forged']} line(s) on the harness channel not from the harness")
     result.tampered = "; ".join(tamper)[:2000]
     if limits.get("oom_kills") or limits.get("pids_max_hits") or limits.get("full_mounts"):
         result.status = "resource_limit"

@@ -55,6 +55,10 @@ class SandboxTimeout(SandboxError):
     """The host's wall clock ran out before the supervisor answered."""
 
 
+class SandboxOverflow(SandboxError):
+    """The supervisor's answer outgrew its cap (it bounds itself: something made it grow)."""
+
+
 @dataclass(frozen=True)
 class SandboxSettings:
     """Limits of the judge's container."""
@@ -142,9 +146,11 @@ class Sandbox:
             for sub, mode in (("plugin", 0o755), ("bin", 0o755), ("job", 0o700)):
                 (scratch / sub).mkdir()
                 (scratch / sub).chmod(mode)
-            plugin = scratch / "plugin" / "swe_forge_harness.py"
-            plugin.write_bytes(self.files["swe_forge_harness.py"])
-            plugin.chmod(0o644)
+            # The plugin and, for its import gate, the scanner: on the tests' PYTHONPATH.
+            for name in ("swe_forge_harness.py", "swe_forge_capabilities.py"):
+                plugin = scratch / "plugin" / name
+                plugin.write_bytes(self.files[name])
+                plugin.chmod(0o644)
             for name, data in self.files.items():
                 (scratch / "bin" / name).write_bytes(data)
                 (scratch / "bin" / name).chmod(0o644)
@@ -202,6 +208,8 @@ class Session:
         text = out.decode("utf-8", "replace")
         if how == "timeout":
             raise SandboxTimeout(f"the supervisor did not answer within {timeout:.0f}s")
+        if how == "overflow":
+            raise SandboxOverflow(f"the supervisor's answer passed {RESULT_CAP} bytes")
         last = text.rstrip().rsplit("\n", 1)[-1] if text.strip() else ""
         try:
             result: Any = json.loads(last)

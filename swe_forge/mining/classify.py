@@ -29,9 +29,17 @@ class FileKind(StrEnum):
 #: File names (matched case-insensitively, whole name) that are test code wherever they are.
 _TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py")
 #: Test-runner configuration files that only the tests use; held out with the tests.
-_TEST_CONFIG_FILES = ("pytest.ini",)
+_TEST_CONFIG_FILES = ("pytest.ini", "pytest.toml", ".pytest.toml")
 #: Runner configuration outside test directories; held out with the tests.
-_RUNNER_FILES = ("tox.ini", "noxfile.py", "pytest.ini", "conftest.py", ".pytest.ini")
+_RUNNER_FILES = (
+    "tox.ini",
+    "noxfile.py",
+    "pytest.ini",
+    "conftest.py",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+)
 #: File names of test *modules* (files that hold tests, not helpers or fixtures).
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py")
 #: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).

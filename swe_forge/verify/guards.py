@@ -38,7 +38,17 @@ from swe_forge.diffs import DiffParseError, FilePatch, parse_diff
 from swe_forge.mining.classify import FileKind, PathClassifier
 
 _ALLOWED_MODES = {"100644", "100755"}
-_RUNNER_CONFIG = {"pytest.ini", "tox.ini", "noxfile.py", "conftest.py", ".pytest.ini"}
+_RUNNER_CONFIG = {
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "noxfile.py",
+    "conftest.py",
+}
+#: Deeper paths are refused: nothing honest nests this far, and walking it costs the judge.
+MAX_PATH_DEPTH = 48
 _GIT_META = {".gitattributes", ".gitmodules", ".git"}
 _STARTUP = {"sitecustomize.py", "usercustomize.py"}
 _FRAMEWORK_MODULES = {"pytest", "_pytest", "pluggy", "py", "swe_forge_harness", "iniconfig"}
@@ -119,6 +129,9 @@ class PatchGuard:
         parts = path.split("/")
         if any(p in ("", ".", "..") for p in parts):
             report.add("path_escape", path)
+            return
+        if len(parts) > MAX_PATH_DEPTH:
+            report.add("bad_path", f"{len(parts)} levels deep (cap {MAX_PATH_DEPTH})")
             return
         folded = [_fold(p) for p in parts]
         if any(p == ".git" or p.startswith(".git/") for p in folded) or folded[-1] in _GIT_META:

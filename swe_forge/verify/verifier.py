@@ -41,6 +41,7 @@ from swe_forge.gates.runner import PytestRunner, protect_spec
 from swe_forge.gates.sandbox import (
     Sandbox,
     SandboxError,
+    SandboxOverflow,
     SandboxSettings,
     SandboxTimeout,
     Session,
@@ -322,6 +323,13 @@ class Verifier:
             ]
             detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
+        # pytest settings compared parsed, before and after (a hunk's text can hide a key).
+        changed_settings = runner_settings_changes(prep.get("config_texts") or {})
+        if changed_settings:
+            result.violations = [{"code": "runner_config", "detail": d} for d in changed_settings]
+            return self._final(
+                result, "invalid_patch", timings, start, "; ".join(changed_settings)[:1500]
+            )
         scan = (prep.get("capabilities") or {}).get("candidate") or {}
         caps = task.audit.get("capabilities") or {}
         if calibrate is not None:
@@ -341,9 +349,13 @@ class Verifier:
             return self._final(result, "invalid_patch", timings, start, detail)
         # The held-out tests, only now; then the run.
         t = time.perf_counter()
-        job = self._run_job(task, test, calibrate)
+        job = self._run_job(task, test, calibrate, allowance=base | gold)
         try:
             run = session.call("run", job, timeout=self.settings.timeout_seconds + 120)
+        except SandboxOverflow as exc:
+            # The supervisor bounds its answer; what outgrew it was fed by the candidate.
+            result.violations = [{"code": "runtime_tamper", "detail": str(exc)}]
+            return self._final(result, "tamper_detected", timings, start, str(exc))
         except SandboxTimeout:
             return self._final(
                 result,
@@ -385,7 +397,12 @@ class Verifier:
         return self._final(result, status, timings, start, detail)
 
     def _run_job(
-        self, task: TaskManifest, test_patch_path: str, calibrate: Calibration | None
+        self,
+        task: TaskManifest,
+        test_patch_path: str,
+        calibrate: Calibration | None,
+        *,
+        allowance: set[str],
     ) -> dict[str, Any]:
         files = [str(f) for f in task.harness.get("test_files", [])]
         argv = PytestRunner().argv(files)
@@ -413,6 +430,8 @@ class Verifier:
                 "output_limit": self.settings.limits.output_bytes,
                 "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
                 "canaries": canaries,
+                # Code that appears during the run is held to what the patch was held to.
+                "imports": {"allowance": sorted(allowance)},
             },
         }
 
@@ -424,7 +443,7 @@ class Verifier:
         disarmed: set[tuple[str, int]] = set()
         for node, spec in sorted(mapping.items()):
             key = (str(spec["test"]), int(spec["site"]))
-            (armed if tests.get(node) == "xfailed" else disarmed).add(key)
+            (armed if tests.get(node) == "failed" else disarmed).add(key)
         cal.armed = [list(k) for k in sorted(armed)]
         cal.disarmed = [list(k) for k in sorted(disarmed)]
 
@@ -474,6 +493,10 @@ def judge(
     against the outcomes, then the canaries.
     """
     status = run.get("status")
+    if status == "judge_failed":
+        # The supervisor failed after the candidate's code ran: never a retry, never a pass.
+        detail = "the judge could not finish after the tests ran: " + str(run.get("detail"))
+        return "tamper_detected", detail[:1500], [{"code": "judge_failed", "detail": detail[:500]}]
     if status == "apply_failed":
         # The test patch applied to the base at admission; it does not apply now.
         return "test_patch_conflict", str(run.get("detail", "")), []
@@ -494,6 +517,9 @@ def judge(
     tamper += [f"{p} changed during the run" for p in integrity.get("changed", [])]
     tamper += [f"{p} appeared during the run" for p in integrity.get("appeared", [])]
     tamper += [f"watch: {w}" for w in integrity.get("watch", [])]
+    tamper += [f"{p}/ is deeper than the judge walks" for p in integrity.get("too_deep", [])]
+    if events.get("forged"):
+        tamper.append(f"{events['forged']} line(s) on the harness channel not from the harness")
     tamper += [str(x) for x in events.get("tamper", [])]
     code = run.get("exit_code")
     ended = bool(events.get("ended"))
@@ -534,7 +560,7 @@ def judge(
         fired = [
             (node, spec)
             for node, spec in sorted(mapping.items())
-            if tests.get(node, "missing") != "xfailed"
+            if tests.get(node, "missing") != "failed"
         ]
         if fired:
             node, spec = fired[0]
@@ -560,6 +586,53 @@ def judge(
             [{"code": "exit_status_disagrees", "detail": f"pytest exited {code}"}],
         )
     return "resolved", "", []
+
+
+def runner_settings_changes(texts: dict[str, Any]) -> list[str]:
+    """pytest settings a candidate changed, by parsing the files before and after.
+
+    ``pyproject.toml``: the ``[tool.pytest...]`` tables as TOML sees them (pytest's own
+    parser), so an escaped key (``"\\u0061ddopts"``) is the key it spells. INI files
+    (``setup.cfg``, ``tox.ini``, ``pytest.ini``): the raw text of their pytest sections.
+    """
+    import tomllib
+
+    found = []
+    for path, pair in sorted(texts.items()):
+        before, after = pair.get("before"), pair.get("after")
+        if path.rsplit("/", 1)[-1] == "pyproject.toml":
+
+            def pytest_table(text: str | None) -> Any:
+                if text is None:
+                    return None
+                try:
+                    return tomllib.loads(text).get("tool", {}).get("pytest")
+                except (tomllib.TOMLDecodeError, AttributeError):
+                    return "unparsable"
+
+            if pytest_table(before) != pytest_table(after):
+                found.append(f"{path}: the patch changes pytest's settings")
+        elif _ini_pytest_sections(before) != _ini_pytest_sections(after):
+            found.append(f"{path}: the patch changes pytest's settings")
+    return found
+
+
+def _ini_pytest_sections(text: str | None) -> list[str]:
+    """The raw lines of every section that pytest could read as its own (``[pytest]``,
+    ``[tool:pytest]``, any spelling with "pytest" in the header). Generous where pytest's
+    line parser is strict: a section starts at any bracketed line naming pytest, and ends only
+    at a header in column 0 (an indented bracket is a continuation line to pytest)."""
+    out: list[str] = []
+    inside = False
+    for line in (text or "").splitlines():
+        stripped = line.strip().lstrip("\ufeff").strip()
+        if stripped.startswith("[") and "pytest" in stripped.lower():
+            inside = True
+        elif line.lstrip("\ufeff")[:1] == "[":
+            inside = False
+        if inside:
+            out.append(line)
+    return out
 
 
 def limits_that_bit(limits: dict[str, Any]) -> list[str]:

@@ -93,7 +93,7 @@ def base_file(example_images: ExampleImages, tasks: dict[str, TaskManifest]) -> 
     return out
 
 
-def diff(files: dict[str, tuple[str | None, str | None]]) -> str:
+def diff(files: dict[str, tuple[str | None, str | None]], context: int = 3) -> str:
     """A git-style patch from (old, new) contents; None means absent."""
     out = []
     for path, (old, new) in files.items():
@@ -110,6 +110,7 @@ def diff(files: dict[str, tuple[str | None, str | None]]) -> str:
                 b,
                 "/dev/null" if old is None else f"a/{path}",
                 "/dev/null" if new is None else f"b/{path}",
+                n=context,
             )
         )
         out.append(head + body)
@@ -372,31 +373,55 @@ if _h is not None:
     _h._STATE["tampered"] = ""
 """
 
-# dup2 over the event pipe, relay every event with failures turned into passes.
-FD_RELAY = """
-import json as _j, os as _o, threading as _t
-_fd = int(_o.environ.get("SWE_FORGE_FD", "-1"))
-if _fd >= 0:
+# Every pipe the process may write to, found by fstat and fcntl (the harness takes its
+# descriptor's name out of the environment).
+WRITE_PIPES = """
+import fcntl as _fc, os as _o, stat as _st
+def _pipes():
+    out = []
+    for fd in range(3, 40):
+        try:
+            if _st.S_ISFIFO(_o.fstat(fd).st_mode) and _fc.fcntl(fd, _fc.F_GETFL) & 3 == 1:
+                out.append(fd)
+        except OSError:
+            pass
+    return out
+"""
+
+# Claims of passes written to every such pipe.
+FORGED_EVENTS = (
+    WRITE_PIPES
+    + """
+for _fd in _pipes():
+    _o.write(_fd, b'{"event": "test", "nodeid": "tests/test_wrap.py::test_fill_exact_width", '
+                  b'"outcome": "passed", "seq": 1}\\n')
+"""
+)
+
+# dup2 over every such pipe, relay what is written with failures turned into passes.
+FD_RELAY = (
+    WRITE_PIPES
+    + """
+import threading as _t
+def _relay(r, real):
+    buf = b""
+    while True:
+        chunk = _o.read(r, 65536)
+        if not chunk:
+            return
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            line = line.replace(b'"outcome":"failed"', b'"outcome":"passed"')
+            line = line.replace(b'"exitstatus":1', b'"exitstatus":0')
+            _o.write(real, line + b"\\n")
+for _fd in _pipes():
     _real = _o.dup(_fd)
     _r, _w = _o.pipe()
     _o.dup2(_w, _fd)
-    def _relay():
-        buf = b""
-        while True:
-            chunk = _o.read(_r, 65536)
-            if not chunk:
-                return
-            buf += chunk
-            while b"\\n" in buf:
-                line, buf = buf.split(b"\\n", 1)
-                ev = _j.loads(line)
-                if ev.get("event") == "test":
-                    ev["outcome"] = "passed"
-                if ev.get("event") == "end":
-                    ev["exitstatus"] = 0
-                _o.write(_real, (_j.dumps(ev) + "\\n").encode())
-    _t.Thread(target=_relay, daemon=True).start()
+    _t.Thread(target=_relay, args=(_r, _real), daemon=True).start()
 """
+)
 
 # pytest.Function's inherited runtest replaced: every test "passes" without running.
 FUNCTION_BASE = """
@@ -521,17 +546,11 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
         # pytest's own exit status give them away.
         "forged_reports": (append_to(base, init_py, FORGE_REPORTS), "tamper_detected", ""),
         "harness_state": (append_to(base, init_py, HARNESS_STATE), "tamper_detected", ""),
-        "fd_relay": (append_to(base, init_py, FD_RELAY), "tamper_detected", ""),
+        "fd_relay": (append_to(base, init_py, FD_RELAY), "tamper_detected", "not from the harness"),
         "forged_events": (
-            append_to(
-                base,
-                init_py,
-                "import os as _o\n_o.write(int(_o.environ['SWE_FORGE_FD']), "
-                'b\'{"event": "test", "nodeid": '
-                '"tests/test_wrap.py::test_fill_exact_width", "outcome": "passed"}\\n\')\n',
-            ),
+            append_to(base, init_py, FORGED_EVENTS),
             "tamper_detected",
-            "reported twice",
+            "not from the harness",
         ),
         "background_forger": (
             append_to(base, init_py, BACKGROUND_FORGER),
@@ -726,7 +745,7 @@ def test_gold_patches_score_one(
     # Canaries ran and failed, as a correct fix must make them.
     for r in run.results:
         canaries = r.verifier["canaries"]
-        assert canaries["run"] >= 1 and canaries["outcomes"] == {"xfailed": canaries["run"]}
+        assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
 
 
 def test_gold_scores_one_on_permissive_tasks(
@@ -779,6 +798,156 @@ def test_capability_attack_scores_zero(
     check(
         engine, verifier, task, task, patch, "invalid_patch", f"capability_{capability}", capability
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. What a red team found against the first version of this design, each closed
+# ---------------------------------------------------------------------------------------------
+
+# Claims written straight to every pipe the process holds, then pytest's own Exit(0), found
+# by walking the class hierarchy (no "pytest" anywhere): forged lines fail their MAC.
+FORGE_AND_EXIT = """
+import json as _j, os as _o
+def _finish():
+    for _fd in range(3, 40):
+        try:
+            _out = open(_fd, "w", closefd=False)
+            for _n in ("tests/test_wrap.py::test_fill_exact_width",
+                       "tests/test_wrap.py::test_wrap_line_may_fill_the_width_exactly"):
+                _out.write(_j.dumps({"event": "test", "nodeid": _n, "outcome": "passed"}) + "\\n")
+            _out.flush()
+        except OSError:
+            pass
+    for _c in Exception.__subclasses__():
+        if _c.__name__ == "Exit":
+            raise _c("done", returncode=0)
+_wrap0 = wrap
+def wrap(text, width=70):
+    _finish()
+    return _wrap0(text, width)
+"""
+
+# 200,000 empty lines on every pipe (the events' and pytest's output among them): bounded
+# evidence, never an infrastructure error.
+CHANNEL_FLOOD = """
+import os as _o, stat as _st
+for _fd in range(3, 40):
+    try:
+        if _st.S_ISFIFO(_o.fstat(_fd).st_mode):
+            open(_fd, "wb", closefd=False).write(b"\\n" * (200 << 10))
+    except OSError:
+        pass
+"""
+
+# A module written at run time, then imported with a plain import statement: the import gate
+# scans what the patch did not contain.
+WRITE_THEN_IMPORT = """
+import os as _o
+with open(_o.path.join(_o.path.dirname(__file__), "_gen.py"), "w") as _fh:
+    _fh.write("import gc\\n_objects = gc.get_objects()\\n")
+from textkit import _gen  # noqa: E402
+"""
+
+# A tree deeper than the judge walks, made at run time.
+DEEP_TREE = """
+import os as _o
+_o.makedirs("/testbed/" + "/".join(["d"] * 150), exist_ok=True)
+"""
+
+HOOK_BY_ASSIGNMENT = """
+def _arrange(items):
+    for item in items:
+        item.runtest = lambda: None
+pytest_collection_modifyitems = _arrange
+"""
+
+
+def red_team(base: dict[str, str]) -> dict[str, tuple[str, str, str, str]]:
+    """name -> (patch, which task: "task" or "permissive", status, marker)."""
+    init_py = "src/textkit/__init__.py"
+    wrap_py = "src/textkit/wrap.py"
+    pyproject = base["pyproject.toml"]
+    assert 'pythonpath = ["src"]\n' in pyproject
+    escaped = pyproject.replace(
+        'pythonpath = ["src"]\n', 'pythonpath = ["src"]\n"\\u0061ddopts" = "-p textkit._plug"\n'
+    )
+    utf7 = "# -*- coding: utf-7 -*-\n# compat +AAo-import gc+AAo-_o = gc.get+AF8-objects()\n"
+    return {
+        "forge_and_exit_gated": (
+            append_to(base, wrap_py, FORGE_AND_EXIT),
+            "task",
+            "invalid_patch",
+            "capability_",
+        ),
+        "forge_and_exit_runtime": (
+            append_to(base, wrap_py, FORGE_AND_EXIT),
+            "permissive",
+            "tamper_detected",
+            "not from the harness",
+        ),
+        "channel_flood": (
+            append_to(base, init_py, CHANNEL_FLOOD),
+            "permissive",
+            "tamper_detected",
+            "not from the harness",
+        ),
+        "escaped_toml_key_and_assigned_hook": (
+            # One line of context: the table's header is not in the hunk, only the escaped key.
+            diff({"pyproject.toml": (pyproject, escaped)}, context=1)
+            + new_file("src/textkit/_plug.py", HOOK_BY_ASSIGNMENT),
+            "task",
+            "invalid_patch",
+            "pytest's settings",
+        ),
+        "hook_bound_by_assignment": (
+            new_file("src/textkit/_plug.py", HOOK_BY_ASSIGNMENT),
+            "task",
+            "invalid_patch",
+            "capability_pytest_hooks",
+        ),
+        "write_then_import": (
+            append_to(base, init_py, WRITE_THEN_IMPORT),
+            "task",
+            "tamper_detected",
+            "appeared during the run",
+        ),
+        "utf7_cookie": (
+            new_file("src/textkit/_u7.py", utf7)
+            + append_to(base, init_py, "from textkit import _u7\n"),
+            "task",
+            "invalid_patch",
+            "capability_source_encoding",
+        ),
+        "deep_tree_in_patch": (
+            new_file("/".join(["d"] * 60) + "/x.txt", "x\n"),
+            "task",
+            "invalid_patch",
+            "bad_path",
+        ),
+        "deep_tree_at_runtime": (
+            append_to(base, init_py, DEEP_TREE),
+            "task",
+            "tamper_detected",
+            "deeper",
+        ),
+    }
+
+
+RED_TEAM_NAMES = sorted(red_team({**EMPTY, "pyproject.toml": 'pythonpath = ["src"]\n'}))
+
+
+@pytest.mark.parametrize("attack", RED_TEAM_NAMES)
+def test_red_team_attack_scores_zero(
+    engine: Engine,
+    verifier: Verifier,
+    tasks: dict[str, TaskManifest],
+    base_file: dict[str, str],
+    attack: str,
+) -> None:
+    patch, which, status, marker = red_team(base_file)[attack]
+    task = tasks[TASK]
+    judged = permissive(task) if which == "permissive" else task
+    check(engine, verifier, judged, task, patch, status, marker, attack)
 
 
 def test_capability_allowed_when_the_gold_patch_uses_it(

@@ -8,6 +8,8 @@ pytest 9 reports unittest ``subTest`` and ``subtests`` failures *before* the par
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -74,6 +76,9 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
+KEY = bytes(range(32))
+
+
 def run_harness(
     root: Path,
     *args: str,
@@ -81,18 +86,25 @@ def run_harness(
     seed: int | None = 1,
     select: dict[str, object] | None = None,
 ) -> tuple[list[dict[str, object]], int]:
-    """Run pytest with the harness; return its events (from the pipe) and its exit status."""
+    """Run pytest with the harness, as the supervisor does: the secret (key, selection) on a
+    pipe read once, events on another. Return the authenticated events and the exit status;
+    a line that fails its MAC or its sequence number fails the test."""
     read_fd, write_fd = os.pipe()
+    key_read, key_write = os.pipe()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "SWE_FORGE", "PYTHON"))
     }
-    env.update(PYTHONPATH=str(PLUGIN_DIR), SWE_FORGE_FD=str(write_fd), PYTHONHASHSEED="0")
+    env.update(
+        PYTHONPATH=str(PLUGIN_DIR),
+        SWE_FORGE_FD=str(write_fd),
+        SWE_FORGE_KEY_FD=str(key_read),
+        PYTHONHASHSEED="0",
+    )
     if seed is not None:
         env["SWE_FORGE_ORDER_SEED"] = str(seed)
-    if select is not None:
-        path = root / "select.json"
-        path.write_text(json.dumps(select))
-        env["SWE_FORGE_SELECT"] = str(path)
+    secret: dict[str, object] = {"key": KEY.hex(), **(select or {})}
+    os.write(key_write, json.dumps(secret).encode())
+    os.close(key_write)
     chunks: list[bytes] = []
 
     def pump() -> None:
@@ -119,15 +131,22 @@ def run_harness(
             cwd=root,
             env=env,
             capture_output=True,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, key_read),
             check=False,
             timeout=120,
         )
     finally:
         os.close(write_fd)
+        os.close(key_read)
     reader.join(10)
     os.close(read_fd)
-    events = [json.loads(line) for line in b"".join(chunks).decode().splitlines()]
+    events = []
+    for i, line in enumerate(b"".join(chunks).splitlines()):
+        mac, _, body = line.partition(b" ")
+        assert mac.decode() == hmac.new(KEY, body, hashlib.sha256).hexdigest(), line
+        event = json.loads(body)
+        assert event.pop("seq") == i
+        events.append(event)
     return events, proc.returncode
 
 
@@ -168,46 +187,109 @@ def test_order_follows_the_seed(tmp_path: Path) -> None:
     assert a == a2 and a != b and sorted(a) == sorted(b)
 
 
-def test_selection_and_canary_marks(tmp_path: Path) -> None:
+def test_selection_and_canary_inversion(tmp_path: Path) -> None:
     write(tmp_path, PROJECT)
-    canary = "tests/test_one.py::test_fail"  # fails: as a canary it is the expected xfail
-    xpass = "tests/test_one.py::test_pass"  # passes: as a strict canary it is a failure
+    canary = "tests/test_one.py::test_fail"  # fails: what a canary must do
+    xpass = "tests/test_one.py::test_pass"  # passes: a canary that held, so the run fails
     events, code = run_harness(
         tmp_path,
         "tests/test_one.py",
         select={"tests": ["tests/test_one.py::test_param[1-2]"], "canaries": [canary, xpass]},
     )
+    # Raw outcomes reach the supervisor; pytest itself counted them inverted.
     assert outcomes(events) == {
         "tests/test_one.py::test_param[1-2]": "passed",
-        canary: "xfailed",
-        xpass: "failed",
+        canary: "failed",
+        xpass: "passed",
     }
-    assert code == 1
+    assert code == 1 and events[-1]["testsfailed"] == 1
+    events, code = run_harness(
+        tmp_path,
+        "tests/test_one.py",
+        select={"tests": [], "canaries": [canary], "strict": True},
+    )
+    assert outcomes(events) == {canary: "failed"} and code == 0
+    # Calibration (not strict): a canary that holds is only recorded, never a failure.
     events, code = run_harness(
         tmp_path,
         "tests/test_one.py",
         select={"tests": [], "canaries": [canary, xpass], "strict": False},
     )
-    assert outcomes(events) == {canary: "xfailed", xpass: "xpassed"} and code == 0
+    assert outcomes(events) == {canary: "failed", xpass: "passed"} and code == 0
 
 
-def test_channel_closed_to_children(tmp_path: Path) -> None:
-    # A program the tests start must not inherit the event pipe.
+def test_canaries_carry_no_mark(tmp_path: Path) -> None:
+    # Nothing on a collected item tells a canary from a test: no marker, no keyword.
+    write(
+        tmp_path,
+        {
+            "tests/test_m.py": (
+                "import pytest\n\n"
+                "@pytest.fixture(autouse=True)\n"
+                "def _look(request):\n"
+                "    assert not list(request.node.iter_markers())\n\n"
+                "def test_a():\n    assert 1 == 2\n\n"
+                "def test_b():\n    pass\n"
+            )
+        },
+    )
+    events, code = run_harness(
+        tmp_path,
+        "tests",
+        select={"tests": ["tests/test_m.py::test_b"], "canaries": ["tests/test_m.py::test_a"]},
+    )
+    assert outcomes(events) == {
+        "tests/test_m.py::test_a": "failed",
+        "tests/test_m.py::test_b": "passed",
+    }
+    assert code == 0
+
+
+def test_secret_and_channel_are_out_of_reach(tmp_path: Path) -> None:
+    # Neither descriptor is named in the environment the tests see, the secret's pipe is
+    # closed, and lines written by anyone else fail their MAC.
     write(
         tmp_path,
         {
             "tests/test_child.py": (
-                "import os, subprocess, sys\n\n"
-                "def test_child():\n"
-                "    fd = os.environ['SWE_FORGE_FD']\n"
-                "    code = 'import os, sys; os.fstat(int(sys.argv[1]))'\n"
-                "    r = subprocess.run([sys.executable, '-c', code, fd])\n"
-                "    assert r.returncode != 0\n"
+                "import os\n\n"
+                "def test_env():\n"
+                "    assert not [k for k in os.environ if k.startswith('SWE_FORGE_') and k != "
+                "'SWE_FORGE_ORDER_SEED']\n"
             )
         },
     )
     events, code = run_harness(tmp_path, "tests")
-    assert outcomes(events) == {"tests/test_child.py::test_child": "passed"} and code == 0
+    assert outcomes(events) == {"tests/test_child.py::test_env": "passed"} and code == 0
+
+
+def test_import_gate_refuses_new_code_beyond_the_allowance(tmp_path: Path) -> None:
+    gate: dict[str, object] = {"gate_imports": True, "allowance": [], "digests": []}
+    write(
+        tmp_path,
+        {
+            "tests/test_gen.py": (
+                "import importlib, pathlib, sys\n\n"
+                "def test_generated(tmp_path):\n"
+                "    sys.path.insert(0, str(tmp_path))\n"
+                "    (tmp_path / 'plain_mod.py').write_text('X = 1\\n')\n"
+                "    assert importlib.import_module('plain_mod').X == 1\n"
+                "    (tmp_path / 'evil_mod.py').write_text('import gc\\nA = gc.get_objects()\\n')\n"
+                "    try:\n"
+                "        importlib.import_module('evil_mod')\n"
+                "    except ImportError as exc:\n"
+                "        assert 'refused by the judge' in str(exc)\n"
+                "    else:\n"
+                "        raise AssertionError('imported')\n"
+            )
+        },
+    )
+    # The test module itself was there before the run: the supervisor digested it.
+    gate["digests"] = [hashlib.sha256((tmp_path / "tests/test_gen.py").read_bytes()).hexdigest()]
+    events, _ = run_harness(tmp_path, "tests", select=gate)
+    assert outcomes(events) == {"tests/test_gen.py::test_generated": "passed"}
+    tamper = [e for e in events if e["event"] == "tamper"]
+    assert tamper and "evil_mod.py" in str(tamper[0]["detail"]) and "gc_access" in str(tamper)
 
 
 # ------------------------------------------------------------------ subtests, several pytests

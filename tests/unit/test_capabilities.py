@@ -248,6 +248,9 @@ POSITIVES = [
     ("sockets", "from multiprocessing.connection import Client\n"),
     ("sockets", "import asyncio\nasyncio.open_unix_connection('/s')\n"),
     ("sockets", "import importlib\ns = importlib.import_module('soc' + 'ket')\ns.socket()\n"),
+    # source_encoding
+    ("source_encoding", "# -*- coding: utf-7 -*-\nx = 1\n"),
+    ("source_encoding", "#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nx = 1\n"),
     # source_reading
     ("source_reading", "import inspect\ninspect.getsource(f)\n"),
     ("source_reading", "import linecache\n"),
@@ -462,6 +465,231 @@ LOOKALIKE_POSITIVES = [
 ]
 
 
+# Evasions a red team found (the scanner missed each), with obfuscated variants.
+_FD_FUNCTIONS = (
+    "close",
+    "closerange",
+    "writev",
+    "pwrite",
+    "pwritev",
+    "sendfile",
+    "splice",
+    "copy_file_range",
+    "dup",
+    "dup2",
+    "fdopen",
+)
+EVASION_POSITIVES = [
+    # Reaching any class (pytest's Exit, os._wrap_close) by walking the class tree.
+    ("dynamic_access", "for c in object.__subclasses__():\n    pass\n"),
+    ("dynamic_access", "subs = type.__subclasses__(object)\n"),
+    ("dynamic_access", "f = getattr(object, '__sub' + 'classes__')\n"),
+    ("dynamic_access", "import operator\nf = operator.methodcaller('__subclasses__')\n"),
+    ("dynamic_access", "name = '__subclasses__'\n"),
+    ("dynamic_access", "import inspect\nmembers = inspect.getmembers(mod)\n"),
+    ("dynamic_access", "from inspect import getmembers_static as g\n"),
+    # A module's namespace iterated (os._exit found by a loop, not by name).
+    ("dynamic_access", "import os\nfor k, v in vars(os).items():\n    pass\n"),
+    ("dynamic_access", "import os\nfns = os.__dict__.values()\n"),
+    ("dynamic_access", "import os\nns = getattr(os, '__dict__')\n"),
+    ("dynamic_access", "import os\nns = object.__getattribute__(os, '__di' + 'ct__')\n"),
+    ("dynamic_access", "import operator\nns = operator.attrgetter('__dict__')(m)\n"),
+    ("dynamic_access", "import os as o\nns = vars(o)\n"),
+    ("dynamic_access", "import json\nns = vars(json)\n"),
+    ("dynamic_access", "import shutil\nns = vars(shutil.os)\n"),
+    ("dynamic_access", "from os import path\nns = vars(path)\n"),
+    ("dynamic_access", "m = __import__('posix')\nns = m.__dict__\n"),
+    ("dynamic_access", "import importlib\nm = importlib.import_module('json')\nns = vars(m)\n"),
+    ("dynamic_access", "import os\nfor v in list(globals().values()):\n    pass\n"),
+    ("dynamic_access", "f = globals()[name]\n"),
+    ("dynamic_access", "f = globals().get(name)\n"),
+    # Raw file descriptors without os.write.
+    ("fd_manipulation", "f = open(1, 'w')\n"),
+    ("fd_manipulation", "f = open(True, 'w')\n"),
+    ("fd_manipulation", "f = open(3 - 1, 'wb', buffering=0)\n"),
+    ("fd_manipulation", "f = open(path, 'w', closefd=False)\n"),
+    ("fd_manipulation", "import io\nf = io.open(int(s), 'w')\n"),
+    ("fd_manipulation", "import os\nf = open(os.environ['FD'], 'w')\n"),
+    ("fd_manipulation", "import os\nf = open(os.environ.get('FD'), 'w')\n"),
+    ("fd_manipulation", "from os import getenv\nf = open(getenv('FD'), 'w')\n"),
+    ("fd_manipulation", "import sys\nf = open(sys.stdout.fileno(), 'w')\n"),
+    ("fd_manipulation", "import builtins\nf = builtins.open(2, 'w')\n"),
+    ("fd_manipulation", "o = open\nf = o(file=1, mode='w')\n"),
+    ("fd_manipulation", "import io\nf = io.FileIO(1, 'w')\n"),
+    ("fd_manipulation", "from io import FileIO\n"),
+    *[("fd_manipulation", f"import os\nos.{name}(a, b)\n") for name in _FD_FUNCTIONS],
+    ("fd_manipulation", "import os\ngetattr(os, 'clo' + 'se')(1)\n"),
+    # Tracebacks lead to frames.
+    ("frame_introspection", "def f(e):\n    return e.__traceback__\n"),
+    ("frame_introspection", "t = getattr(e, '__trace' + 'back__')\n"),
+    # The import path.
+    ("module_table", "import sys\nsys.path.insert(0, d)\n"),
+    ("module_table", "import sys\nsys.path.append(d)\n"),
+    ("module_table", "import sys\nsys.path = [d]\n"),
+    ("module_table", "import sys\nsys.path += [d]\n"),
+    ("module_table", "from sys import path\npath.append(d)\n"),
+    ("module_table", "import sys\nsys.path_hooks.append(h)\n"),
+    ("module_table", "import site\nsite.addsitedir(d)\n"),
+    ("module_table", "from site import addsitedir\n"),
+    ("module_table", "import sys as s\ngetattr(s, 'pa' + 'th').insert(0, d)\n"),
+    # A package's search path does what sys.path does.
+    ("module_table", "import pkg\npkg.__path__.append(d)\n"),
+    ("module_table", "__path__.insert(0, d)\n"),
+    ("module_table", "__path__ = [d]\n"),
+    ("module_table", "import pkg\npkg.__path__ = [d]\n"),
+    ("module_table", "import pkg\npkg.__path__[0] = d\n"),
+    # Code loaded from a path, constant or computed.
+    (
+        "dynamic_code",
+        "import importlib.util\nspec = importlib.util.spec_from_file_location('m', '/tmp/m.py')\n",
+    ),
+    ("dynamic_code", "import importlib.util as u\nspec = u.spec_from_file_location(n, p)\n"),
+    ("dynamic_code", "from importlib.util import spec_from_loader\n"),
+    ("dynamic_code", "import importlib.util\nm = importlib.util.module_from_spec(spec)\n"),
+    ("dynamic_code", "from importlib.machinery import SourceFileLoader\n"),
+    ("dynamic_code", "import importlib.machinery as im\nim.SourcelessFileLoader('m', p)\n"),
+    ("dynamic_code", "import importlib.machinery\nimportlib.machinery.ExtensionFileLoader\n"),
+    ("dynamic_code", "import imp\nm = imp.load_source('m', '/tmp/m.py')\n"),
+    ("dynamic_code", "import imp\nm = imp.load_compiled('m', p)\n"),
+    ("dynamic_code", "import imp\nm = imp.load_dynamic('m', p)\n"),
+    ("dynamic_code", "import zipimport\nz = zipimport.zipimporter('/tmp/x.zip')\n"),
+    ("dynamic_code", "import types\nm = types.ModuleType('m')\n"),
+    ("dynamic_code", "from types import ModuleType as M\nm = M('m')\n"),
+    ("dynamic_code", "import types\n\nclass L(types.ModuleType):\n    pass\n"),
+    ("dynamic_code", "spec.loader.exec_module(m)\n"),
+    # Pytest hooks bound without def.
+    ("pytest_hooks", "pytest_collection_modifyitems = f\n"),
+    ("pytest_hooks", "pytest_runtest_call: object = f\n"),
+    ("pytest_hooks", "pytest_runtest_call = pytest_runtest_setup = f\n"),
+    ("pytest_hooks", "setattr(mod, 'pytest_runtest_call', f)\n"),
+    ("pytest_hooks", "setattr(mod, 'pytest_' + 'runtest_call', f)\n"),
+    ("pytest_hooks", "globals()['pytest_runtest_call'] = f\n"),
+    ("pytest_hooks", "globals()['pytest_' + 'runtest_call'] = f\n"),
+    ("pytest_hooks", "globals().update(pytest_runtest_call=f)\n"),
+    ("pytest_hooks", "globals().setdefault('pytest_runtest_call', f)\n"),
+    ("pytest_hooks", "vars(mod)['pytest_runtest_call'] = f\n"),
+    ("pytest_hooks", "import sys\nsys.modules[__name__].pytest_runtest_call = f\n"),
+    ("pytest_hooks", "from x import f as pytest_runtest_call\n"),
+    ("pytest_hooks", "from .hooks import pytest_runtest_call\n"),
+    ("pytest_hooks", "import x as pytest_runtest_call\n"),
+    ("pytest_hooks", "class pytest_plugin:\n    pass\n"),
+    ("pytest_hooks", "class P:\n    pytest_runtest_call = staticmethod(f)\n"),
+    ("pytest_hooks", "def f():\n    global pytest_runtest_call\n    pytest_runtest_call = g\n"),
+    # The harness by import name.
+    ("harness_reference", "import swe_forge_harness\n"),
+    ("harness_reference", "from swe_forge_harness import x\n"),
+    ("harness_reference", "import importlib\nimportlib.import_module('swe_forge_harness')\n"),
+    ("harness_reference", "h = __import__('swe_' + 'forge_harness')\n"),
+    ("harness_reference", "from .swe_forge_harness import x\n"),
+    ("harness_reference", "from . import swe_forge_harness\n"),
+    ("harness_reference", "import a.swe_forge.b\n"),
+    # Names spelled out of reach of folding.
+    ("dynamic_access", "import codecs\nn = codecs.decode('_rkvg', 'rot13')\n"),
+    ("dynamic_access", "import codecs\nn = codecs.encode('_rkvg', encoding='ROT_13')\n"),
+    ("dynamic_access", "import codecs\nn = codecs.decode(s, codec)\n"),
+    ("dynamic_access", "from codecs import decode\nn = decode(b'5f65786974', 'hex')\n"),
+    ("dynamic_access", "import codecs\nf = codecs.getdecoder('rot_13')\n"),
+    ("dynamic_access", "n = bytes([95, 101, 120, 105, 116]).decode()\n"),
+    ("dynamic_access", "n = bytearray((95, 101)).decode('ascii')\n"),
+    ("dynamic_access", "n = str(bytes([95, 101]), 'ascii')\n"),
+    ("dynamic_access", "n = bytes.fromhex('5f65786974').decode()\n"),
+    ("dynamic_access", "n = bytes(c ^ 1 for c in b'^dyhu').decode()\n"),
+    ("dynamic_access", "import base64\nn = base64.b64decode('X2V4aXQ=').decode()\n"),
+    ("dynamic_access", "n = b'\\\\x5fexit'.decode('unicode_escape')\n"),
+    ("dynamic_access", "n = ''.join(reversed('tixe_'))\n"),
+    ("dynamic_access", "n = ''.join(map(chr, [95, 101]))\n"),
+    ("dynamic_access", "n = ''.join(chr(c) for c in [95, 101])\n"),
+    ("dynamic_access", "n = '%c%c' % (95, 101)\n"),
+    ("dynamic_access", "import codecs\nn = codecs.decode(bytes([95, 101]))\n"),
+    ("dynamic_access", "n = '_rkvg'.translate(table)\n"),
+]
+
+# Honest look-alikes of the evasions above.
+EVASION_NEGATIVES = [
+    "import inspect\nsig = inspect.signature(f)\nok = inspect.isclass(x)\n",
+    "class Base:\n    registry = []\n\n    def __init_subclass__(cls):\n"
+    "        Base.registry.append(cls)\n",
+    "def f(self):\n    return vars(self).items()\n",
+    "d = obj.__dict__\n",
+    "class A:\n    def r(self):\n        return dict(self.__dict__)\n",
+    "class A:\n    pass\n\nfields = A.__dict__\n",
+    "from enum import Enum\nmembers = Enum.__dict__\n",
+    "import argparse\nns = argparse.Namespace()\nd = vars(ns)\n",
+    "x = globals()['name']\nif 'y' in globals():\n    pass\nnames = list(globals())\n",
+    "def load(path):\n    with open(path) as f:\n        return f.read()\n",
+    "f = open('data.txt', 'w')\n",
+    "import io\nf = io.open(p, encoding='utf-8')\n",
+    "import os\nfd = os.open(p, os.O_RDONLY)\n",
+    "import codecs\nf = codecs.open(p, 'r', 'utf-8')\n",
+    "import io\nb = io.BytesIO(b'x')\n",
+    "n = int(s)\nf = open(name)\n",
+    "import os\nf = open(os.path.join(os.environ['HOME'], 'x'))\n",
+    "try:\n    f()\nexcept ValueError as e:\n    raise RuntimeError('x') from e\n",
+    "try:\n    f()\nexcept ValueError as e:\n    log(e)\n    raise\n",
+    "import traceback\nmsg = traceback.format_exc()\n",
+    "import os\np = os.path.join(a, b)\n",
+    "from os import path\np = path.join(a, b)\n",
+    "import sys\nv = sys.version_info\n",
+    "import importlib\nm = importlib.import_module('json')\n",
+    "import importlib.util\nok = importlib.util.find_spec('yaml') is not None\n",
+    "import types\nns = types.SimpleNamespace(a=1)\nm = types.MappingProxyType({})\n",
+    # Found on real merged fixes: ModuleType named in annotations and isinstance() checks.
+    "import types\n\ndef f(m: types.ModuleType) -> bool:\n"
+    "    return isinstance(m, types.ModuleType)\n",
+    "from types import ModuleType\n\ndef get() -> 'ModuleType | None':\n    return None\n",
+    "def run(cfg):\n    return cfg.pytest_args\n",
+    "def f():\n    pytest_args = ['-q']\n    return pytest_args\n",
+    "def f(pytest_args):\n    return pytest_args\n",
+    "x = plugin.pytest_pyfunc_call\n",
+    "d = {'pytest_args': []}\ncfg = Config(pytest_args=['-q'])\n",
+    "x = [pytest_x for pytest_x in items]\n",
+    "from . import utils\nname = 'forge'\n",
+    "text = data.decode('utf-8')\n",
+    "import codecs\ntext = codecs.decode(data)\nmsg = '%s: %d' % (a, b)\n",
+    "s = ''.join(c.upper() for c in word)\n",
+    "import pkgutil\nimport pkg\nmods = list(pkgutil.iter_modules(pkg.__path__))\n",
+    "text = raw.decode(encoding)\n",
+    "import codecs\ntext = codecs.decode(data, 'utf-8')\n",
+    "import codecs\nb = codecs.encode(data, 'hex')\ninfo = codecs.lookup(encoding)\n",
+    "s = ', '.join(sorted(names))\nt = ''.join(reversed_parts)\nu = '-'.join(parts)\n",
+    "b = bytes(data).decode()\nc = bytes(n)\nd = bytes(x for x in data).decode()\n",
+    # Found on real merged fixes: decompressing or decoding data, not constants.
+    "import zlib\ntext = zlib.decompress(payload, wbits=-15).decode('utf-8')\n",
+    "import base64\ns = base64.b64decode(token).decode()\nt = bytes.fromhex(h).decode()\n",
+    "s = b'abc'.decode('ascii')\nt = b'abc'.decode('UTF-8')\n",
+    "t = text.translate(table)\nr = list(reversed(items))\n",
+]
+
+
+@pytest.mark.parametrize(
+    ("capability", "source"),
+    EVASION_POSITIVES,
+    ids=[f"{cap}-{i}" for i, (cap, _src) in enumerate(EVASION_POSITIVES)],
+)
+def test_red_team_evasions_are_found(capability: str, source: str) -> None:
+    assert capability in caps(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    EVASION_NEGATIVES,
+    ids=[f"evasion-lookalike-{i}" for i in range(len(EVASION_NEGATIVES))],
+)
+def test_honest_lookalikes_of_the_evasions_use_no_capability(source: str) -> None:
+    assert caps(source) == {}
+
+
+def test_evidence_of_the_evasion_rules() -> None:
+    assert caps("import os\nfor k, v in vars(os).items():\n    pass\n") == {
+        "dynamic_access": [[2, "vars(os)"]]
+    }
+    assert caps("f = open(1, 'w')\n") == {"fd_manipulation": [[1, "open() of a file descriptor"]]}
+    assert caps("pytest_collection_modifyitems = f\n") == {
+        "pytest_hooks": [[1, "pytest_collection_modifyitems assigned"]]
+    }
+    assert caps("import sys\nsys.path.insert(0, d)\n") == {"module_table": [[2, "sys.path.insert"]]}
+
+
 @pytest.mark.parametrize(
     ("capability", "source"),
     POSITIVES,
@@ -620,6 +848,120 @@ def test_many_details_on_one_line_stay_cheap() -> None:
 def test_bytes_honour_the_encoding_cookie() -> None:
     source = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\nimport ctypes\n".encode("latin-1")
     assert caps(source) == {"native_code": [[3, "import ctypes"]]}
+
+
+# `+AAo-` is UTF-7 for a newline: Python reads an import where a UTF-8 reader sees a comment.
+_UTF7_HIDDEN = b"# -*- coding: utf-7 -*-\n# harmless +AAo-import ctypes\nx = 1\n"
+
+
+def test_scan_file_decodes_as_python_does(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(_UTF7_HIDDEN)
+    expected = {
+        "caps": {
+            "native_code": [[3, "import ctypes"]],
+            "source_encoding": [[1, "coding: utf-7"]],
+        },
+        "error": "",
+    }
+    assert capabilities.scan_file(str(path)) == expected
+    assert scan(_UTF7_HIDDEN) == expected
+    # A str is parsed as it is (Python ignores a str's declaration): the declaration still counts.
+    assert caps(_UTF7_HIDDEN.decode("ascii")) == {"source_encoding": [[1, "coding: utf-7"]]}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # The compiler ends lines at a lone \r too (tokenize.detect_encoding does not): the
+        # declaration is on line 2 under a blank line 1.
+        b"\r# coding: utf-7\n# +AAo-import ctypes\n",
+        b"#!/usr/bin/env python\n# coding=utf-7\n# +AAo-import ctypes\n",
+        b"\x0c# vim: set fileencoding=utf-7 :\n# +AAo-import ctypes\n",
+        b"# coding: unicode_escape\n# \\x0aimport ctypes\n",
+    ],
+    ids=["lone-cr", "shebang", "form-feed", "unicode-escape"],
+)
+def test_hidden_code_is_found_however_the_declaration_is_written(data: bytes) -> None:
+    found = caps(data)
+    assert "native_code" in found, found
+    assert "source_encoding" in found, found
+
+
+def test_a_declaration_python_ignores_still_counts_but_hides_nothing() -> None:
+    # Python's compiler reads three lines here (no declaration on lines 1-2); tokenize reads
+    # one line holding a declaration. The code is what Python reads: a comment.
+    assert caps(b"# a\r# b\r# coding: utf-7\n# +AAo-import ctypes\n") == {
+        "source_encoding": [[1, "coding: utf-7"]]
+    }
+    # Not on line 1 or 2: Python ignores it, and so does the scan.
+    assert caps(b"x = 1\n# coding: utf-7\n") == {}
+    assert caps(b"import os\n\n# coding: utf-7\n") == {}
+
+
+def test_unknown_codec_is_source_encoding_and_unscannable() -> None:
+    result = scan(b"# coding: no-such-codec\nimport ctypes\n")
+    assert result["caps"] == {"source_encoding": [[1, "coding: no-such-codec"]]}
+    assert result["error"].startswith("LookupError: ")
+
+
+def test_declaration_python_refuses_is_benign_but_still_counts() -> None:
+    for data in (
+        b"\xef\xbb\xbf# coding: utf-7\nimport ctypes\n",  # a BOM says UTF-8
+        b"# coding: rot13\nvzcbeg pglcrf\n",  # not a text encoding
+    ):
+        result = scan(data)
+        assert list(result["caps"]) == ["source_encoding"]
+        assert result["error"].startswith("SyntaxError: ")
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        "utf-8",
+        "utf8",
+        "UTF-8",
+        "utf_8",
+        "UTF_8",
+        "utf-8-unix",
+        "ascii",
+        "us-ascii",
+        "latin-1",
+        "latin1",
+        "iso-8859-1",
+        "iso8859-1",
+        "ISO-8859-1",
+    ],
+)
+def test_plain_declarations_are_not_source_encoding(declaration: str) -> None:
+    for header in (
+        f"# -*- coding: {declaration} -*-\n",
+        f"#!/bin/python\n# coding={declaration}\n",
+    ):
+        source = header + "import ctypes\n"
+        assert list(caps(source)) == ["native_code"]
+        assert list(caps(source.encode("ascii"))) == ["native_code"]
+
+
+def test_declarations_read_like_tokenize_where_it_agrees_with_the_compiler() -> None:
+    import io
+    import tokenize
+
+    for data in (
+        b"# -*- coding: utf-7 -*-\n",
+        b"#!/bin/sh\n# vim: fileencoding=cp1252\n",
+        b"\n  # coding=koi8-r\nx = 1\n",
+        b"x = 1  # coding: utf-7\n",
+        b"x = 1\n# coding: utf-7\n",
+        b"\xef\xbb\xbf# coding: utf-8\n",
+    ):
+        declared = capabilities._declarations(data)
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        encoding = "utf-8" if encoding == "utf-8-sig" else encoding  # a BOM
+        if declared:
+            assert capabilities._normal_encoding(declared[0][1]) == encoding
+        else:
+            assert encoding == "utf-8"
 
 
 def test_scan_file_reads_utf8_leniently(tmp_path: Path) -> None:

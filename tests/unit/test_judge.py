@@ -54,7 +54,7 @@ def answer(**changes: Any) -> dict[str, Any]:
             "connected": True,
             "ended": True,
             "exitstatus": 0,
-            "tests": {F2P[0]: "passed", P2P[0]: "passed", CANARY: "xfailed"},
+            "tests": {F2P[0]: "passed", P2P[0]: "passed", CANARY: "failed"},
             "collect_errors": [],
             "tamper": [],
         },
@@ -79,7 +79,7 @@ def answer(**changes: Any) -> dict[str, Any]:
 
 
 def outcomes_with(**outcomes: str) -> dict[str, str]:
-    base = {F2P[0]: "passed", P2P[0]: "passed", CANARY: "xfailed"}
+    base = {F2P[0]: "passed", P2P[0]: "passed", CANARY: "failed"}
     names = {"fix": F2P[0], "old": P2P[0], "canary": CANARY}
     for short, outcome in outcomes.items():
         if outcome == "missing":
@@ -102,7 +102,7 @@ def test_a_clean_run_resolves() -> None:
         ({"events.tests": outcomes_with(old="skipped")}, "unresolved", "skipped"),
         # a passing canary: an assertion that accepts anything
         (
-            {"events.tests": outcomes_with(canary="failed"), "exit_code": 1},
+            {"events.tests": outcomes_with(canary="passed"), "exit_code": 1},
             "tamper_detected",
             "canar",
         ),
@@ -117,6 +117,9 @@ def test_a_clean_run_resolves() -> None:
         ({"integrity.changed": ["tests/test_a.py"]}, "tamper_detected", "changed during"),
         ({"integrity.appeared": ["conftest.py"]}, "tamper_detected", "appeared"),
         ({"integrity.watch": ["conftest.py created"]}, "tamper_detected", "watch"),
+        ({"integrity.too_deep": ["d/d/d"]}, "tamper_detected", "deeper"),
+        ({"events.forged": 3}, "tamper_detected", "not from the harness"),
+        ({"status": "judge_failed", "detail": "boom"}, "tamper_detected", "boom"),
         # the run's own end
         ({"status": "timeout"}, "timeout", "time limit"),
         ({"status": "timeout", "limits.pids_max_hits": 5}, "resource_limit", "process limit"),
@@ -161,7 +164,7 @@ def test_missing_expected_test_is_a_failure_not_a_pass() -> None:
 
 
 def test_calibration_does_not_judge_canaries() -> None:
-    run = answer(**{"events.tests": outcomes_with(canary="xpassed")})
+    run = answer(**{"events.tests": outcomes_with(canary="passed")})
     assert judge(task(), run, strict_canaries=False)[0] == "resolved"
 
 
@@ -234,6 +237,8 @@ def test_protect_spec_locks_test_paths_and_their_trees() -> None:
 def gate_answer(**changes: Any) -> dict[str, Any]:
     out = answer(**changes)
     out.pop("canary_map")
+    if "events.tests" not in changes:
+        out["events"]["tests"].pop(CANARY)  # gates run no canaries
     return out
 
 
@@ -264,3 +269,44 @@ def test_gate_run_keeps_tamper_evidence() -> None:
         gate_answer(**{"integrity.appeared": ["conftest.py"], "events.tamper": ["fingerprint"]}),
     )
     assert "fingerprint" in run.tampered and "conftest.py appeared" in run.tampered
+
+
+# ---------------------------------------------------------------------------------------------
+# pytest settings, parsed before and after
+# ---------------------------------------------------------------------------------------------
+
+PYPROJECT = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+
+
+@pytest.mark.parametrize(
+    ("path", "before", "after", "refused"),
+    [
+        ("pyproject.toml", PYPROJECT, PYPROJECT.replace('"x"', '"y"'), False),
+        ("pyproject.toml", PYPROJECT, PYPROJECT + '"\\u0061ddopts" = "-p evil"\n', True),
+        ("pyproject.toml", PYPROJECT, PYPROJECT + 'pythonpath = ["src"]\n', True),
+        ("pyproject.toml", PYPROJECT, PYPROJECT + '\n[tool."pytest"]\nx = 1\n', True),
+        ("src/pyproject.toml", None, '[tool."pytest".ini_options]\naddopts = "-x"\n', True),
+        ("pyproject.toml", PYPROJECT, PYPROJECT + "[[[broken\n", True),
+        ("setup.cfg", "[metadata]\nname = x\n", "[metadata]\nname = y\n", False),
+        ("setup.cfg", "[tool:pytest]\naddopts = -x\n", "[tool:pytest]\naddopts = -p evil\n", True),
+        # an indented bracket is a continuation line to pytest's parser, not a new section
+        (
+            "setup.cfg",
+            "[tool:pytest]\ntestpaths = t\n",
+            "[tool:pytest]\ntestpaths = t\n  [x]\naddopts = -p e\n",
+            True,
+        ),
+        ("tox.ini", "[tox]\nenv = a\n", "[tox]\nenv = b\n", False),
+        (
+            "setup.cfg",
+            "[options]\ntests_require = pytest\n",
+            "[options]\ntests_require = pytest>=7\n",
+            False,
+        ),
+    ],
+)
+def test_runner_settings_changes(path: str, before: str | None, after: str, refused: bool) -> None:
+    from swe_forge.verify.verifier import runner_settings_changes
+
+    found = runner_settings_changes({path: {"before": before, "after": after}})
+    assert bool(found) is refused, found

@@ -9,6 +9,9 @@ use?", with evidence. The policy (set differences) lives in ``swe_forge/verify/c
 The input is hostile, so the scan:
 
 - never imports or runs it: ``ast.parse`` and a walk over the tree, nothing else;
+- reads a file as Python does: its bytes go to the compiler, which honours the BOM and the
+  encoding declaration exactly as an import would (a file declaring UTF-7 shows the code hidden
+  in its "comments"); declaring any codec but UTF-8, ASCII or Latin-1 is a capability in itself;
 - resolves names the way an obfuscator would hide them: import aliases (``import os as o``,
   ``from os import _exit as e``), plain re-assignments (``g = getattr``, ``s = sys``),
   ``getattr``/``setattr``/``__getattribute__``/``vars(x)[...]``/``x.__dict__[...]`` with names
@@ -27,6 +30,7 @@ CLI: ``python swe_forge_capabilities.py ROOT [PATH ...]`` prints ``{path: scan(.
 
 import ast
 import builtins
+import codecs
 import json
 import os
 import re
@@ -46,23 +50,30 @@ CAPABILITIES = {
     "class_mutation": "assignment to __class__, __bases__, __dict__ or __mro__",
     "code_objects": "function internals: code objects, __globals__, __closure__, defaults",
     "constant_comparison": "a comparison or truth dunder that returns a constant",
-    "dynamic_access": "attribute access or imports by computed name; writes to globals()",
+    "dynamic_access": "attribute access or imports by computed name; writes to globals(); "
+    "module namespaces and class trees walked; names spelled through codecs",
     "dynamic_class": "classes built at run time: 3-argument type(), types.new_class",
-    "dynamic_code": "exec, eval, compile, unpickling, runpy, interactive interpreters",
-    "fd_manipulation": "raw file descriptors: os.dup/dup2/fdopen/write, fcntl()/ioctl(), pty",
+    "dynamic_code": "exec, eval, compile, unpickling, runpy, interactive interpreters, "
+    "modules loaded from a path",
+    "fd_manipulation": "raw file descriptors: os.dup/dup2/fdopen/write/close, open(fd), "
+    "fcntl()/ioctl(), pty",
     "filesystem_listing": "directory listing: os.walk/listdir/scandir, glob, Path.iterdir",
-    "frame_introspection": "stack frames and tracebacks: sys._getframe, inspect.stack, .f_back",
+    "frame_introspection": "stack frames and tracebacks: sys._getframe, inspect.stack, .f_back, "
+    "__traceback__",
     "framework_access": "the test framework itself: pytest, _pytest, pluggy, unittest, ...",
     "gc_access": "the garbage collector's view of live objects",
-    "harness_reference": "a string naming swe-forge (its harness, files or variables)",
+    "harness_reference": "a string or an import naming swe-forge (its harness, files or variables)",
     "isinstance_override": "defines __instancecheck__ or __subclasscheck__",
-    "module_table": "the import system's tables: sys.modules, sys.meta_path, path hooks",
+    "module_table": "the import system's tables: sys.modules, sys.meta_path, sys.path, path "
+    "hooks, site.addsitedir",
     "native_code": "native code and raw memory: ctypes, cffi, _testcapi, mmap",
     "proc_access": "/proc, /dev/fd, /dev/mem or cgroup paths",
     "process_exit": "ending or signalling the process: os._exit, sys.exit, signal handlers, atexit",
     "process_spawn": "starting processes: subprocess, os.system/fork/exec*, multiprocessing",
-    "pytest_hooks": "defines pytest hook implementations or pytest_plugins",
+    "pytest_hooks": "defines or binds pytest hook implementations (pytest_*) or pytest_plugins",
     "sockets": "sockets and socket servers",
+    "source_encoding": "a source encoding declaration other than UTF-8, ASCII or Latin-1 "
+    "(a codec can rewrite the code)",
     "source_reading": "reading source code: inspect.getsource, linecache, loader.get_source",
     "test_files_access": "names test files or pytest's state: tests/, conftest, sys.argv",
     "threads": "starting threads (at import time, they outlive the code that started them)",
@@ -76,8 +87,10 @@ CAPABILITIES = {
 _DOTTED_RULES = {
     "builtins_access": ("builtins",),
     "code_objects": ("types.CodeType", "types.FunctionType", "types.LambdaType"),
-    # __import__ and friends are judged by their argument (see _DYNAMIC_IMPORTERS): a constant
-    # module name is an import of that module, a computed one is dynamic_access.
+    # Walking a module's namespace reaches what no name in the file says. (__import__ and
+    # friends are judged by their argument, see _DYNAMIC_IMPORTERS: a constant module name is
+    # an import of that module, a computed one is dynamic_access.)
+    "dynamic_access": ("inspect.getmembers", "inspect.getmembers_static"),
     "dynamic_class": ("types.new_class", "__build_class__"),
     "dynamic_code": (
         "exec",
@@ -102,12 +115,44 @@ _DOTTED_RULES = {
         "code.InteractiveConsole",
         "code.interact",
         "codeop",
+        # Code loaded from a file (one the patch or the tests wrote is never scanned), whatever
+        # the arguments.
+        "importlib.util.spec_from_file_location",
+        "importlib.util.spec_from_loader",
+        "importlib.util.module_from_spec",
+        "importlib.machinery.SourceFileLoader",
+        "importlib.machinery.SourcelessFileLoader",
+        "importlib.machinery.ExtensionFileLoader",
+        "importlib.machinery.FileFinder",
+        "importlib._bootstrap",
+        "importlib._bootstrap_external",
+        "_imp",
+        "imp.load_source",
+        "imp.load_compiled",
+        "imp.load_dynamic",
+        "imp.load_module",
+        "imp.load_package",
+        "zipimport.zipimporter",
+        "pkgutil.get_importer",
+        "pkgutil.ImpImporter",
+        "pkgutil.ImpLoader",
+        "types.ModuleType",  # called or subclassed only, see _CALL_ONLY
     ),
     "fd_manipulation": (
+        "os.close",
+        "os.closerange",
         "os.dup",
         "os.dup2",
         "os.fdopen",
         "os.write",
+        "os.writev",
+        "os.pwrite",
+        "os.pwritev",
+        "os.sendfile",
+        "os.splice",
+        "os.copy_file_range",
+        "io.FileIO",
+        "_io.FileIO",
         "os.set_inheritable",
         "os.openpty",
         "os.pipe2",
@@ -163,7 +208,15 @@ _DOTTED_RULES = {
         "gc.callbacks",
         "gc.is_tracked",
     ),
-    "module_table": ("sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache"),
+    "module_table": (
+        "sys.modules",
+        "sys.meta_path",
+        "sys.path",
+        "sys.path_hooks",
+        "sys.path_importer_cache",
+        "site.addsitedir",
+        "site.addpackage",
+    ),
     # Importing ctypes or cffi is enough; mmap and multiprocessing's shared memory only when a
     # mapping is made (mmap.PAGESIZE and the like are constants).
     "native_code": (
@@ -341,8 +394,10 @@ _ATTR_RULES = {
         "cr_code",
         "ag_code",
     ),
-    "dynamic_access": ("__import__",),
+    # __subclasses__ walks the class tree down to anything (pytest's Exit, os._wrap_close...).
+    "dynamic_access": ("__import__", "__subclasses__"),
     "dynamic_class": ("__build_class__",),
+    "dynamic_code": ("exec_module", "load_module"),
     "fd_manipulation": ("dup2",),
     "filesystem_listing": ("iterdir", "rglob", "glob"),
     "framework_access": ("TestReport", "CallInfo", "runtestprotocol"),
@@ -360,6 +415,7 @@ _ATTR_RULES = {
         "f_trace_opcodes",
         "tb_frame",
         "tb_next",
+        "__traceback__",
         "gi_frame",
         "cr_frame",
         "ag_frame",
@@ -386,6 +442,8 @@ _SMUGGLED_PREFIXES = ("_", "f_", "co_", "tb_", "gi_", "cr_", "ag_")
 # Assigning (or setattr/delattr-ing) these attribute names rewires an object or a function.
 _ASSIGN_ATTR_RULES = {
     "class_mutation": ("__class__", "__bases__", "__dict__", "__mro__"),
+    # A package's search path: like sys.path, it makes an import load code from anywhere.
+    "module_table": ("__path__",),
     "code_objects": ("__defaults__", "__kwdefaults__", "__code__"),
 }
 
@@ -420,8 +478,10 @@ _BUILTIN_NAMES = frozenset(
     )
 )
 
-# Rules that count only when the name is called: `exit` and `quit` are common variable names.
-_CALL_ONLY = frozenset(("exit", "quit"))
+# Rules that count only when the name is called (or, for a class, subclassed): `exit` and
+# `quit` are common variable names; `types.ModuleType` is common in annotations and
+# isinstance() checks, and only a call makes a module.
+_CALL_ONLY = {"exit": "process_exit", "quit": "process_exit", "types.ModuleType": "dynamic_code"}
 
 # Unbound, unimported names are taken literally (a star import or a builtin put them there),
 # except these, which are ordinary variable names unless imported.
@@ -469,6 +529,57 @@ _DYNAMIC_IMPORTERS = frozenset(
     )
 )
 
+# open() and its twins: given a file descriptor (or closefd=), they write where the process's
+# own streams go, without os.write.
+_OPENERS = frozenset(("open", "io.open", "_io.open", "codecs.open"))
+# Calls whose result, passed to an opener, is a file descriptor (or may be: the environment
+# is where a parent process hands one over).
+_DESCRIPTOR_SOURCES = frozenset(
+    ("int", "os.getenv", "os.getenvb", "os.environ.get", "os.environb.get", "os.environ.pop")
+)
+_ENVIRONMENTS = frozenset(("os.environ", "os.environb"))
+# Name obfuscation that folding does not undo: codecs that transform text (rot13), codecs fed a
+# constant (`codecs.decode("5f65786974", "hex")`), bytes built from numbers, reversed strings.
+_CODEC_CALLS = frozenset(("codecs.decode", "codecs.encode", "_codecs.decode", "_codecs.encode"))
+# Codec lookups (codec name first): only rot13 is flagged, a computed name is ordinary here.
+_CODEC_LOOKUPS = frozenset(
+    (
+        "codecs.lookup",
+        "codecs.getdecoder",
+        "codecs.getencoder",
+        "codecs.getincrementaldecoder",
+        "codecs.getincrementalencoder",
+        "codecs.getreader",
+        "codecs.getwriter",
+    )
+)
+_PLAIN_CODEC_NAMES = frozenset(
+    ("utf-8", "utf8", "utf-8-sig", "ascii", "us-ascii", "latin-1", "latin1", "iso-8859-1")
+)
+_BYTES_FROM_DATA = frozenset(
+    (
+        "bytes.fromhex",
+        "bytearray.fromhex",
+        "binascii.unhexlify",
+        "binascii.a2b_hex",
+        "binascii.a2b_base64",
+        "base64.b64decode",
+        "base64.b32decode",
+        "base64.b16decode",
+        "base64.b85decode",
+        "base64.a85decode",
+        "base64.standard_b64decode",
+        "base64.urlsafe_b64decode",
+        "base64.decodebytes",
+        "zlib.decompress",
+    )
+)
+_OBFUSCATING_ITERABLES = frozenset(("reversed",))
+# A module's namespace, iterated, reaches every function in it (`vars(os).items()`): modules
+# known as such from their names alone, beyond the ones this file imports.
+_KNOWN_SUBMODULES = frozenset(("os.path",))
+# Methods that change a list in place (a package's __path__).
+_LIST_MUTATORS = frozenset(("append", "insert", "extend", "__setitem__", "__iadd__"))
 # Namespace builtins: writing through them creates or replaces names nobody can see statically.
 _NAMESPACE_FUNCS = frozenset(("globals", "locals", "vars"))
 _NAMESPACE_MUTATORS = frozenset(
@@ -535,9 +646,30 @@ _TEST_FILE = re.compile(r"test_.*\.py|.*_test\.py|conftest\.py", re.S)
 _TEST_MODULE = re.compile(r"tests|conftest|test_.*|.*_test", re.S)
 _HARNESS_SUBSTRINGS = ("swe_forge", "swe-forge", "sweforge")
 
+# Source encodings (PEP 263). A declaration is a comment naming `coding[:=]` on line 1, or on
+# line 2 under a blank or comment-only line 1. Python's compiler splits lines at \r, \n and
+# \r\n, tokenize.detect_encoding at \n only: both readings are checked (see _declarations).
+_BOM = codecs.BOM_UTF8
+_COOKIE = re.compile(rb"[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
+_BLANK_LINE = re.compile(rb"[ \t\f]*(?:[#\r]|$)")
+_LINE_BREAK = re.compile(rb"\r\n?|\n")
+# codecs.lookup() names of the encodings an honest file declares.
+_PLAIN_CODECS = frozenset(("utf-8", "ascii", "iso8859-1"))
+
 # Limits that keep hostile input cheap: folding depth and folded length, names per alias.
 _FOLD_DEPTH = 40
 _FOLD_MAX = 4096
+_INT_MAX = 2**63
+_INT_OPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
 _RESOLVE_DEPTH = 30
 _ALIAS_MAX = 8
 _EVIDENCE_MAX = 5
@@ -568,6 +700,10 @@ _SMUGGLED = {
     name: caps for name, caps in _ATTR_INDEX.items() if name.startswith(_SMUGGLED_PREFIXES)
 }
 _PYTHON_BUILTINS = frozenset(dir(builtins))
+# Top-level modules the catalog names: `vars(shutil.os)` is the namespace of os.
+_MODULE_ROOTS = frozenset(
+    name.split(".")[0] for names in _DOTTED_RULES.values() for name in names
+) - (_PYTHON_BUILTINS | _BUILTIN_NAMES | _IMPORT_ONLY)
 
 _HARNESS = re.compile("|".join(re.escape(s) for s in _HARNESS_SUBSTRINGS), re.I)
 _PROC = re.compile("|".join(re.escape(s) for s in _PROC_SUBSTRINGS))
@@ -689,6 +825,48 @@ def _int_const(node):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     return None
+
+
+def _int_fold(node, depth=0):
+    """The int (or bool) `node` always evaluates to, through + - * // % | & ^ and unary
+    operators on constants, or None. Bounded: operands beyond 2**63 are not folded."""
+    if node is None or depth > _FOLD_DEPTH:
+        return None
+    depth += 1
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if isinstance(value, int) and abs(value) <= _INT_MAX else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+        value = _int_fold(node.operand, depth)
+        if value is None:
+            return None
+        return {ast.USub: -value, ast.UAdd: +value, ast.Invert: ~value}[type(node.op)]
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        left = _int_fold(node.left, depth)
+        right = _int_fold(node.right, depth) if left is not None else None
+        if right is None:
+            return None
+        try:
+            value = _INT_OPS[type(node.op)](left, right)
+        except ZeroDivisionError:
+            return None
+        return value if abs(value) <= _INT_MAX else None
+    return None
+
+
+def _constant_data(node):
+    """A str or bytes constant, or a string expression that folds to one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, bytes))
+    return _fold(node) is not None
+
+
+def _codec_key(name):
+    """A codec name folded for comparison: "ROT_13" and "rot-13" are "rot13"."""
+    if name is None:
+        return None
+    key = name.lower().replace("_", "-").replace(" ", "-")
+    return "rot13" if key == "rot-13" else key
 
 
 def _fits(text):
@@ -1068,6 +1246,64 @@ def _is_proc(text):
     return _PROC.search(text) is not None or text in _PROC_EXACT or text.startswith(_PROC_PREFIXES)
 
 
+def _head(source):
+    """The first two lines of `source` (str or bytes) as bytes, without a BOM."""
+    if isinstance(source, str):
+        head = "\n".join(source.split("\n", 2)[:2]).encode("utf-8", "replace")
+    else:
+        head = b"\n".join(source.split(b"\n", 2)[:2])
+    # A BOM in bytes, or decoded into a str ("\ufeff").
+    return head[len(_BOM) :] if head.startswith(_BOM) else head
+
+
+def _declaration(lines):
+    """(line, name) of the encoding declared in the first two `lines`, else None."""
+    for number, line in enumerate(lines[:2], 1):
+        match = _COOKIE.match(line)
+        if match:
+            return number, match.group(1).decode("ascii")
+        if not _BLANK_LINE.match(line):
+            return None
+    return None
+
+
+def _compiler_declaration(source):
+    """The declaration Python's compiler honours (lines end at \r, \n or \r\n): the one an
+    import or pytest's assertion rewriter decodes the file with."""
+    return _declaration(_LINE_BREAK.split(_head(source), 2))
+
+
+def _declarations(source):
+    """[(line, name)]: the encoding declarations of `source` (str or bytes), sorted.
+
+    Read as Python's compiler reads them (see _compiler_declaration) and as
+    tokenize.detect_encoding does (lines end at \n only): the two differ on a lone \r, and
+    neither reading may hide a declaration the other honours.
+    """
+    head = _head(source)
+    readings = (_LINE_BREAK.split(head, 2), head.split(b"\n", 2))
+    return sorted({d for d in map(_declaration, readings) if d is not None})
+
+
+def _normal_encoding(name):
+    """The codec Python's tokenizer uses for a declared name (its get_normal_name)."""
+    head = name[:12].lower().replace("_", "-")
+    if head == "utf-8" or head.startswith("utf-8-"):
+        return "utf-8"
+    latin = ("latin-1", "iso-8859-1", "iso-latin-1")
+    if head in latin or head.startswith(tuple(n + "-" for n in latin)):
+        return "iso-8859-1"
+    return name
+
+
+def _codec_name(name):
+    """codecs.lookup()'s name for a declared encoding, or None when there is no such codec."""
+    try:
+        return codecs.lookup(_normal_encoding(name)).name
+    except (LookupError, ValueError, TypeError):
+        return None
+
+
 def _show(text):
     text = text if len(text) <= 60 else text[:57] + "..."
     return "string " + repr(text)
@@ -1124,6 +1360,7 @@ class _Scanner:
         self.shadowed = set()  # builtin names a top-level def/class/import/assignment replaces
         self.local = set()  # ids of Name nodes that stand for a function's local
         self.star = []  # modules imported with `from m import *`
+        self.modules = set()  # dotted names of the modules this file imports, and their parents
         self.builtin_subclasses = set()  # classes in this file with a builtin value base
         self.hits = {}  # cap -> {(line, detail)}
         self.cache = {}  # id(node) -> resolve(node)
@@ -1146,8 +1383,12 @@ class _Scanner:
                 self.shadowed.add(stmt.name)
         first_load = {}  # builtin name -> position of its first load, anywhere
         deleted = set()  # names some `del` removes (the builtin shows through again)
+        calls = []  # possible dynamic imports (what they import is known once aliases are)
         for node in nodes:
             kind = type(node)
+            if kind is ast.Call:
+                calls.append(node)
+                continue
             if kind is ast.Name:
                 ctx = type(node.ctx)
                 if ctx is not ast.Load:
@@ -1162,6 +1403,7 @@ class _Scanner:
                 continue
             if kind is ast.Import:
                 for alias in node.names:
+                    self._module(_norm(alias.name))
                     if alias.asname:
                         self._alias(self.aliases, alias.asname, _norm(alias.name))
                     else:
@@ -1169,6 +1411,8 @@ class _Scanner:
                         self._alias(self.aliases, top, _norm(top))
                     self.shadowed.add(alias.asname or alias.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom):
+                if node.module and not node.level:
+                    self._module(_norm(node.module))
                 for alias in node.names:
                     if node.level or not node.module:
                         # Relative imports name the project's own modules: nothing special.
@@ -1228,6 +1472,16 @@ class _Scanner:
             if self._builtin_base(cls) is not None:
                 self.builtin_subclasses.add(cls.name)
         self._module_rebindings(first_load, deleted)
+        for call in calls:
+            imported = self._imported_module(call, self.callee(call.func))
+            if imported:
+                self._module(imported[0])
+
+    def _module(self, dotted):
+        """Note an imported module (and its parents: `import a.b` binds `a`)."""
+        parts = dotted.split(".")
+        for i in range(1, len(parts) + 1):
+            self.modules.add(".".join(parts[:i]))
 
     def _module_rebindings(self, first_load, deleted):
         """Builtin names an unconditional module-level assignment replaces for the module.
@@ -1409,6 +1663,118 @@ class _Scanner:
     def _namespace_call(self, node, depth=0):
         return isinstance(node, ast.Call) and bool(self.callee(node.func, depth) & _NAMESPACE_FUNCS)
 
+    def _is_module(self, dotted):
+        """Whether a resolved name stands for a module: one this file imports (or a parent of
+        one, or one it imports with a constant dynamic name), or one named after a module of
+        the catalog (`shutil.os`, `vars(m)["os"]`)."""
+        if dotted in self.modules or dotted in _KNOWN_SUBMODULES:
+            return True
+        return dotted.rpartition(".")[2] in _MODULE_ROOTS
+
+    def _descriptor(self, node, depth=0):
+        """Whether an opener's file argument is a file descriptor: an int constant (folded),
+        int(...), x.fileno(), or one handed over through the environment."""
+        if _int_fold(node) is not None:
+            return True
+        if isinstance(node, ast.Call):
+            if self.callee(node.func, depth) & _DESCRIPTOR_SOURCES:
+                return True
+            return isinstance(node.func, ast.Attribute) and node.func.attr == "fileno"
+        if isinstance(node, ast.Subscript):
+            return bool(set(self.resolve(node.value, depth)) & _ENVIRONMENTS)
+        return False
+
+    def _obfuscated(self, node, names):
+        """The label of a call that spells a string through a codec, numbers or reversal, or
+        None. `names` is callee(node.func)."""
+        lookups = names & _CODEC_LOOKUPS
+        if lookups and node.args and _codec_key(_fold(node.args[0])) == "rot13":
+            return sorted(lookups)[0] + "() of rot13"
+        codec_calls = names & _CODEC_CALLS
+        if codec_calls:
+            label = sorted(codec_calls)[0]
+            codec = node.args[1] if len(node.args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg == "encoding":
+                    codec = kw.value
+            if codec is None:  # UTF-8
+                data = node.args[0] if node.args else None
+                return (
+                    label + "() of bytes spelled as data" if self._bytes_from_data(data) else None
+                )
+            name = _fold(codec)
+            if name is None:
+                return label + "() with a computed codec"
+            name = _codec_key(name)
+            if name == "rot13":
+                return label + "() with rot13"
+            data = node.args[0] if node.args else None
+            if name not in _PLAIN_CODEC_NAMES and data is not None and _constant_data(data):
+                return label + "() of a constant with " + name
+            return None
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            if "str" in names and len(node.args) > 1 and self._bytes_from_data(node.args[0]):
+                return "str() of bytes spelled as data"
+            return None
+        if func.attr == "decode" and self._bytes_from_data(func.value):
+            return "bytes spelled as data, decoded"
+        if (
+            func.attr == "decode"
+            and isinstance(func.value, ast.Constant)
+            and isinstance(func.value.value, bytes)
+        ):
+            # b"\\x5fexit".decode("unicode_escape"); the plain codecs are folded instead.
+            codec = node.args[0] if node.args else None
+            for kw in node.keywords:
+                if kw.arg == "encoding":
+                    codec = kw.value
+            name = _fold(codec) if codec is not None else "utf-8"
+            if name is None or _codec_key(name) not in _PLAIN_CODEC_NAMES:
+                return "bytes constant decoded with " + (name or "a computed codec")[:40]
+        if func.attr == "translate" and _fold(func.value) is not None:
+            return "str constant translated"
+        if func.attr == "join" and len(node.args) == 1 and _fold(func.value) is not None:
+            arg = node.args[0]
+            if isinstance(arg, ast.Call):
+                inner = self.callee(arg.func)
+                if inner & _OBFUSCATING_ITERABLES:
+                    return "str.join() of reversed()"
+                if "map" in inner and arg.args and "chr" in self.callee(arg.args[0]):
+                    return "str.join() of map(chr, ...)"
+            if isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
+                elt = arg.elt
+                if isinstance(elt, ast.Call) and "chr" in self.callee(elt.func):
+                    return "str.join() of chr() items"
+        return None
+
+    def _bytes_from_data(self, node):
+        """Bytes spelled as data: bytes([...]) or bytearray((...)) of a display (or of a
+        comprehension over a constant), bytes.fromhex() or base64/binascii/zlib decoding of a
+        constant."""
+        if not isinstance(node, ast.Call) or not node.args:
+            return False
+        names = self.callee(node.func)
+        arg = node.args[0]
+        if names & _BYTES_FROM_DATA:
+            return _constant_data(arg)
+        if names & {"bytes", "bytearray"}:
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                return True
+            if isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
+                source = arg.generators[0].iter
+                return _constant_data(source) or isinstance(source, (ast.List, ast.Tuple))
+        return False
+
+    def _own_namespace(self, node):
+        """globals(), locals() or vars() without an argument: the running scope's names."""
+        return (
+            isinstance(node, ast.Call)
+            and not node.args
+            and not node.keywords
+            and bool(self.callee(node.func) & _NAMESPACE_FUNCS)
+        )
+
     def _dict_owner(self, node, depth=0):
         """`x` when `node` is `vars(x)` or `x.__dict__`: a subscript of it is an attribute."""
         if isinstance(node, ast.Attribute) and node.attr == "__dict__":
@@ -1438,7 +1804,7 @@ class _Scanner:
         """A use of a dotted name."""
         bare = _bare(dotted)
         for cap in _match(dotted):
-            if dotted in _CALL_ONLY and not called and cap == "process_exit":
+            if _CALL_ONLY.get(dotted) == cap and not called:
                 continue
             if cap == "threads" and called and not in_func:
                 self.add(cap, line, dotted + "() at import")
@@ -1463,13 +1829,17 @@ class _Scanner:
         if store:
             for cap in _ASSIGN_ATTR_INDEX.get(name, ()):
                 self.add(cap, line, "." + name + " assigned")
+            if name.startswith("pytest_"):
+                # A hook bound on a module or plugin object (reading one is not binding it).
+                self.add("pytest_hooks", line, "." + name + " assigned")
         if _is_harness(name):
             self.add("harness_reference", line, "." + name)
 
     def imported(self, module, line, detail):
         """An import (static, or dynamic with a constant name) of `module`."""
         for cap in _match(module):
-            self.add(cap, line, detail)
+            if _CALL_ONLY.get(module) != cap:
+                self.add(cap, line, detail)
         if _is_test_module(module):
             self.add("test_files_access", line, detail)
         if _is_harness(module):
@@ -1540,6 +1910,7 @@ class _Scanner:
             ast.ClassDef: self.visit_class,
             ast.Assign: self.visit_assign,
             ast.AnnAssign: self.visit_assign,
+            ast.BinOp: self.visit_binop,
         }
         for node, line, in_func, scope, called, doc, folded in records:
             if folded is not None:
@@ -1558,12 +1929,24 @@ class _Scanner:
         elif isinstance(node.value, bytes):
             self.string(node.value.decode("latin-1"), line, doc)
 
+    def visit_binop(self, node, line, in_func, scope, called, doc):
+        # A BinOp that folds is a string already; "%c" % (95, ...) spells one out of numbers.
+        if isinstance(node.op, ast.Mod):
+            fmt = _fold(node.left)
+            if fmt is not None and "%c" in fmt:
+                self.add("dynamic_access", line, "%c formatting")
+
     def visit_name(self, node, line, in_func, scope, called, doc):
         if isinstance(node.ctx, ast.Load):
             for d in self.resolve(node):
                 self.ref(d, line, in_func, called)
-        elif node.id == "pytest_plugins" and scope == "module":
-            self.add("pytest_hooks", line, "pytest_plugins assigned")
+        elif node.id == "__path__" and id(node) not in self.local:
+            self.add("module_table", line, "__path__ assigned")
+        elif node.id.startswith("pytest_") and id(node) not in self.local:
+            # A module or class binding of a hook name: pytest takes any callable there for an
+            # implementation (`pytest_runtest_call = f`), def or not. A function's local binds
+            # nothing pytest sees.
+            self.add("pytest_hooks", line, node.id + " assigned")
 
     def visit_assign(self, node, line, in_func, scope, called, doc):
         if node.value is None:
@@ -1589,6 +1972,13 @@ class _Scanner:
                 for cap in _ASSIGN_DOTTED_INDEX.get(d, ()):
                     self.add(cap, line, d + " assigned")
         if node.attr in _NAMESPACE_MUTATORS and self._namespace_call(node.value):
+            self.add("dynamic_access", line, "globals()/locals()/vars()." + node.attr)
+        if node.attr in _LIST_MUTATORS and _last_name(node.value) == "__path__":
+            self.add("module_table", line, "__path__." + node.attr)
+        if node.attr == "__dict__":
+            self.module_namespace(node.value, line, "{}.__dict__")
+        if node.attr in ("items", "values") and self._own_namespace(node.value):
+            # Iterating the module's own globals reaches every module it imports.
             self.add("dynamic_access", line, "globals()/locals()/vars()." + node.attr)
 
     def visit_call(self, node, line, in_func, scope, called, doc):
@@ -1616,6 +2006,9 @@ class _Scanner:
                         parts = parts[:1]
                     for i, part in enumerate(parts):
                         self.attr(part, line, owner=parts[i - 1] if i else None)
+                        if part == "__dict__":
+                            # Of what, nobody can tell: a module's namespace, maybe.
+                            self.add("dynamic_access", line, label + "('__dict__')")
         if "type" in names and (
             len(node.args) >= 3 or any(isinstance(a, ast.Starred) for a in node.args)
         ):
@@ -1626,6 +2019,70 @@ class _Scanner:
             arguments = list(node.args[1:]) + [kw.value for kw in node.keywords]
             if any(self._namespace_call(a) for a in arguments):
                 self.add("dynamic_access", line, "globals()/locals() passed to exec/eval")
+        if "vars" in names and len(node.args) == 1:
+            self.module_namespace(node.args[0], line, "vars({})")
+        openers = names & _OPENERS
+        if openers:
+            self.opened(node, line, sorted(openers)[0])
+        obfuscated = self._obfuscated(node, names)
+        if obfuscated is not None:
+            self.add("dynamic_access", line, obfuscated)
+        self.namespace_reads(node, line)
+        self.namespace_writes(node, line)
+
+    def module_namespace(self, target, line, template):
+        """vars(m) or m.__dict__ of a module: iterated, it reaches what no name in the file
+        says (`for k, v in vars(os).items()`). `vars(self)` and `obj.__dict__` are fine."""
+        if isinstance(target, ast.Starred):
+            return
+        for d in self.resolve(target):
+            if self._is_module(d):
+                self.add("dynamic_access", line, template.format(d))
+                return
+
+    def opened(self, node, line, label):
+        """open() and its twins on a file descriptor, or told not to close it."""
+        if any(kw.arg == "closefd" for kw in node.keywords):
+            self.add("fd_manipulation", line, label + "(closefd=)")
+            return
+        first = node.args[0] if node.args else None
+        for kw in node.keywords:
+            if kw.arg in ("file", "filename"):
+                first = kw.value
+        if first is not None and self._descriptor(first):
+            self.add("fd_manipulation", line, label + "() of a file descriptor")
+
+    def namespace_reads(self, node, line):
+        """`globals().get(name)` with a computed name (a constant one is a plain name)."""
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("get", "pop", "setdefault")
+            and self._own_namespace(func.value)
+            and node.args
+            and _fold(node.args[0]) is None
+        ):
+            self.add(
+                "dynamic_access",
+                line,
+                f"globals()/locals()/vars().{func.attr}() of a computed name",
+            )
+
+    def namespace_writes(self, node, line):
+        """`globals().update(pytest_x=f)`, `vars(m).setdefault("pytest_x", f)` and the like:
+        hook names bound through a namespace (computed ones are dynamic_access already)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _NAMESPACE_MUTATORS:
+            return
+        if not (self._namespace_call(func.value) or self._dict_owner(func.value) is not None):
+            return
+        keys = [kw.arg for kw in node.keywords if kw.arg]
+        if func.attr in ("setdefault", "__setitem__") and node.args:
+            keys.append(_fold(node.args[0]))
+        elif func.attr == "update" and node.args and isinstance(node.args[0], ast.Dict):
+            keys.extend(_fold(k) for k in node.args[0].keys if k is not None)
+        for key in sorted(k for k in keys if k and k.startswith("pytest_")):
+            self.add("pytest_hooks", line, key + " assigned")
 
     def visit_attribute_call(self, access, line, in_func):
         kind, label, target, name_node, value = access
@@ -1637,6 +2094,8 @@ class _Scanner:
             return  # a feature probe (`hasattr(os, "fork")`) uses nothing it names
         store = kind in ("set", "del")
         self.attr(name, line, store, _last_name(target))
+        if name == "__dict__" and target is not None:
+            self.module_namespace(target, line, "{}.__dict__")
         owner = target.id if isinstance(target, ast.Name) else None
         for d in self.resolve(target) if target is not None else ():
             # getattr(sys, "_getframe") is sys._getframe.
@@ -1651,8 +2110,15 @@ class _Scanner:
 
     def visit_subscript(self, node, line, in_func, scope, called, doc):
         store = isinstance(node.ctx, (ast.Store, ast.Del))
+        if not store and self._own_namespace(node.value) and _fold(_slice_of(node)) is None:
+            self.add("dynamic_access", line, "globals()/locals()/vars() item of a computed name")
+        if store and _last_name(node.value) == "__path__":
+            self.add("module_table", line, "__path__ item assigned")
         if store and self._namespace_call(node.value):
             self.add("dynamic_access", line, "globals()/locals()/vars() item assigned")
+            key = _fold(_slice_of(node))
+            if key is not None and key.startswith("pytest_"):
+                self.add("pytest_hooks", line, key + " assigned")
         owner = self._dict_owner(node.value)
         if owner is not None:
             key = _fold(_slice_of(node))
@@ -1664,11 +2130,22 @@ class _Scanner:
             self.ref(d, line, in_func, False)
 
     def visit_import(self, node, line, in_func, scope, called, doc):
+        for alias in node.names:
+            # `from m import f as pytest_runtest_call` binds a hook; `import pytest_x` binds
+            # a module, which pytest never takes for a hook.
+            bound = alias.asname or (None if isinstance(node, ast.Import) else alias.name)
+            if bound and bound.startswith("pytest_"):
+                self.add("pytest_hooks", line, "import as " + bound)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 self.imported(_norm(alias.name), line, "import " + alias.name)
             return
         if node.level or not node.module:
+            # Relative: the project's own modules, unless named after the harness.
+            module = "." * (node.level or 0) + (node.module or "")
+            for alias in node.names:
+                if _is_harness(module + " " + alias.name):
+                    self.add("harness_reference", line, f"from {module} import {alias.name}")
             return
         for alias in node.names:
             detail = f"from {node.module} import {alias.name}"
@@ -1687,6 +2164,8 @@ class _Scanner:
             self.add("constant_comparison", line, f"def {name} returns a constant")
 
     def visit_class(self, node, line, in_func, scope, called, doc):
+        if node.name.startswith("pytest_"):
+            self.add("pytest_hooks", line, "class " + node.name)
         base = self._builtin_base(node)
         if base is not None:
             defined = _class_body_names(node.body)
@@ -1697,8 +2176,12 @@ class _Scanner:
                     f"class {node.name}({base}) defines {name}",
                 )
         for b in node.bases:
-            if {_bare(d) for d in self.resolve(b)} & _THREAD_BASES:
+            bases = {_bare(d) for d in self.resolve(b)}
+            if bases & _THREAD_BASES:
                 self.add("threads", line, f"class {node.name} subclasses Thread")
+            for d in sorted(bases & set(_CALL_ONLY)):
+                # A subclass is called instead (`class M(types.ModuleType)`, then `M(name)`).
+                self.add(_CALL_ONLY[d], line, f"class {node.name} subclasses {d}")
 
     def report(self):
         caps = {}
@@ -1730,35 +2213,108 @@ def _error(exc):
     return (f"{name}: {message}" if message else name)[:300]
 
 
+_PARSE_ERRORS = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError)
+
+
+def _parse(source, path):
+    with warnings.catch_warnings():
+        # Invalid escapes and the like warn at parse time; under -W error they would raise.
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename=path)
+
+
+def _encoding_evidence(source):
+    """[[line, detail]] of the declarations of an encoding other than UTF-8, ASCII or Latin-1."""
+    evidence = []
+    for line, name in _declarations(source):
+        if _codec_name(name) not in _PLAIN_CODECS:
+            evidence.append([line, "coding: " + name])
+    return evidence
+
+
+def _lenient_text(data):
+    """(text, error) for bytes Python's compiler refused.
+
+    Undecodable bytes (Python cannot import the file: nothing in it runs) are replaced, and
+    the text is returned to be scanned for what it shows. (None, "") when the bytes decode (the
+    parse error is the source's own, or Python refuses the declaration itself); (None, error)
+    when this interpreter has no such codec: one registered at run time (a .pth file, an
+    import) could decode the file into anything, and what cannot be read cannot be allowed.
+    """
+    declared = _compiler_declaration(data)
+    name = declared[1] if declared else "utf-8"
+    if data.startswith(_BOM):
+        data, name = data[len(_BOM) :], "utf-8"
+    codec = _codec_name(name)
+    if codec is None:
+        return None, "LookupError: unknown encoding: " + name[:100]
+    try:
+        data.decode(codec)
+        return None, ""
+    except UnicodeError:
+        pass
+    except Exception:  # a codec that is no text encoding (rot13): Python refuses it too
+        return None, ""
+    try:
+        return data.decode(codec, "replace"), ""
+    except Exception:
+        return None, ""
+
+
 def scan(source, path="<string>"):
-    """The capabilities `source` (str, or bytes honouring an encoding cookie) uses.
+    """The capabilities `source` (str, or bytes honouring an encoding declaration) uses.
 
     Returns ``{"caps": {cap: [[line, detail], ...]}, "error": ""}``: only the capabilities
     found, each with at most five pieces of evidence, the first by line, sorted by (line,
-    detail). When the source cannot be parsed (or the scan cannot finish), ``caps`` is ``{}``
-    and ``error`` says why, starting with the exception's name ("SyntaxError: ... (line 3)").
-    Never imports or runs `source`.
+    detail). When the source cannot be parsed (or the scan cannot finish), ``caps`` holds at
+    most ``source_encoding`` and ``error`` says why, starting with the exception's name
+    ("SyntaxError: ... (line 3)"). Never imports or runs `source`.
+
+    Bytes are parsed by Python's own compiler, which decodes them exactly as an import does
+    (BOM, encoding declaration); bytes it cannot decode are read leniently (see _lenient_text).
+    A str is parsed as it is (Python ignores the declaration of a str), but the declaration
+    still counts as ``source_encoding``.
     """
-    if isinstance(source, str) and source.startswith("\ufeff"):
-        source = source[1:]  # a BOM decoded into the text is not valid Python
+    if isinstance(source, (bytearray, memoryview)):
+        source = bytes(source)
+    found = {}
     try:
-        with warnings.catch_warnings():
-            # Invalid escapes and the like warn at parse time; under -W error they would raise.
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError) as exc:
-        return {"caps": {}, "error": _error(exc)}
+        evidence = _encoding_evidence(source)
+    except Exception:  # never expected; a scanner bug must not hide the rest of the file
+        evidence = [[1, "coding: unreadable declaration"]]
+    if evidence:
+        found["source_encoding"] = evidence[:_EVIDENCE_MAX]
+    text = source
+    if isinstance(text, str) and text.startswith("\ufeff"):
+        text = text[1:]  # a BOM decoded into the text is not valid Python
+    try:
+        tree = _parse(text, path)
+    except _PARSE_ERRORS as exc:
+        error = _error(exc)
+        if not isinstance(source, bytes):
+            return {"caps": found, "error": error}
+        try:
+            text, problem = _lenient_text(source)
+        except (RecursionError, MemoryError) as exc2:
+            text, problem = None, _error(exc2)
+        if problem or text is None:
+            return {"caps": found, "error": problem or error}
+        try:
+            tree = _parse(text, path)
+        except _PARSE_ERRORS:
+            return {"caps": found, "error": error}
     try:
         caps = _Scanner(tree).scan()
     except (RecursionError, MemoryError) as exc:
-        return {"caps": {}, "error": _error(exc)}
+        return {"caps": found, "error": _error(exc)}
     except Exception as exc:  # a scanner bug must not crash the harness: report it instead
-        return {"caps": {}, "error": "InternalError: " + _error(exc)}
-    return {"caps": caps, "error": ""}
+        return {"caps": found, "error": "InternalError: " + _error(exc)}
+    caps.update(found)
+    return {"caps": {cap: caps[cap] for cap in sorted(caps)}, "error": ""}
 
 
 def scan_file(path):
-    """scan() of the file at `path`, read as UTF-8 (undecodable bytes replaced).
+    """scan() of the bytes of the file at `path`: decoded as Python decodes them (see scan).
 
     A missing file uses nothing (``caps`` and ``error`` empty: a deleted file runs no code);
     anything else that cannot be read, or is not a regular file (a FIFO or /dev/zero behind a
@@ -1773,7 +2329,7 @@ def scan_file(path):
         return {"caps": {}, "error": ""}
     except OSError as exc:
         return {"caps": {}, "error": _error(exc)}
-    return scan(data.decode("utf-8", errors="replace"), path)
+    return scan(data, path)
 
 
 def _all_python_files(root):

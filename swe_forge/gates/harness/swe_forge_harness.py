@@ -6,23 +6,34 @@ nothing it says is trusted on its own: it streams claims to the supervisor (a ro
 the container, another uid, outside this process), which checks them against what it sees
 itself (pytest's exit status, the files, the limits). What the plugin does:
 
-- keeps only the selected tests when ``SWE_FORGE_SELECT`` names a selection file (the
-  expected tests and the assertion canaries; canaries are marked xfail, strict when asked),
-  then shuffles them with the seed in ``SWE_FORGE_ORDER_SEED`` (a plain ``random.Random``
-  shuffle, so it works with any pytest);
-- records one outcome per test node id with failures sticky: a failed setup, call, teardown
-  or *subtest* report fails the test, and no later "passed" report undoes it (pytest 9 reports
+- at import, before any code under test exists, reads its *secret* from the pipe named by
+  ``SWE_FORGE_KEY_FD`` and closes it: a per-run key, the tests to keep, the assertion canaries
+  among them, and what the import gate allows. The secret lives only in closures, never in a
+  file, a module global or the environment;
+- streams one event per line to the pipe in ``SWE_FORGE_FD`` (only the supervisor reads it),
+  each numbered and authenticated with an HMAC of the key, so code that writes to the pipe
+  cannot add, drop or reorder a claim without being seen;
+- keeps only the selected tests, shuffled with the seed in ``SWE_FORGE_ORDER_SEED``;
+- records one outcome per test node id with failures sticky: a failed setup, call, teardown or
+  *subtest* report fails the test, and no later "passed" report undoes it (pytest 9 reports
   unittest ``subTest`` and ``subtests`` failures before the parent's own "passed");
+- inverts the canaries' reports for pytest's own counting (a canary that fails counts as a
+  pass, one that passes counts as a failure), so an honest run exits 0 and nothing on a
+  collected item marks it as a canary; the raw outcome goes to the supervisor;
+- gates imports: a Python module loaded from a writable place (the work tree, /tmp, $HOME)
+  whose content the supervisor did not see before the run is scanned for capabilities like
+  the patch was, and refused (with a tamper event) if it uses more than the task allows;
 - fingerprints, at load time, the parts of pytest, pluggy and the builtins that decide an
-  outcome and checks them again at every report and at the end (a change is tamper evidence);
-- streams one JSON event per line to the file descriptor in ``SWE_FORGE_FD`` (a pipe whose
-  read end only the supervisor holds).
+  outcome and checks them again at every report and at the end; checks that a test item's
+  ``runtest`` was not replaced on the item.
 
 Standalone on purpose: no imports from swe-forge, Python 3.6+ syntax, pytest 3.6+ hooks.
 """
 
 import builtins
+import contextlib
 import hashlib
+import hmac
 import json
 import os
 import random
@@ -34,9 +45,11 @@ import pytest
 _OUTCOMES = {}
 _DURATIONS = {}
 _STARTED = time.time()
-_STATE = {"fd": None, "fingerprint": None, "tampered": "", "selection": None}
+_STATE = {"fingerprint": None, "tampered": "", "reported": 0}
 #: Outcomes that no later report of the same test may overwrite.
 _STICKY = ("failed", "error")
+#: Where the tests can write: code loaded from there is checked by the import gate.
+_WRITABLE = ("/testbed/", "/tmp/", "/var/tmp/", "/home/", "/dev/shm/", "/run/")
 
 # Builtins whose identity an honest run never changes.
 _BUILTINS = (
@@ -150,13 +163,16 @@ def _core_fingerprint(only=None):
         h.update(str(id(getattr(builtins, name, None))).encode())
     this = sys.modules.get(__name__)
     for name in (
-        "pytest_runtest_logreport",
+        "_logreport",
         "pytest_collectreport",
         "pytest_sessionfinish",
         "pytest_collection_modifyitems",
         "_merge",
         "_send",
+        "_tamper",
         "_check",
+        "_item_check",
+        "_is_subtest",
         "_core_fingerprint",
         "_hooks_fingerprint",
     ):
@@ -190,17 +206,163 @@ def _hooks_fingerprint(config):
     return h.hexdigest()
 
 
-def _send(event):
-    fd = _STATE["fd"]
-    if fd is None:
-        return
-    data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8")
+def _read_secret():
+    """The run's secret, read once from its pipe (then closed)."""
+    fd = os.environ.pop("SWE_FORGE_KEY_FD", "")
+    if not fd.isdigit():
+        return {}
+    chunks = []
     try:
-        while data:
-            data = data[os.write(fd, data) :]
+        while True:
+            chunk = os.read(int(fd), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(int(fd))
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        return {}
+
+
+def _build():
+    """The harness's private parts, closed over the secret (nothing reachable by name)."""
+    secret = _read_secret()
+    key = bytes.fromhex(secret.get("key", "")) if secret.get("key") else b""
+    fd_text = os.environ.pop("SWE_FORGE_FD", "")
+    channel = [int(fd_text)] if fd_text.isdigit() else [None]
+    if channel[0] is not None:
+        try:
+            os.fstat(channel[0])
+            # Out of programs the tests start (a fork still has it: its lines carry no key).
+            os.set_inheritable(channel[0], False)
+        except OSError:
+            channel[0] = None
+    seq = [0]
+    selected = secret.get("tests")
+    tests = frozenset(selected or ())
+    canaries = frozenset(secret.get("canaries") or ())
+    strict = bool(secret.get("strict", True))
+    digests = frozenset(secret.get("digests") or ())
+    allowance = frozenset(secret.get("allowance") or ())
+    gate_imports = bool(secret.get("gate_imports"))
+    canary_raw = {}
+
+    def send(event):
+        fd = channel[0]
+        if fd is None:
+            return
+        event = dict(event)
+        event["seq"] = seq[0]
+        seq[0] += 1
+        body = json.dumps(event, sort_keys=True, separators=(",", ":"))
+        mac = hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+        data = (mac + " " + body + "\n").encode("utf-8")
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        except Exception:
+            # The supervisor sees the missing events (a test without an outcome has failed).
+            channel[0] = None
+
+    def select(items, config):
+        if selected is None:
+            return
+        wanted = tests | canaries
+        keep = [item for item in items if item.nodeid in wanted]
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+    def count_as(report, merged):
+        """What pytest itself counts for a canary's report (the raw outcome is ours)."""
+        if report.nodeid not in canaries:
+            return
+        if report.when == "call" or _is_subtest(report):
+            canary_raw[report.nodeid] = merged
+            if report.outcome == "failed":
+                report.outcome = "passed"
+            elif strict and report.when == "call" and merged not in ("failed", "error"):
+                # A perturbed assertion that held: pytest must fail the run.
+                report.outcome = "failed"
+
+    def import_allowed(origin):
+        """None when a module file may be loaded, else why not."""
+        if not gate_imports or not origin or not origin.startswith(_WRITABLE):
+            return None
+        try:
+            with open(origin, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() in digests:
+            return None
+        if not origin.endswith(".py"):
+            return "a compiled module that was not there before the run: " + origin
+        scanner = _scanner()
+        if scanner is None:
+            return "cannot scan " + origin
+        found = scanner.scan(data, origin)
+        extra = sorted(set(found.get("caps") or ()) - allowance)
+        if found.get("error") and not str(found["error"]).startswith("SyntaxError"):
+            extra.append("unscannable")
+        if extra:
+            return "{} appeared during the run and uses {}".format(origin, ", ".join(extra))
+        return None
+
+    return send, select, count_as, import_allowed
+
+
+def _scanner():
+    try:
+        import swe_forge_capabilities
+
+        return swe_forge_capabilities
     except Exception:
-        # The supervisor sees the missing events (a test without an outcome counts as failed).
-        _STATE["fd"] = None
+        return None
+
+
+def _is_subtest(report):
+    # pytest 9's SubtestReport, pytest-subtests' SubTestReport: both carry a context.
+    return type(report).__name__ != "TestReport" or hasattr(report, "context")
+
+
+class _ImportGate:
+    """First on ``sys.meta_path``: asks the finders after it, then checks where the module
+    comes from before it can run."""
+
+    def find_spec(self, name, path=None, target=None):
+        finders = sys.meta_path
+        try:
+            start = finders.index(self) + 1
+        except ValueError:
+            return None
+        for finder in finders[start:]:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is None:
+                continue
+            why = _PRIVATE[3](getattr(spec, "origin", None))
+            if why:
+                _tamper(why)
+                raise ImportError("refused by the judge: " + why)
+            return spec
+        return None
+
+
+def _tamper(detail):
+    if not _STATE["tampered"]:
+        _STATE["tampered"] = detail
+    _PRIVATE[0]({"event": "tamper", "detail": detail[:500]})
+
+
+def _send(event):
+    _PRIVATE[0](event)
 
 
 def _check(config):
@@ -212,38 +374,13 @@ def _check(config):
         _STATE["tampered"] = "pytest or pluggy gained members after the session started"
     elif _STATE.get("hooks") is not None and _hooks_fingerprint(config) != _STATE["hooks"]:
         _STATE["tampered"] = "report hooks changed after the session started"
+    elif _GATE not in sys.meta_path:
+        _STATE["tampered"] = "the import gate was removed after the harness loaded"
     if _STATE["tampered"]:
         _send({"event": "tamper", "detail": _STATE["tampered"]})
 
 
 _CONFIG = {}
-
-
-def _open_channel():
-    fd = os.environ.get("SWE_FORGE_FD")
-    if not fd or not fd.isdigit():
-        return
-    try:
-        os.fstat(int(fd))
-        # Keep the descriptor out of programs the tests start (a fork still has it; the
-        # supervisor stops listening when pytest exits).
-        os.set_inheritable(int(fd), False)
-        _STATE["fd"] = int(fd)
-    except OSError:
-        _STATE["fd"] = None
-
-
-def _load_selection():
-    path = os.environ.get("SWE_FORGE_SELECT")
-    if not path:
-        return None
-    with open(path) as fh:
-        data = json.load(fh)
-    return {
-        "tests": set(data.get("tests") or ()),
-        "canaries": set(data.get("canaries") or ()),
-        "strict": bool(data.get("strict", True)),
-    }
 
 
 def _configure(config):
@@ -261,24 +398,25 @@ else:  # pytest < 2.8: the old marker spelling
 
 
 def pytest_collection_modifyitems(session, config, items):
-    selection = _STATE["selection"]
-    if selection is not None:
-        wanted = selection["tests"] | selection["canaries"]
-        keep = [item for item in items if item.nodeid in wanted]
-        dropped = [item for item in items if item.nodeid not in wanted]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-        for item in keep:
-            if item.nodeid in selection["canaries"]:
-                # A canary's perturbed assertion must fail for a correct implementation.
-                item.add_marker(pytest.mark.xfail(strict=selection["strict"], reason="perturbed"))
-        items[:] = keep
+    _PRIVATE[1](items, config)
     seed = os.environ.get("SWE_FORGE_ORDER_SEED")
     if seed is not None:
         items.sort(key=lambda item: item.nodeid)
         random.Random(int(seed)).shuffle(items)
     _send({"event": "collected", "count": len(items)})
     _check(config)
+
+
+def _item_check(item):
+    # The item's own test code, not something put on the item after collection.
+    if "runtest" in vars(item):
+        _tamper(f"{item.nodeid}: runtest was replaced on the item")
+
+
+if hasattr(pytest, "hookimpl"):
+    pytest_runtest_call = pytest.hookimpl(tryfirst=True)(_item_check)
+else:
+    pytest_runtest_call = pytest.mark.tryfirst(_item_check)
 
 
 def pytest_collectreport(report):
@@ -314,11 +452,14 @@ def _merge(nodeid, when, outcome, wasxfail, subtest):
         _OUTCOMES[nodeid] = "error"
 
 
-def pytest_runtest_logreport(report):
-    # wasxfail holds the reason, which may be empty: its presence is what counts. Subtest
-    # reports (pytest 9's SubtestReport, pytest-subtests' SubTestReport) carry a context.
-    subtest = type(report).__name__ != "TestReport" or hasattr(report, "context")
+def _logreport(report):
+    # A wrapper, so this runs before every implementation, pytest's own session counting
+    # included: the raw outcome is merged, then a canary's report is inverted for pytest.
+    # wasxfail holds the reason, which may be empty: its presence is what counts.
+    subtest = _is_subtest(report)
     _merge(report.nodeid, report.when, report.outcome, hasattr(report, "wasxfail"), subtest)
+    _PRIVATE[2](report, _OUTCOMES.get(report.nodeid))
+    yield
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(
         getattr(report, "duration", 0.0)
     )
@@ -326,6 +467,7 @@ def pytest_runtest_logreport(report):
         config = _CONFIG.get("config")
         if config is not None:
             _check(config)
+        _STATE["reported"] += 1
         _send(
             {
                 "event": "test",
@@ -334,6 +476,14 @@ def pytest_runtest_logreport(report):
                 "seconds": round(_DURATIONS.get(report.nodeid, 0.0), 4),
             }
         )
+
+
+# Around everything: pytest's own session counts failures from the reports, after the
+# canaries' inversion.
+if hasattr(pytest, "hookimpl"):
+    pytest_runtest_logreport = pytest.hookimpl(hookwrapper=True, tryfirst=True)(_logreport)
+else:
+    pytest_runtest_logreport = pytest.mark.hookwrapper(pytest.mark.tryfirst(_logreport))
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -346,14 +496,17 @@ def pytest_sessionfinish(session, exitstatus):
             "exitstatus": int(exitstatus),
             "testsfailed": int(getattr(session, "testsfailed", 0) or 0),
             "testscollected": int(getattr(session, "testscollected", 0) or 0),
+            "reported": _STATE["reported"],
             "tampered": _STATE["tampered"],
             "seconds": round(time.time() - _STARTED, 3),
         }
     )
 
 
-# At import: the channel first, then the baseline, before any code under test can run.
-_open_channel()
-_STATE["selection"] = _load_selection()
+# At import, before any code under test can run: the secret, the channel, the import gate,
+# then the baseline fingerprint.
+_PRIVATE = _build()
+_GATE = _ImportGate()
+sys.meta_path.insert(0, _GATE)
 _STATE["fingerprint"], _STATE["covered"] = _core_fingerprint()
 _send({"event": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})

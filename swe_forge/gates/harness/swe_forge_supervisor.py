@@ -32,6 +32,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import hashlib
+import hmac
 import json
 import os
 import random
@@ -61,7 +62,7 @@ RUNNER_NAMES = (
     "noxfile.py",
 )
 #: Names whose appearance anywhere writable during the run is tamper evidence.
-SUSPECT_NAMES = (*RUNNER_NAMES, "sitecustomize.py", "usercustomize.py", "__pycache__")
+SUSPECT_NAMES = (*RUNNER_NAMES, "sitecustomize.py", "usercustomize.py")
 #: Refused forks (the pids cgroup's "max" events) past which the run is stopped as a bomb.
 FORK_BOMB = 1000
 #: Cap on the bytes of pytest output kept (the tail) for the result.
@@ -229,12 +230,21 @@ def safe_rel(path):
     return path and not path.startswith("/") and ".." not in parts and ".git" not in parts
 
 
+def inside_testbed(path):
+    """Whether ``path`` resolves inside the work tree (a symlink in the repository must not
+    lead the root supervisor anywhere else)."""
+    real = os.path.realpath(path)
+    return real == TESTBED or real.startswith(TESTBED + "/")
+
+
 def copy_pre_images(job, paths, dest):
     """Copy the current content of ``paths`` (the pre-image) to ``dest`` as root."""
     for rel in paths:
         if not rel.endswith(".py") or not safe_rel(rel):
             continue
         src = os.path.join(TESTBED, rel)
+        if not inside_testbed(src):
+            continue
         try:
             st = os.lstat(src)
         except OSError:
@@ -245,6 +255,33 @@ def copy_pre_images(job, paths, dest):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(src, "rb") as fh, open(target, "wb") as out:
             out.write(fh.read())
+
+
+#: Files whose pytest settings the host compares before and after the candidate.
+CONFIG_NAMES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini")
+
+
+def config_texts(job, changed):
+    """Before and after of each changed configuration file that can hold pytest settings."""
+    out = {}
+    for path, _created in changed:
+        if os.path.basename(path) not in CONFIG_NAMES or not safe_rel(path):
+            continue
+        code, before = git(job, "show", "HEAD:" + path, timeout=60)
+        before = before[: 1 << 20].decode("utf-8", "replace")
+        after = read_text(os.path.join(TESTBED, path))
+        out[path] = {"before": before if code == 0 else None, "after": after}
+    return out
+
+
+def read_text(path):
+    if not inside_testbed(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def prepare(job, result):
@@ -294,6 +331,7 @@ def prepare(job, result):
             result.setdefault("capabilities", {})[patch["name"]] = caps
             result["seconds"]["scan_" + patch["name"]] = round(now() - t, 3)
     result["changed"] = status_paths(job)
+    result["config_texts"] = config_texts(job, result["changed"])
     return True
 
 
@@ -377,10 +415,45 @@ def write_canaries(job, spec, result):
     return mapping
 
 
+#: Directories deeper than this under /testbed are not walked (and are reported).
+MAX_DEPTH = 128
+WALK = {"too_deep": []}
+
+
+def walk_tree(root):
+    """(dirpath, dirnames, filenames) top-down, iteratively, never following links and never
+    deeper than MAX_DEPTH (a hostile tree must not exhaust the judge's stack)."""
+    stack = [(root, 0)]
+    while stack:
+        dirpath, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(dirpath), key=lambda e: e.name)
+        except OSError:
+            continue
+        dirnames = []
+        filenames = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    dirnames.append(entry.name)
+                else:
+                    filenames.append(entry.name)
+            except OSError:
+                continue
+        yield dirpath, dirnames, filenames  # the caller may prune dirnames
+        if depth >= MAX_DEPTH:
+            if dirnames and len(WALK["too_deep"]) < 10:
+                WALK["too_deep"].append(dirpath[len(TESTBED) + 1 :])
+            continue
+        for name in reversed(dirnames):
+            stack.append((os.path.join(dirpath, name), depth + 1))
+
+
 def walk_files(root):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not (dirpath == TESTBED and d == ".git"))
-        for name in sorted(filenames):
+    for dirpath, dirnames, filenames in walk_tree(root):
+        if dirpath == TESTBED and ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in filenames:
             yield os.path.join(dirpath, name)
 
 
@@ -390,11 +463,13 @@ def lock_down(job):
     files = set()
     trees = []
     for rel in protect.get("files", []):
-        if safe_rel(rel) and os.path.lexists(os.path.join(TESTBED, rel)):
-            files.add(os.path.join(TESTBED, rel))
+        full = os.path.join(TESTBED, rel)
+        if safe_rel(rel) and os.path.lexists(full) and inside_testbed(os.path.dirname(full)):
+            files.add(full)
     for rel in protect.get("trees", []):
         full = os.path.join(TESTBED, rel)
-        if safe_rel(rel) and os.path.isdir(full) and not os.path.islink(full):
+        real_dir = os.path.isdir(full) and not os.path.islink(full)
+        if safe_rel(rel) and real_dir and inside_testbed(full):
             trees.append(full)
     for path in walk_files(TESTBED):
         if os.path.basename(path) in RUNNER_NAMES or path.endswith(".pth"):
@@ -402,8 +477,7 @@ def lock_down(job):
     dirs = set()
     for tree in trees:
         dirs.add(tree)
-        for dirpath, dirnames, filenames in os.walk(tree):
-            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for dirpath, dirnames, filenames in walk_tree(tree):
             for d in dirnames:
                 dirs.add(os.path.join(dirpath, d))
             for f in filenames:
@@ -423,6 +497,8 @@ def lock_down(job):
         os.chown(path, 0, 0)
         os.chmod(path, stat.S_IMODE(st.st_mode) & 0o555)
     for path in sorted(dirs):
+        if os.path.islink(path) or not os.path.isdir(path):
+            continue  # never follow a link of the repository's out of the work tree
         os.lchown(path, 0, 0)
         os.chmod(path, 0o755)
     # The work tree's top stays writable (tests write files there) but sticky: the task's
@@ -430,6 +506,20 @@ def lock_down(job):
     os.chown(TESTBED, 0, 0)
     os.chmod(TESTBED, 0o1777)
     return sorted(files), sorted(dirs)
+
+
+def code_digests():
+    """sha256 of every Python file in the work tree now (what the import gate lets load
+    unscanned): the base, the candidate's changes (scanned by the gate), the tests."""
+    out = set()
+    for path in walk_files(TESTBED):
+        if path.endswith((".py", ".pyc", ".so", ".pyd")):
+            try:
+                with open(path, "rb") as fh:
+                    out.add(hashlib.sha256(fh.read()).hexdigest())
+            except OSError:
+                continue
+    return sorted(out)
 
 
 def digest_files(paths):
@@ -538,23 +628,40 @@ class Watcher:
 
 
 class Channel:
-    """The read end of the harness's pipe: claims, validated and bounded."""
+    """The read end of the harness's pipe: claims, authenticated, numbered, bounded.
 
-    def __init__(self, fd):
+    Every line is ``<hmac> <json>``, the HMAC keyed with the run's secret (which only the
+    harness holds, in a closure), the JSON numbered from 0. A line that fails either check was
+    written by something other than the harness: it is counted as forged and otherwise
+    ignored, so it can neither add a claim nor hide a real one.
+    """
+
+    #: Tamper messages kept (the count of forged lines is kept in full).
+    MAX_TAMPER = 50
+
+    def __init__(self, fd, key):
         self.fd = fd
+        self.key = key
+        self.seq = 0
         self.log = {
             "connected": False,
             "ended": False,
             "exitstatus": None,
             "testsfailed": None,
+            "reported": None,
             "collected": None,
             "tests": {},
             "collect_errors": [],
             "tamper": [],
+            "forged": 0,
             "bytes": 0,
         }
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
+
+    def tamper(self, detail):
+        if len(self.log["tamper"]) < self.MAX_TAMPER:
+            self.log["tamper"].append(detail)
 
     def _read(self):
         buf = b""
@@ -567,45 +674,56 @@ class Channel:
                 break
             self.log["bytes"] += len(chunk)
             if self.log["bytes"] > MAX_EVENT_BYTES:
-                self.log["tamper"].append("the harness channel overflowed")
+                self.tamper("the harness channel overflowed")
                 break
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                self._event(line)
+                self._line(line)
             if len(buf) > MAX_EVENT_LINE:
-                self.log["tamper"].append("an over-long line on the harness channel")
+                self.tamper("an over-long line on the harness channel")
                 break
         os.close(self.fd)
 
-    def _event(self, line):
-        log = self.log
-        try:
-            event = json.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            log["tamper"].append("a malformed event on the harness channel")
+    def _line(self, line):
+        mac, _, body = line.partition(b" ")
+        good = hmac.new(self.key, body, hashlib.sha256).hexdigest().encode()
+        if not body or not hmac.compare_digest(mac, good):
+            self.log["forged"] += 1
+            self.tamper("a line on the harness channel that the harness did not write")
             return
-        if not isinstance(event, dict) or event.get("event") not in EVENTS:
-            log["tamper"].append("an unknown event on the harness channel")
+        try:
+            event = json.loads(body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            self.tamper("a malformed event on the harness channel")
+            return
+        if not isinstance(event, dict) or event.get("seq") != self.seq:
+            self.tamper("an event out of sequence on the harness channel")
+            return
+        self.seq += 1
+        self._event(event)
+
+    def _event(self, event):
+        log = self.log
+        if event.get("event") not in EVENTS:
+            self.tamper("an unknown event on the harness channel")
             return
         kind = event["event"]
         if log["ended"]:
-            log["tamper"].append(f"a {kind} event after the session ended")
+            self.tamper(f"a {kind} event after the session ended")
             return
         if kind == "hello":
-            if log["connected"]:
-                log["tamper"].append("a second hello on the harness channel")
             log["connected"] = True
         elif kind == "collected":
             log["collected"] = event.get("count")
         elif kind == "test":
             nodeid, outcome = event.get("nodeid"), event.get("outcome")
             if not isinstance(nodeid, str) or outcome not in OUTCOMES:
-                log["tamper"].append("a malformed test event")
+                self.tamper("a malformed test event")
                 return
             if nodeid in log["tests"]:
-                # The harness reports each test once; a second report is forged.
-                log["tamper"].append(f"{nodeid[:200]} was reported twice")
+                # pytest ran one node twice: not something an honest run does.
+                self.tamper(f"{nodeid[:200]} was reported twice")
                 return
             if len(log["tests"]) < 200000:
                 log["tests"][nodeid] = outcome
@@ -613,15 +731,16 @@ class Channel:
             if len(log["collect_errors"]) < 1000:
                 log["collect_errors"].append(str(event.get("nodeid"))[:500])
         elif kind == "tamper":
-            log["tamper"].append(str(event.get("detail"))[:500])
+            self.tamper(str(event.get("detail"))[:500])
         elif kind == "end":
             log["ended"] = True
-            status = event.get("exitstatus")
-            log["exitstatus"] = status if isinstance(status, int) else None
-            failed = event.get("testsfailed")
-            log["testsfailed"] = failed if isinstance(failed, int) else None
+            for field in ("exitstatus", "testsfailed", "reported"):
+                value = event.get(field)
+                log[field] = value if isinstance(value, int) else None
             if event.get("tampered"):
-                log["tamper"].append(str(event["tampered"])[:500])
+                self.tamper(str(event["tampered"])[:500])
+            if log["reported"] is not None and log["reported"] != len(log["tests"]):
+                self.tamper("the harness reported a different number of tests than arrived")
 
 
 def cgroup_counter(paths, key):
@@ -713,25 +832,26 @@ def run_tests(job, result):
         canary_map = write_canaries(job, spec["canaries"], result)
     files, dirs = lock_down(job)
     before = digest_files(files)
-    select_path = None
+    # The harness's secret: a per-run key for its events, the tests, which of them are
+    # canaries, and what the import gate allows. It travels through a pipe the harness reads
+    # once at start (never a file, never the environment).
+    key = os.urandom(32)
+    secret = {"key": key.hex(), "strict": bool((spec.get("canaries") or {}).get("strict", True))}
     if spec.get("select") is not None:
-        select_path = os.path.join(RUN_DIR, "select.json")
-        with open(select_path, "w") as fh:
-            json.dump(
-                {
-                    "tests": sorted(spec["select"]),
-                    "canaries": sorted(canary_map),
-                    "strict": bool((spec.get("canaries") or {}).get("strict", True)),
-                },
-                fh,
-            )
-        os.chmod(select_path, 0o444)
+        secret["tests"] = sorted(spec["select"])
+        secret["canaries"] = sorted(canary_map)
+    imports = spec.get("imports")
+    if imports is not None:
+        secret["gate_imports"] = True
+        secret["allowance"] = sorted(imports.get("allowance") or ())
+        secret["digests"] = code_digests()
     result["seconds"]["lock"] = round(now() - t, 3)
     result["locked"] = {"files": len(files), "dirs": len(dirs)}
     counters = limit_counters()
     become_subreaper()
     watcher = Watcher(dirs, files)
     read_fd, write_fd = os.pipe()
+    key_read, key_write = os.pipe()
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": "/home/swe",
@@ -744,18 +864,30 @@ def run_tests(job, result):
         "TZ": "UTC",
         "PYTHONPATH": "/swe-forge/plugin",
         "SWE_FORGE_FD": str(write_fd),
+        "SWE_FORGE_KEY_FD": str(key_read),
     }
     if not env["VIRTUAL_ENV"]:
         del env["VIRTUAL_ENV"]
     env.update({str(k): str(v) for k, v in spec.get("env", {}).items()})
-    if select_path:
-        env["SWE_FORGE_SELECT"] = select_path
     deadline = now() + float(spec.get("timeout", 900))
     limit = int(spec.get("output_limit", 4 << 20))
     # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
     # the supervisor must not need one.
-    channel = Channel(read_fd)
+    channel = Channel(read_fd, key)
     out_read, out_write = os.pipe()
+    payload = json.dumps(secret).encode("utf-8")
+
+    def give_secret():
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(key_write, view) :]
+        except OSError:
+            pass
+        finally:
+            os.close(key_write)
+
+    giver = threading.Thread(target=give_secret, daemon=True)
     tail = bytearray()
     total = [0]
     over = threading.Event()
@@ -778,6 +910,7 @@ def run_tests(job, result):
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    giver.start()
     t = now()
     proc = subprocess.Popen(
         spec["argv"],
@@ -786,13 +919,17 @@ def run_tests(job, result):
         stdin=subprocess.DEVNULL,
         stdout=out_write,
         stderr=out_write,
-        pass_fds=(write_fd,),
+        pass_fds=(write_fd, key_read),
         user=job["uid"],
         group=job["gid"],
         extra_groups=[],
         start_new_session=True,
     )
+    # From here on the candidate's code has run: a failure of ours is no longer told apart
+    # from one it caused, and is never retried as an infrastructure error.
+    result["started"] = True
     os.close(write_fd)
+    os.close(key_read)
     os.close(out_write)
     try:
         # The OOM killer takes the tests, never the judge.
@@ -859,6 +996,7 @@ def run_tests(job, result):
         "watch": watch_events,
         "watch_error": watcher.error,
         "watched_dirs": len(watcher.watches),
+        "too_deep": list(WALK["too_deep"]),
     }
     after_counters = limit_counters()
     result["limits"] = {
@@ -901,7 +1039,7 @@ def main():
     except Exception as exc:
         import traceback
 
-        result["status"] = "infra_error"
+        result["status"] = "judge_failed" if result.get("started") else "infra_error"
         result["detail"] = (f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")[-3000:]
     result["seconds"]["supervisor"] = round(now() - start, 3)
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
