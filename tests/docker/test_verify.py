@@ -1167,3 +1167,25 @@ def test_host_is_unaffected(
     assert engine.client.containers.list(all=True, filters={"ancestor": image}) == []
     assert {p for p in os.listdir("/tmp") if p.startswith("sfv-")} <= scratch_before
     assert not Path("/etc/evil").exists() and not Path("../evil.py").exists()
+
+
+def test_startup_files_already_in_the_repository_are_locked_not_tamper(
+    engine: Engine, verifier: Verifier, tasks: dict[str, TaskManifest], tmp_path: Path
+) -> None:
+    # Real projects keep a sitecustomize.py or a .pth deep in their tree (tooling, fixtures).
+    # Present before the candidate ran, it is the base's: locked like the runner files, never
+    # "appeared during the run" (which once rejected every task of a real project).
+    task = tasks[TASK]
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {task.image['id']}\n"
+        "USER 0\n"
+        "RUN mkdir -p /testbed/tools/site && printf 'X = 1\\n' > /testbed/tools/site/sitecustomize.py"
+        " && printf '\\n' > /testbed/tools/site/extra.pth && chown -R 1000:1000 /testbed/tools\n"
+        "USER 1000\n"
+        "RUN git -C /testbed add -A tools && git -C /testbed -c user.name=t -c user.email=t@t"
+        " commit -q -m base\n"
+    )
+    image = engine.build(tmp_path, "swe-forge-test/startup-files:latest", labels={})
+    derived = replace(task, image={**task.image, "id": image.id})
+    gold = verifier.verify(derived, task.patch, "gold")
+    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail

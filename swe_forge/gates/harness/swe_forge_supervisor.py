@@ -471,8 +471,11 @@ def lock_down(job):
         real_dir = os.path.isdir(full) and not os.path.islink(full)
         if safe_rel(rel) and real_dir and inside_testbed(full):
             trees.append(full)
+    # Runner files and start-up hooks anywhere in the tree: what is there now is the base's
+    # (or the gold's; the guards refuse a candidate's), so it is locked and digested, and only
+    # one that appears later counts as tamper.
     for path in walk_files(TESTBED):
-        if os.path.basename(path) in RUNNER_NAMES or path.endswith(".pth"):
+        if os.path.basename(path) in SUSPECT_NAMES or path.endswith(".pth"):
             files.add(path)
     dirs = set()
     for tree in trees:
