@@ -43,6 +43,9 @@ class RunResult:
     collect_errors: dict[str, str] = field(default_factory=dict)
     tampered: str = ""
     output_tail: str = ""
+    #: First failure line per failed test or collection error (the code under test's claim:
+    #: informational, never part of a verdict). Kept out of ``to_dict``.
+    messages: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the manifest (without the output tail)."""
@@ -230,6 +233,9 @@ def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
     limits = answer.get("limits") or {}
     result.tests = {str(k): str(v) for k, v in (events.get("tests") or {}).items()}
     result.collect_errors = {str(k): "error" for k in events.get("collect_errors") or ()}
+    result.messages = {
+        str(k): str(v)[:1000] for k, v in sorted((events.get("messages") or {}).items())
+    }
     integrity = answer.get("integrity") or {}
     tamper = [str(x) for x in events.get("tamper") or ()]
     tamper += [f"{p} changed during the run" for p in integrity.get("changed", [])]

@@ -175,6 +175,21 @@ def test_outcomes_ids_and_session(tmp_path: Path) -> None:
     end = events[-1]
     assert end["event"] == "end" and end["exitstatus"] == code == 1 and end["tampered"] == ""
     assert end["testsfailed"] >= 3
+    # Failures carry their first line (what a generated problem statement quotes); passes none.
+    messages = {
+        str(e["nodeid"]): e.get("message")
+        for e in events
+        if e["event"] in ("test", "collect_error") and e.get("message")
+    }
+    assert messages.keys() == {
+        "tests/test_one.py::test_fail",
+        "tests/test_one.py::test_setup_error",
+        "tests/test_one.py::test_teardown_error",
+        "tests/test_broken_import.py",
+    }
+    assert "assert 1 == 2" in str(messages["tests/test_one.py::test_fail"])
+    assert "RuntimeError: setup" in str(messages["tests/test_one.py::test_setup_error"])
+    assert "nowhere" in str(messages["tests/test_broken_import.py"])
 
 
 def test_order_follows_the_seed(tmp_path: Path) -> None:

@@ -271,6 +271,13 @@ def test_gate_run_keeps_tamper_evidence() -> None:
     assert "fingerprint" in run.tampered and "conftest.py appeared" in run.tampered
 
 
+def test_gate_run_keeps_failure_messages_bounded_and_out_of_the_manifest() -> None:
+    answer = gate_answer(**{"events.messages": {F2P[0]: "assert 1 == 2" + "x" * 5000}})
+    run = read_answer(RunResult("after", 0, 1, "ok", None, 0.0), answer)
+    assert run.messages[F2P[0]].startswith("assert 1 == 2") and len(run.messages[F2P[0]]) == 1000
+    assert "messages" not in run.to_dict()
+
+
 # ---------------------------------------------------------------------------------------------
 # pytest settings, parsed before and after
 # ---------------------------------------------------------------------------------------------

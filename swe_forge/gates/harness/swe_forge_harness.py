@@ -44,6 +44,8 @@ import pytest
 
 _OUTCOMES = {}
 _DURATIONS = {}
+# First failure message per node id (informational: never part of a verdict).
+_MESSAGES = {}
 _STARTED = time.time()
 _STATE = {"fingerprint": None, "tampered": "", "reported": 0}
 #: Outcomes that no later report of the same test may overwrite.
@@ -419,9 +421,25 @@ else:
     pytest_runtest_call = pytest.mark.tryfirst(_item_check)
 
 
+def _message(report):
+    # What a reader of the failure sees first: the crash line (an assertion's message), else
+    # the end of the long report. Bounded: it travels on the channel and into manifests.
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    text = getattr(crash, "message", None)
+    if not isinstance(text, str) or not text.strip():
+        try:
+            text = str(report.longrepr or "")[-_MESSAGE_CHARS:]
+        except Exception:
+            text = ""
+    return text.strip()[:_MESSAGE_CHARS]
+
+
+_MESSAGE_CHARS = 1000
+
+
 def pytest_collectreport(report):
     if report.failed:
-        _send({"event": "collect_error", "nodeid": report.nodeid})
+        _send({"event": "collect_error", "nodeid": report.nodeid, "message": _message(report)})
 
 
 def _merge(nodeid, when, outcome, wasxfail, subtest):
@@ -458,6 +476,8 @@ def _logreport(report):
     # wasxfail holds the reason, which may be empty: its presence is what counts.
     subtest = _is_subtest(report)
     _merge(report.nodeid, report.when, report.outcome, hasattr(report, "wasxfail"), subtest)
+    if report.outcome == "failed" and report.nodeid not in _MESSAGES:
+        _MESSAGES[report.nodeid] = _message(report)
     _PRIVATE[2](report, _OUTCOMES.get(report.nodeid))
     yield
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(
@@ -468,14 +488,15 @@ def _logreport(report):
         if config is not None:
             _check(config)
         _STATE["reported"] += 1
-        _send(
-            {
-                "event": "test",
-                "nodeid": report.nodeid,
-                "outcome": _OUTCOMES.get(report.nodeid, "error"),
-                "seconds": round(_DURATIONS.get(report.nodeid, 0.0), 4),
-            }
-        )
+        event = {
+            "event": "test",
+            "nodeid": report.nodeid,
+            "outcome": _OUTCOMES.get(report.nodeid, "error"),
+            "seconds": round(_DURATIONS.get(report.nodeid, 0.0), 4),
+        }
+        if event["outcome"] in ("failed", "error") and _MESSAGES.get(report.nodeid):
+            event["message"] = _MESSAGES[report.nodeid]
+        _send(event)
 
 
 # Around everything: pytest's own session counts failures from the reports, after the

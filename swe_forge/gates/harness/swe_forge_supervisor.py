@@ -655,12 +655,21 @@ class Channel:
             "collected": None,
             "tests": {},
             "collect_errors": [],
+            "messages": {},
             "tamper": [],
             "forged": 0,
             "bytes": 0,
         }
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
+
+    #: Failure messages kept (informational: what admission may write a statement from).
+    MAX_MESSAGES = 2000
+
+    def _message(self, nodeid, event):
+        message = event.get("message")
+        if isinstance(message, str) and message and len(self.log["messages"]) < self.MAX_MESSAGES:
+            self.log["messages"][nodeid] = message[:1000]
 
     def tamper(self, detail):
         if len(self.log["tamper"]) < self.MAX_TAMPER:
@@ -730,9 +739,11 @@ class Channel:
                 return
             if len(log["tests"]) < 200000:
                 log["tests"][nodeid] = outcome
+            self._message(nodeid, event)
         elif kind == "collect_error":
             if len(log["collect_errors"]) < 1000:
                 log["collect_errors"].append(str(event.get("nodeid"))[:500])
+                self._message(str(event.get("nodeid"))[:500], event)
         elif kind == "tamper":
             self.tamper(str(event.get("detail"))[:500])
         elif kind == "end":
