@@ -275,6 +275,46 @@ def test_blocklisted_by_root_commit(make_repo: Callable[..., RepoBuilder], tmp_p
     )
 
 
+def test_training_set_root_blocks_only_when_training_is_asked(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    root = subprocess.run(
+        ["git", "-C", str(repo.path), "rev-list", "--max-parents=0", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "benchmarks.yaml").write_text(
+        "schema_version: 1\nbenchmarks:\n  some-gym:\n    kind: training\n"
+        "    repos: [trainco/corpus-project]\n"
+    )
+    (lists / "roots.yaml").write_text(
+        f"schema_version: 1\nroots:\n  trainco/corpus-project: [{root}]\n"
+    )
+
+    def run(kinds: str) -> tuple[int, list[dict[str, object]]]:
+        cfg = tmp_path / "cfg.yaml"
+        cfg.write_text(f"blocklist:\n  dir: {lists}\n  kinds: {kinds}\n")
+        out, rej = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+        result = run_mine(
+            [str(repo.path)], out, config=load_config(cfg), options=MineOptions(), rejected=rej
+        )
+        return result.candidates, [json.loads(x) for x in rej.read_text().splitlines()]
+
+    # The default (evaluation sets only) and an explicit [evaluation] mine it.
+    assert load_config().blocklist.kinds == ("evaluation",)
+    assert run("[evaluation]") == (1, [])
+    count, rejs = run("[evaluation, training]")
+    assert count == 0
+    assert [r["reason"] for r in rejs] == ["blocklisted_repo"]
+    assert "trainco/corpus-project" in str(rejs[0]["detail"])
+    assert str(rejs[0]["detail"]).startswith("root commit")
+
+
 def test_newest_non_empty_commit_of_a_pr_number_wins(
     make_repo: Callable[..., RepoBuilder], tmp_path: Path
 ) -> None:
