@@ -100,7 +100,7 @@ class LicenseVerdict:
 class Provenance:
     """Where a candidate came from and what produced it."""
 
-    source: str  # the path or URL the repository was mined from
+    source: str  # the absolute path or the clone URL the repository was mined from
     pr_number: int
     merge_commit: str
     merge_kind: str  # "merge" | "squash"

@@ -369,6 +369,8 @@ class Miner:
                 future.cancel()
             self.reporter.finish()
             self.identity_cache.save()
+        # The documented output order (README, "Output order"): by PR number, which does not
+        # depend on how history was merged or walked.
         candidates.sort(key=lambda c: c.provenance.pr_number)
         rejections.sort(key=lambda r: (r.pr_number or 0, r.commit or ""))
         return candidates, rejections

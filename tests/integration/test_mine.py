@@ -209,6 +209,32 @@ def test_window_budget_and_duplicates(
     assert [c["provenance"]["pr_number"] for c in cands] == [2]  # type: ignore[index]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_candidates_sorted_by_pr_number_not_walk_order(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, jobs: int
+) -> None:
+    # PRs are merged in another order than they were numbered (a long-lived PR lands late):
+    # the walk (newest first) meets 9, 3, 12, 5.
+    repo = make_repo()
+    for n in (5, 12, 3, 9):
+        repo.pr(
+            n,
+            {
+                "pkg/core.py": f"def add(a, b):\n    return a + b + {n} - {n}\n",
+                "tests/test_core.py": f"def test_{n}():\n    pass\n",
+            },
+            f"Change {n}",
+        )
+    repo.pr(7, {"pkg/core.py": "def add(a, b):\n    return b + a\n"}, "No tests")
+    repo.pr(1, {"tests/test_core.py": "def test_only():\n    pass\n"}, "Tests only")
+    cands, rejs = mine(tmp_path, str(repo.path), jobs=jobs)
+    assert [c["provenance"]["pr_number"] for c in cands] == [3, 5, 9, 12]  # type: ignore[index]
+    assert [r["pr_number"] for r in rejs] == [1, 7]
+    # --max-candidates keeps the newest PRs the walk meets first, then sorts them.
+    cands, _ = mine(tmp_path, str(repo.path), jobs=jobs, max_candidates=2)
+    assert [c["provenance"]["pr_number"] for c in cands] == [3, 9]  # type: ignore[index]
+
+
 def test_output_is_deterministic(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
     repo = make_repo()
     repo.pr(1, {**FIX, **TEST}, "Fix add")
