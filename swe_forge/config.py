@@ -37,6 +37,8 @@ class MineConfig:
     context_lines: int = 3
     detect_renames: bool = True
     min_problem_statement_chars: int = 1
+    #: Statements with fewer words than this (after cleaning) are flagged ``thin``.
+    thin_statement_words: int = 12
     #: Worker processes that diff, split and prove candidate PRs (0: one per CPU).
     jobs: int = 0
 
@@ -349,6 +351,11 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(
             f"blocklist.kinds: unknown kind {unknown_kinds[0]!r}",
             hint=f"valid kinds: {', '.join(BLOCKLIST_KINDS)}",
+        )
+    if config.mine.thin_statement_words < 0:
+        raise ConfigError(
+            f"mine.thin_statement_words must be >= 0, not {config.mine.thin_statement_words}",
+            hint="0 flags no statement as thin",
         )
     if config.mine.jobs < 0:
         raise ConfigError(

@@ -369,3 +369,49 @@ def test_version_from_nearest_tag(make_repo: Callable[..., RepoBuilder], tmp_pat
     repo.pr(1, {**FIX, **TEST}, "Fix add")
     (cand,), _ = mine(tmp_path, str(repo.path))
     assert cand["version"] == "2.7"
+
+
+def test_statement_quality_is_recorded(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            **FIX,
+            "tests/test_core.py": "import pytest\n\nfrom pkg.core import add\n\n\n"
+            "def test_add_text():\n"
+            "    with pytest.raises(TypeError, match='numbers only, got str'):\n"
+            "        add('1', 2)\n",
+        },
+        "Fix add",
+        "Co-authored-by: Helper Bot <bot@example.com>\n"
+        "* [pre-commit.ci] auto fixes from pre-commit.com hooks\n",
+        squash=True,
+    )
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n\n\ndef neg(a):\n    return -a\n",
+            "tests/test_neg.py": "from pkg.core import neg\n\n\ndef test_neg():\n"
+            "    assert neg(2) == -2\n",
+        },
+        "Add neg() for symmetric arithmetic helpers",
+        "The package has add() but nothing to negate a number, so callers write their own "
+        "lambda every time and get the sign of zero wrong. neg() returns the additive "
+        "inverse of any number the package accepts.",
+    )
+    cands, _ = mine(tmp_path, str(repo.path))
+    first, second = (Candidate.from_dict(c) for c in cands)
+    assert first.problem_statement == "Fix add\n"
+    q1 = first.statement_quality
+    assert q1 is not None and q1.cleaned and not q1.generated
+    assert q1.flags == ("exact_string", "thin") and q1.words == 2
+    assert "exact_string: 'numbers only, got str'" in q1.evidence
+    q2 = second.statement_quality
+    assert q2 is not None and q2.flags == () and not q2.cleaned and q2.score > q1.score
+    assert cands[0]["statement_quality"]["version"] == 1  # type: ignore[index]
+    # A record from before the block existed still reads (as None); ours round-trips.
+    older = {k: v for k, v in cands[0].items() if k != "statement_quality"}
+    assert Candidate.from_dict(older).statement_quality is None
+    assert Candidate.from_dict(json.loads(first.to_json())) == first
