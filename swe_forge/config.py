@@ -37,6 +37,8 @@ class MineConfig:
     context_lines: int = 3
     detect_renames: bool = True
     min_problem_statement_chars: int = 1
+    #: Statements with fewer words than this (after cleaning) are flagged ``thin``.
+    thin_statement_words: int = 12
     #: Worker processes that diff, split and prove candidate PRs (0: one per CPU).
     jobs: int = 0
 
@@ -60,13 +62,19 @@ class LicenseConfig:
     accept_metadata_only: bool = False
 
 
+#: The kinds a benchmark in ``blocklists/`` may have.
+BLOCKLIST_KINDS = ("evaluation", "training")
+
+
 @dataclass(frozen=True)
 class BlocklistConfig:
     """Where the decontamination lists live and how they match."""
 
     dir: str = "../blocklists"
     match_root_commits: bool = True
-    kinds: tuple[str, ...] = ("evaluation", "training")
+    #: Benchmark kinds that block (``evaluation``, ``training``); evaluation only by default:
+    #: add ``training`` when building an evaluation set.
+    kinds: tuple[str, ...] = ("evaluation",)
 
 
 @dataclass(frozen=True)
@@ -337,6 +345,18 @@ def load_config(path: Path | None = None) -> Config:
         )
     if config.admit.runs_per_phase < 1 or not config.admit.hash_seeds:
         raise ConfigError("admit.runs_per_phase must be >= 1 and admit.hash_seeds non-empty")
+    unknown_kinds = sorted(set(config.blocklist.kinds) - set(BLOCKLIST_KINDS))
+    if unknown_kinds:
+        # A misspelt kind would silently block nothing of that kind.
+        raise ConfigError(
+            f"blocklist.kinds: unknown kind {unknown_kinds[0]!r}",
+            hint=f"valid kinds: {', '.join(BLOCKLIST_KINDS)}",
+        )
+    if config.mine.thin_statement_words < 0:
+        raise ConfigError(
+            f"mine.thin_statement_words must be >= 0, not {config.mine.thin_statement_words}",
+            hint="0 flags no statement as thin",
+        )
     if config.mine.jobs < 0:
         raise ConfigError(
             f"mine.jobs must be >= 0, not {config.mine.jobs}", hint="0 means one per CPU"

@@ -100,7 +100,7 @@ class LicenseVerdict:
 class Provenance:
     """Where a candidate came from and what produced it."""
 
-    source: str  # the path or URL the repository was mined from
+    source: str  # the absolute path or the clone URL the repository was mined from
     pr_number: int
     merge_commit: str
     merge_kind: str  # "merge" | "squash"
@@ -122,11 +122,52 @@ class ChangedFiles:
     lines_removed: int = 0
 
 
+STATEMENT_QUALITY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StatementQuality:
+    """How much the problem statement tells an agent (``swe_forge.mining.statement``).
+
+    Added to candidate records of schema 1 as an optional block (``statement_quality``) with
+    its own ``version``: readers that do not know it ignore it, and a record without it (made
+    by an older swe-forge) reads as None. ``score`` is 0..1 (formula in
+    ``swe_forge/mining/statement.py``); ``flags`` are sorted names (``thin``, ``revert``,
+    ``commit_sha``, ``cross_reference``, ``exact_string``), ``evidence`` says what raised
+    them; ``cleaned`` is true when cleaning removed tool noise from the PR's text;
+    ``generated`` is true when the statement was written from test failures, not by a person.
+    """
+
+    score: float
+    flags: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    words: int = 0
+    cleaned: bool = False
+    generated: bool = False
+    version: int = STATEMENT_QUALITY_VERSION
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StatementQuality:
+        """Inverse of ``asdict``; refuses a version this swe-forge does not know."""
+        version = data.get("version", STATEMENT_QUALITY_VERSION)
+        if version != STATEMENT_QUALITY_VERSION:
+            raise ValueError(f"unsupported statement_quality version {version}")
+        return cls(
+            score=float(data["score"]),
+            flags=tuple(data.get("flags", ())),
+            evidence=tuple(data.get("evidence", ())),
+            words=int(data.get("words", 0)),
+            cleaned=bool(data.get("cleaned", False)),
+            generated=bool(data.get("generated", False)),
+        )
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A merged PR split into a gold patch and a held-out test patch.
 
-    The SWE-bench fields come first; ``license``, ``provenance`` and ``files`` are ours.
+    The SWE-bench fields come first; ``license``, ``provenance``, ``files`` and
+    ``statement_quality`` are ours.
     """
 
     instance_id: str
@@ -142,6 +183,7 @@ class Candidate:
     license: LicenseVerdict
     provenance: Provenance
     files: ChangedFiles
+    statement_quality: StatementQuality | None = None
     schema_version: int = CANDIDATE_SCHEMA_VERSION
     record_type: str = "candidate"
 
@@ -180,6 +222,11 @@ class Candidate:
             license=LicenseVerdict.from_dict(data["license"]),
             provenance=Provenance(**prov),
             files=ChangedFiles(**files),
+            statement_quality=(
+                StatementQuality.from_dict(data["statement_quality"])
+                if data.get("statement_quality") is not None
+                else None
+            ),
         )
 
 

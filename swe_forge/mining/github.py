@@ -26,7 +26,7 @@ from typing import Any
 
 from swe_forge.config import GitHubConfig
 from swe_forge.errors import RemoteError
-from swe_forge.mining.prs import clean_text, linked_issues
+from swe_forge.mining.prs import changed_by_cleaning, clean_text, linked_issues
 
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 #: Never sleep longer than this for a rate limit; fail instead, so a batch job is not stuck.
@@ -42,6 +42,8 @@ class GitHubStatement:
     source: str  # "github_issue" | "github_pr"
     linked_issues: tuple[int, ...]
     pr_created_at: str
+    #: Cleaning removed tool noise from the issue or PR text.
+    cleaned: bool = False
 
 
 class GitHubClient:
@@ -143,6 +145,7 @@ class GitHubClient:
         text = f"{pr.get('body') or ''}\n{commit_message}"
         issues = tuple(n for n in linked_issues(text, repo) if n != pr_number)
         parts: list[str] = []
+        raw_parts: list[str] = []
         hints: list[str] = []
         used: list[int] = []
         for number in issues:
@@ -150,6 +153,7 @@ class GitHubClient:
             if not isinstance(issue, dict) or "pull_request" in issue:
                 continue  # a PR, not an issue
             used.append(number)
+            raw_parts.append(f"{issue.get('title') or ''}\n{issue.get('body') or ''}")
             parts.append(
                 f"{issue.get('title') or ''}\n{clean_text(issue.get('body') or '')}".strip()
             )
@@ -166,11 +170,20 @@ class GitHubClient:
                 "github_issue",
                 tuple(used),
                 pr_created,
+                changed_by_cleaning("\n\n".join(raw_parts), statement),
             )
         title = str(pr.get("title") or "")
-        body = clean_text(str(pr.get("body") or ""))
+        raw_body = str(pr.get("body") or "")
+        body = clean_text(raw_body)
         statement = (f"{title}\n\n{body}".strip() if body else title) + "\n"
-        return GitHubStatement(statement, "", "github_pr", (), pr_created)
+        return GitHubStatement(
+            statement,
+            "",
+            "github_pr",
+            (),
+            pr_created,
+            changed_by_cleaning(f"{title}\n\n{raw_body}", statement),
+        )
 
 
 def _rate_wait(headers: dict[str, str]) -> float:

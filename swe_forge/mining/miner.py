@@ -37,7 +37,7 @@ from swe_forge.mining.license import (
     LicensePolicy,
     default_identity_cache,
 )
-from swe_forge.mining.prs import PullRequest, parse_pr, problem_statement
+from swe_forge.mining.prs import PullRequest, changed_by_cleaning, parse_pr, problem_statement
 from swe_forge.mining.sources import RepoSource, materialize, repo_name_from_url
 from swe_forge.mining.split import (
     Split,
@@ -46,6 +46,7 @@ from swe_forge.mining.split import (
     split_changes,
     verify_roundtrip,
 )
+from swe_forge.mining.statement import assess_statement
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import (
     Candidate,
@@ -369,6 +370,8 @@ class Miner:
                 future.cancel()
             self.reporter.finish()
             self.identity_cache.save()
+        # The documented output order (README, "Output order"): by PR number, which does not
+        # depend on how history was merged or walked.
         candidates.sort(key=lambda c: c.provenance.pr_number)
         rejections.sort(key=lambda r: (r.pr_number or 0, r.commit or ""))
         return candidates, rejections
@@ -496,6 +499,7 @@ class Miner:
         if isinstance(split, SplitRejection):
             return self._reject(name, pr, commit, split.reason, split.detail)
         statement = problem_statement(pr)
+        cleaned = changed_by_cleaning(f"{pr.title}\n\n{pr.body}", statement)
         hints = ""
         statement_source = "commit_message"
         linked: tuple[int, ...] = ()
@@ -504,6 +508,7 @@ class Miner:
             if got is not None:
                 statement, hints = got.problem_statement, got.hints_text
                 statement_source, linked = got.source, got.linked_issues
+                cleaned = got.cleaned
         if len(statement.strip()) < self.config.mine.min_problem_statement_chars:
             return self._reject(
                 name, pr, commit, Reason.EMPTY_PROBLEM_STATEMENT, "no title or body"
@@ -511,18 +516,28 @@ class Miner:
         mismatch = verify_roundtrip(split, changes, repo.read_blob)
         if mismatch is not None:
             return self._reject(name, pr, commit, Reason.SPLIT_MISMATCH, mismatch)
-        return self._candidate(
-            name,
-            job.source,
-            job.branch,
-            pr,
-            commit,
-            split,
-            verdict,
+        quality = assess_statement(
             statement,
-            hints,
-            statement_source,
-            linked,
+            test_patch=split.test_patch,
+            patch=split.patch,
+            thin_words=self.config.mine.thin_statement_words,
+            cleaned=cleaned,
+        )
+        return replace(
+            self._candidate(
+                name,
+                job.source,
+                job.branch,
+                pr,
+                commit,
+                split,
+                verdict,
+                statement,
+                hints,
+                statement_source,
+                linked,
+            ),
+            statement_quality=quality,
         )
 
     def _candidate(

@@ -2,7 +2,11 @@
 
 A source is a local repository path, a clone URL, or a text file listing sources (one per
 line; ``#`` starts a comment; an optional second column names the repository ``owner/name``,
-e.g. ``./checkouts/foo  acme/foo``).
+e.g. ``./checkouts/foo  acme/foo``; a relative path in a list is relative to the list's folder).
+
+Local paths are resolved to absolute paths here, once: a source's ``spec`` is what the records
+keep (``provenance.source``), and later commands (``images build``, ``admit``) open the
+repository from it, possibly from another folder.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 class RepoSource:
     """One repository to mine: where it is and what it is called."""
 
-    spec: str  # what the user gave (path or URL)
+    spec: str  # a clone URL as given, or the absolute path of a local repository
     name: str | None = None  # owner/name if the user gave one
 
     @property
@@ -53,7 +57,8 @@ def repo_name_from_url(url: str) -> str | None:
 
 
 def expand_sources(specs: list[str]) -> list[RepoSource]:
-    """Expand list files; check that local paths exist; keep order, drop duplicates.
+    """Expand list files; check that local paths exist and make them absolute; keep order,
+    drop duplicates (the same repository reached by two spellings counts once).
 
     Raises:
         InputError: a path does not exist, or a list file line is malformed.
@@ -65,13 +70,15 @@ def expand_sources(specs: list[str]) -> list[RepoSource]:
             continue
         path = Path(spec)
         if path.is_dir():
-            out.append(RepoSource(str(path)))
+            out.append(RepoSource(str(path.resolve())))
         elif path.is_file():
             out.extend(_read_list(path))
         else:
             raise InputError(
-                f"no such repository, URL or list file: {spec}",
-                hint="give a local repository path, a clone URL, or a file listing them",
+                f"no such path: {spec} (not a repository, a clone URL or a list file)",
+                hint="give a local repository path, a clone URL (https://, ssh://, git@host:, "
+                "file://), or a file listing them; relative paths are relative to the current "
+                "folder",
             )
     seen: set[str] = set()
     unique = []
@@ -102,16 +109,32 @@ def _read_list(path: Path) -> list[RepoSource]:
         if not _URL.match(spec):
             local = (path.parent / spec) if not Path(spec).is_absolute() else Path(spec)
             if not local.exists():
-                raise InputError(f"{path}:{lineno}: no such path: {spec}")
-            spec = str(local)
+                raise InputError(
+                    f"{path}:{lineno}: no such path: {spec}",
+                    hint=f"a relative path in a list file is relative to the list's folder "
+                    f"({path.parent.resolve()})",
+                )
+            spec = str(local.resolve())
         out.append(RepoSource(spec, parts[1] if len(parts) == 2 else None))
     return out
 
 
 def materialize(source: RepoSource, *, offline: bool = False) -> Path:
-    """A local path to open: the path itself, or a cached bare mirror of the URL."""
+    """A local path to open: the path itself, or a cached bare mirror of the URL.
+
+    Raises:
+        InputError: a local source path does not exist (any more: records made before paths
+            were stored absolute hold the path as typed, relative to the folder mine ran in).
+    """
     if not source.is_url:
-        return Path(source.spec)
+        path = Path(source.spec)
+        if not path.exists():
+            raise InputError(
+                f"no such path: {source.spec} (the repository's source, provenance.source)",
+                hint="the repository is no longer where it was mined from: put it back, or run "
+                "from the folder a relative path was typed in, or mine it again",
+            )
+        return path
     digest = hashlib.sha256(source.spec.encode()).hexdigest()[:12]
     name = (repo_name_from_url(source.spec) or "repo").replace("/", "__")
     return clone_or_update(

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from swe_forge.errors import InputError
 from swe_forge.git.writer import RepoWriter
+from swe_forge.mining.sources import RepoSource, expand_sources, materialize
 from tests.conftest import RepoBuilder
 
 
@@ -40,9 +42,56 @@ def test_version() -> None:
 def test_missing_path(tmp_path: Path) -> None:
     out = cli("mine", str(tmp_path / "nope"), "-o", str(tmp_path / "c.jsonl"))
     assert out.returncode == 4
-    assert "error: no such repository, URL or list file" in out.stderr and "hint:" in out.stderr
+    assert "error: no such path: " in out.stderr and "hint:" in out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_relative_source_is_recorded_absolute(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo("relrepo")
+    repo.pr(
+        1,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_core.py": "def test_x():\n    pass\n",
+        },
+        "Fix add",
+    )
+    # Typed relative to the folder mine runs in, as a user would.
+    out = cli("mine", repo.path.name, "-o", "c.jsonl", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (line,) = (tmp_path / "c.jsonl").read_text().splitlines()
+    source = json.loads(line)["provenance"]["source"]
+    assert source == str(repo.path.resolve()) and Path(source).is_absolute()
+    assert json.loads(out.stdout)["per_repo"][0]["source"] == source
+    # A later command, from another folder, opens the repository from the record.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert materialize(RepoSource(source)) == Path(source)
+    # A record that kept the path as typed (older swe-forge) says what is wrong.
+    with pytest.raises(InputError) as info:
+        materialize(RepoSource(repo.path.name))
+    assert str(info.value).startswith(f"no such path: {repo.path.name}")
+    assert info.value.exit_code == 4 and "mined from" in info.value.hint
+
+
+def test_list_file_paths_are_relative_to_the_list(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo("listed")
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "repos.txt").write_text(f"../{repo.path.name}  acme/listed\n")
+    (src,) = expand_sources([str(lists / "repos.txt")])
+    assert src.spec == str(repo.path.resolve()) and src.name == "acme/listed"
+    (lists / "bad.txt").write_text("./not-there\n")
+    with pytest.raises(InputError) as info:
+        expand_sources([str(lists / "bad.txt")])
+    assert "bad.txt:1: no such path: ./not-there" in str(info.value)
+    assert str(lists.resolve()) in info.value.hint
 
 
 def test_not_a_repository(tmp_path: Path) -> None:

@@ -209,6 +209,32 @@ def test_window_budget_and_duplicates(
     assert [c["provenance"]["pr_number"] for c in cands] == [2]  # type: ignore[index]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_candidates_sorted_by_pr_number_not_walk_order(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, jobs: int
+) -> None:
+    # PRs are merged in another order than they were numbered (a long-lived PR lands late):
+    # the walk (newest first) meets 9, 3, 12, 5.
+    repo = make_repo()
+    for n in (5, 12, 3, 9):
+        repo.pr(
+            n,
+            {
+                "pkg/core.py": f"def add(a, b):\n    return a + b + {n} - {n}\n",
+                "tests/test_core.py": f"def test_{n}():\n    pass\n",
+            },
+            f"Change {n}",
+        )
+    repo.pr(7, {"pkg/core.py": "def add(a, b):\n    return b + a\n"}, "No tests")
+    repo.pr(1, {"tests/test_core.py": "def test_only():\n    pass\n"}, "Tests only")
+    cands, rejs = mine(tmp_path, str(repo.path), jobs=jobs)
+    assert [c["provenance"]["pr_number"] for c in cands] == [3, 5, 9, 12]  # type: ignore[index]
+    assert [r["pr_number"] for r in rejs] == [1, 7]
+    # --max-candidates keeps the newest PRs the walk meets first, then sorts them.
+    cands, _ = mine(tmp_path, str(repo.path), jobs=jobs, max_candidates=2)
+    assert [c["provenance"]["pr_number"] for c in cands] == [3, 9]  # type: ignore[index]
+
+
 def test_output_is_deterministic(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
     repo = make_repo()
     repo.pr(1, {**FIX, **TEST}, "Fix add")
@@ -275,6 +301,46 @@ def test_blocklisted_by_root_commit(make_repo: Callable[..., RepoBuilder], tmp_p
     )
 
 
+def test_training_set_root_blocks_only_when_training_is_asked(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    root = subprocess.run(
+        ["git", "-C", str(repo.path), "rev-list", "--max-parents=0", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "benchmarks.yaml").write_text(
+        "schema_version: 1\nbenchmarks:\n  some-gym:\n    kind: training\n"
+        "    repos: [trainco/corpus-project]\n"
+    )
+    (lists / "roots.yaml").write_text(
+        f"schema_version: 1\nroots:\n  trainco/corpus-project: [{root}]\n"
+    )
+
+    def run(kinds: str) -> tuple[int, list[dict[str, object]]]:
+        cfg = tmp_path / "cfg.yaml"
+        cfg.write_text(f"blocklist:\n  dir: {lists}\n  kinds: {kinds}\n")
+        out, rej = tmp_path / "c.jsonl", tmp_path / "r.jsonl"
+        result = run_mine(
+            [str(repo.path)], out, config=load_config(cfg), options=MineOptions(), rejected=rej
+        )
+        return result.candidates, [json.loads(x) for x in rej.read_text().splitlines()]
+
+    # The default (evaluation sets only) and an explicit [evaluation] mine it.
+    assert load_config().blocklist.kinds == ("evaluation",)
+    assert run("[evaluation]") == (1, [])
+    count, rejs = run("[evaluation, training]")
+    assert count == 0
+    assert [r["reason"] for r in rejs] == ["blocklisted_repo"]
+    assert "trainco/corpus-project" in str(rejs[0]["detail"])
+    assert str(rejs[0]["detail"]).startswith("root commit")
+
+
 def test_newest_non_empty_commit_of_a_pr_number_wins(
     make_repo: Callable[..., RepoBuilder], tmp_path: Path
 ) -> None:
@@ -303,3 +369,49 @@ def test_version_from_nearest_tag(make_repo: Callable[..., RepoBuilder], tmp_pat
     repo.pr(1, {**FIX, **TEST}, "Fix add")
     (cand,), _ = mine(tmp_path, str(repo.path))
     assert cand["version"] == "2.7"
+
+
+def test_statement_quality_is_recorded(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            **FIX,
+            "tests/test_core.py": "import pytest\n\nfrom pkg.core import add\n\n\n"
+            "def test_add_text():\n"
+            "    with pytest.raises(TypeError, match='numbers only, got str'):\n"
+            "        add('1', 2)\n",
+        },
+        "Fix add",
+        "Co-authored-by: Helper Bot <bot@example.com>\n"
+        "* [pre-commit.ci] auto fixes from pre-commit.com hooks\n",
+        squash=True,
+    )
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def add(a, b):\n    return a + b\n\n\ndef neg(a):\n    return -a\n",
+            "tests/test_neg.py": "from pkg.core import neg\n\n\ndef test_neg():\n"
+            "    assert neg(2) == -2\n",
+        },
+        "Add neg() for symmetric arithmetic helpers",
+        "The package has add() but nothing to negate a number, so callers write their own "
+        "lambda every time and get the sign of zero wrong. neg() returns the additive "
+        "inverse of any number the package accepts.",
+    )
+    cands, _ = mine(tmp_path, str(repo.path))
+    first, second = (Candidate.from_dict(c) for c in cands)
+    assert first.problem_statement == "Fix add\n"
+    q1 = first.statement_quality
+    assert q1 is not None and q1.cleaned and not q1.generated
+    assert q1.flags == ("exact_string", "thin") and q1.words == 2
+    assert "exact_string: 'numbers only, got str'" in q1.evidence
+    q2 = second.statement_quality
+    assert q2 is not None and q2.flags == () and not q2.cleaned and q2.score > q1.score
+    assert cands[0]["statement_quality"]["version"] == 1  # type: ignore[index]
+    # A record from before the block existed still reads (as None); ours round-trips.
+    older = {k: v for k, v in cands[0].items() if k != "statement_quality"}
+    assert Candidate.from_dict(older).statement_quality is None
+    assert Candidate.from_dict(json.loads(first.to_json())) == first

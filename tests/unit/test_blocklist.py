@@ -79,3 +79,43 @@ def test_kinds_filter(tmp_path: Path) -> None:
     both = Blocklist.load(tmp_path)
     assert both.match_repo("b/two") is not None
     assert only_eval.digest != both.digest
+
+
+def test_root_commits_honour_kinds(tmp_path: Path) -> None:
+    # The benchmark that gives a root its kind lives in another file than the root.
+    (tmp_path / "b.yaml").write_text(
+        "benchmarks:\n  evalset:\n    kind: evaluation\n    repos: [a/one]\n"
+        "  trainset:\n    kind: training\n    repos: [b/two]\n"
+    )
+    (tmp_path / "r.yaml").write_text(
+        f"roots:\n  a/one: [{'a' * 40}]\n  b/two: [{'b' * 40}]\n  c/unlisted: [{'c' * 40}]\n"
+    )
+    only_eval = Blocklist.load(tmp_path, ("evaluation",))
+    assert only_eval.match_repo("x/fork-of-one", ("a" * 40,)) is not None
+    assert only_eval.match_repo("x/fork-of-two", ("b" * 40,)) is None
+    # A root no benchmark lists has no known kind: it blocks whatever kinds are asked for.
+    assert only_eval.match_repo("x/fork-of-unlisted", ("c" * 40,)) is not None
+    only_train = Blocklist.load(tmp_path, ("training",))
+    assert only_train.match_repo("x/fork-of-one", ("a" * 40,)) is None
+    assert only_train.match_repo("x/fork-of-two", ("b" * 40,)) is not None
+    both = Blocklist.load(tmp_path)
+    hit = both.match_repo("x/fork-of-two", ("B" * 40,))
+    assert hit is not None and hit.reason == "root_commit" and "b/two" in hit.detail
+
+
+def test_shared_root_names_every_repository(tmp_path: Path) -> None:
+    # Two blocked projects with one history (a fork that became its own project).
+    (tmp_path / "r.yaml").write_text(f"roots:\n  z/new: [{'d' * 40}]\n  a/old: [{'d' * 40}]\n")
+    hit = Blocklist.load(tmp_path).match_repo("x/copy", ("d" * 40,))
+    assert hit is not None and hit.detail.endswith("the root of a/old, z/new")
+
+
+def test_shipped_training_roots_block_only_when_asked() -> None:
+    # python/mypy is listed by training sets only (SWE-Gym, SWE-smith); django by SWE-bench.
+    mypy_root = "5088f037c2b35a69a093bd41907d1c30bff85d5e"
+    django_root = "d6ded0e91bcdd2a8f7a221f6a5552a33fe545359"
+    only_eval = Blocklist.load(PROJECT_ROOT / "blocklists", ("evaluation",))
+    assert only_eval.match_repo("x/typechecker", (mypy_root,)) is None
+    assert only_eval.match_repo("x/webframework", (django_root,)) is not None
+    both = Blocklist.load(PROJECT_ROOT / "blocklists", ("evaluation", "training"))
+    assert both.match_repo("x/typechecker", (mypy_root,)) is not None

@@ -77,3 +77,11 @@ def test_digest_independent_of_checkout_paths(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text(f"blocklist:\n  dir: {tmp_path}\n")
     assert load_config(f).digest() == load_config().digest()
+
+
+def test_unknown_blocklist_kind_is_refused(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("blocklist:\n  kinds: [evaluation, trainig]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert "trainig" in str(info.value) and "training" in info.value.hint

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from swe_forge.mining.prs import clean_text, linked_issues, parse_pr, problem_statement
+from swe_forge.mining.prs import (
+    changed_by_cleaning,
+    clean_text,
+    linked_issues,
+    parse_pr,
+    problem_statement,
+)
 
 
 def test_github_merge_commit() -> None:
@@ -87,3 +93,49 @@ def test_noise_is_stripped() -> None:
     pr = parse_pr(f"Fix the parser for empty input (#9)\n\n{body}", 1)
     assert pr is not None
     assert problem_statement(pr) == "Fix the parser for empty input\n\n* Handle the None case too\n"
+
+
+def test_tool_noise_is_stripped() -> None:
+    body = (
+        "The cache kept stale entries after a reload.\n\n"
+        "* [pre-commit.ci] auto fixes from pre-commit.com hooks\n\n"
+        "- for more information, see https://pre-commit.ci\n\n"
+        "* fix mypy errors part 2\n* add changelog entry\n* docstring\n"
+        "https://claude.ai/code/session_0123abcdEFGH\n"
+        "Link to Devin run: https://app.devin.ai/sessions/5f6e7d\n"
+        '<a href="https://cursor.com/background-agent?bcId=bc-42">Open in Cursor</a>\n'
+        "Generated with Copilot\n"
+        "Made with [Cursor](https://cursor.com)\n"
+        "Assisted-by: SomeTool:model-x\n"
+        "Signed-off-by: Dana Dev <dana@example.com>\n"
+        "Change-Id: I0123456789abcdef\n"
+        "Requested by: @someone\n"
+        "<!-- unclosed template comment\nPlease describe ...\n"
+    )
+    pr = parse_pr(f"Evict stale cache entries on reload (#31)\n\n{body}", 1)
+    assert pr is not None
+    assert problem_statement(pr) == (
+        "Evict stale cache entries on reload\n\nThe cache kept stale entries after a reload.\n"
+    )
+
+
+def test_template_sections_left_empty_are_dropped() -> None:
+    body = (
+        "## Description\n\nThe parser dropped the last line.\n\n"
+        "## Checklist\n\n- [x] tests\n1. [ ] docs\n\n"
+        "## Related issues\n\nFixes # (issue)\n\n"
+        "### Notes\n<!-- anything else? -->\n"
+    )
+    assert clean_text(body) == "## Description\n\nThe parser dropped the last line."
+
+
+def test_text_that_only_looks_like_noise_stays() -> None:
+    body = (
+        "Generated files under build/ were stale.\n"
+        "* fix the race between the two writers\n"
+        "Caused by: a missing lock\n"
+        "See https://docs.example.org/cache for the format.\n"
+    )
+    assert clean_text(body) == body.strip()
+    assert changed_by_cleaning("T\n\n" + body, "T\n\n" + clean_text(body)) is False
+    assert changed_by_cleaning("T\n\nSigned-off-by: A <a@x>", "T\n") is True
