@@ -3,11 +3,15 @@
 Everything here is *static*: metadata files are parsed (TOML, INI, the AST of ``setup.py``),
 never executed. A mined repository is hostile input, and resolution runs on the host.
 
-The recipe names the Python version (chosen among the base images we can build), the
-project's own name (so it is never taken from the package index: a newer release would leak
-the fix), the requirements to resolve (runtime dependencies, test extras or groups, test
-requirement files, tox deps, ``tests_require``, and pytest when nothing provides it) and the
-build requirements needed to install the project itself offline.
+The recipe names the Python version (the newest of our base images' Pythons that had been
+released by the commit's date and that the project allows), the project's own name (so it
+is never taken from the package index: a newer release would leak the fix), the
+requirements to resolve (runtime dependencies, test extras or groups, test requirement
+files, tox deps, ``tests_require``, and pytest when nothing provides it) and the build
+requirements needed to install the project itself offline. Requirements of one distribution
+under different markers stay apart, as a resolver reads them; Poetry tables are read by
+poetry-core (see :mod:`swe_forge.images.poetry`); a pytest older than the harness supports is
+raised to the oldest one it does, and the change is recorded in the recipe.
 """
 
 from __future__ import annotations
@@ -19,17 +23,19 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from swe_forge.config import RepoOverride
+from swe_forge.images.poetry import dependency_table, python_constraint
 
 #: Extras, dependency groups and Poetry groups that hold test dependencies.
 TEST_EXTRAS = ("test", "tests", "testing", "dev", "develop", "development", "test-dependencies")
@@ -72,6 +78,15 @@ _SELF_INSTALL = re.compile(r"^(?:-e\s+|--editable\s+)?\.(?:\[([^\]]*)\])?\s*$")
 
 
 @dataclass(frozen=True)
+class Adjustment:
+    """A requirement of the project that the recipe replaced, with both specs and why."""
+
+    original: str
+    chosen: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class InstallRecipe:
     """How to build the environment for one repository at one commit."""
 
@@ -84,6 +99,8 @@ class InstallRecipe:
     sources: tuple[str, ...]
     exclude_newer: str
     notes: tuple[str, ...] = field(default=())
+    #: Requirements changed on purpose (a pytest too old for the harness), as evidence.
+    adjusted: tuple[Adjustment, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -138,8 +155,8 @@ def detect_recipe(
     """Detect the install recipe of a repository at a commit.
 
     ``read(path)`` returns a file's bytes at the commit (None when absent); ``pythons`` are the
-    Python versions we have base images for; ``commit_time`` (Unix seconds) is both the
-    "as of" date for resolution and a hint for the Python version.
+    Python versions we have base images for; ``commit_time`` (Unix seconds, the base commit's)
+    is both the "as of" date for resolution and the limit of the Python versions considered.
     """
     override = override or RepoOverride()
     files = _Reader(read)
@@ -167,25 +184,16 @@ def detect_recipe(
         reqs += _parse_all(
             project.get("dependencies") or [], sources, "pyproject.toml [project] dependencies"
         )
-    optional = project.get("optional-dependencies") or {}
+    declared = project.get("optional-dependencies")
+    optional: dict[str, Any] = dict(declared) if isinstance(declared, dict) else {}
     groups = pyproject.get("dependency-groups") or {}
     bs = pyproject.get("build-system") or {}
     if isinstance(bs.get("requires"), list):
         build += [str(x) for x in bs["requires"]]
     poetry = (pyproject.get("tool") or {}).get("poetry") or {}
-    if poetry:
+    if isinstance(poetry, dict) and poetry:
         name = name or (poetry.get("name") if isinstance(poetry.get("name"), str) else None)
-        reqs += _poetry_deps(
-            poetry.get("dependencies") or {}, requires_python, sources, "poetry dependencies"
-        )
-        for group, spec in (poetry.get("group") or {}).items():
-            if canonicalize_name(str(group)) in TEST_EXTRAS:
-                reqs += _poetry_deps(
-                    (spec or {}).get("dependencies") or {}, [], sources, f"poetry group {group}"
-                )
-                extras_used.append(f"group:{group}")
-        if poetry.get("dev-dependencies"):
-            reqs += _poetry_deps(poetry["dev-dependencies"], [], sources, "poetry dev-dependencies")
+        reqs += _poetry(poetry, optional, requires_python, sources, notes, extras_used)
 
     setup_cfg = _ini(files.text("setup.cfg"))
     if setup_cfg is not None:
@@ -277,25 +285,14 @@ def detect_recipe(
     excluded = {canonicalize_name(x) for x in override.exclude}
     if norm_name:
         excluded.add(norm_name)
-    final: dict[str, Requirement] = {}
-    for r in reqs:
-        key = canonicalize_name(r.name)
-        if key in excluded:
-            continue
-        # Keep the first requirement seen per name plus merge specifiers: resolution needs one
-        # line per distribution, and the union of constraints is what all sources ask for.
-        if key in final:
-            merged = final[key]
-            merged.specifier &= r.specifier
-            merged.extras |= r.extras
-        else:
-            final[key] = Requirement(str(r))
-    if "pytest" not in final:
-        final["pytest"] = Requirement("pytest")
-        notes.append("pytest added: no test requirement named it")
     python, reason = choose_python(
         requires_python, classifier_versions, commit_time, pythons, override.python
     )
+    final = merge_requirements(r for r in reqs if canonicalize_name(r.name) not in excluded)
+    if not any(canonicalize_name(r.name) == "pytest" and applies(r, python) for r in final):
+        final.append(Requirement("pytest"))
+        notes.append("pytest added: no test requirement named it for this Python")
+    final, adjusted = raise_pytest_floor(final, python)
     build_reqs = sorted(
         {str(Requirement(b)) for b in (list(build) + list(override.build_requirements)) if _req(b)}
     )
@@ -303,7 +300,7 @@ def detect_recipe(
         project_name=name,
         python=python,
         python_reason=reason,
-        requirements=tuple(sorted(_render(r) for r in final.values())),
+        requirements=tuple(sorted({_render(r) for r in final})),
         build_requirements=tuple(
             b for b in build_reqs if canonicalize_name(Requirement(b).name) not in excluded
         ),
@@ -311,6 +308,7 @@ def detect_recipe(
         sources=tuple(dict.fromkeys(sources)),
         exclude_newer=datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         notes=tuple(notes),
+        adjusted=tuple(adjusted),
     )
 
 
@@ -324,6 +322,130 @@ def _render(r: Requirement) -> str:
     return out
 
 
+def merge_requirements(reqs: Iterable[Requirement]) -> list[Requirement]:
+    """Merge requirements the way a resolver reads them: per distribution *and* marker.
+
+    Entries with the same name and the same marker (extras, groups, files asking for the same
+    thing) become one, with the intersection of their specifiers and the union of their
+    extras. Entries under different markers stay apart: ``pytest<8; python_version < "3.8"``
+    and ``pytest>=8`` are two branches, of which the target Python takes the one that applies;
+    folding them into the first marker would install nothing on a newer Python.
+    """
+    merged: dict[tuple[str, str], Requirement] = {}
+    for r in reqs:
+        key = (canonicalize_name(r.name), str(r.marker) if r.marker else "")
+        if key in merged:
+            merged[key].specifier &= r.specifier
+            merged[key].extras |= r.extras
+        else:
+            merged[key] = Requirement(str(r))
+    return list(merged.values())
+
+
+def _environment(python: str) -> dict[str, str]:
+    """Marker variables of the target: CPython ``python`` on Linux, no extra requested."""
+    return {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "extra": "",
+    }
+
+
+def applies(req: Requirement, python: str) -> bool:
+    """Does ``req`` apply on the target Python (its marker, if any, holds there)?"""
+    if req.marker is None:
+        return True
+    try:
+        return bool(req.marker.evaluate(_environment(python)))
+    except (UndefinedComparison, UndefinedEnvironmentName, InvalidVersion):
+        return True  # cannot tell: the resolver decides, and keeping it is the safe side
+
+
+#: The oldest pytest the harness plugin runs on, per Python (found by running the harness
+#: under each pytest release, tests/integration/test_harness_plugin.py keeps it true for the
+#: host's Python). Before 5.4 the harness sees pytest's own late changes as tampering, and
+#: before 4.6 it cannot run at all (no ``--rootdir``, no ``pytest.hookimpl``...); from
+#: Python 3.10 on, pytest before 6.2.4 cannot even rewrite asserts (``alias`` has ``lineno``).
+HARNESS_PYTEST_FLOOR = (("3.10", "6.2.4"), ("0", "5.4.0"))
+
+
+def harness_pytest_floor(python: str) -> Version:
+    """The oldest pytest the harness supports on Python ``python``."""
+    for since, floor in HARNESS_PYTEST_FLOOR:
+        if Version(python) >= Version(since):
+            return Version(floor)
+    raise AssertionError("HARNESS_PYTEST_FLOOR ends with a catch-all")
+
+
+def _upper_bounds(spec: SpecifierSet) -> list[tuple[Version, bool]]:
+    """(bound, inclusive) of every upper bound in ``spec``."""
+    out = []
+    for s in spec:
+        op, text = s.operator, s.version
+        try:
+            if op in ("==", "===") and text.endswith(".*"):
+                release = list(Version(text[:-2]).release)
+                release[-1] += 1
+                out.append((Version(".".join(map(str, release))), False))
+            elif op in ("==", "===", "<="):
+                out.append((Version(text), True))
+            elif op == "<":
+                out.append((Version(text), False))
+            elif op == "~=":
+                release = list(Version(text).release[:-1])
+                release[-1] += 1
+                out.append((Version(".".join(map(str, release))), False))
+        except (InvalidVersion, IndexError):
+            continue
+    return out
+
+
+def below_floor(spec: SpecifierSet, floor: Version) -> bool:
+    """Does every version ``spec`` admits lie below ``floor`` (an upper bound under it)?"""
+    return any(
+        bound < floor or (bound == floor and not inclusive)
+        for bound, inclusive in _upper_bounds(spec)
+    )
+
+
+def raise_pytest_floor(
+    reqs: list[Requirement], python: str
+) -> tuple[list[Requirement], list[Adjustment]]:
+    """Replace a pytest requirement that only admits releases older than the harness supports.
+
+    The replacement is the oldest supported minor series (``>=floor,<next minor``): the
+    closest to what the project asked for. Its extras and marker are kept; each replacement is
+    returned as an :class:`Adjustment` (the original and the chosen spec).
+    """
+    floor = harness_pytest_floor(python)
+    upper = f"{floor.major}.{floor.minor + 1}"
+    out: list[Requirement] = []
+    adjusted: list[Adjustment] = []
+    for r in reqs:
+        if (
+            canonicalize_name(r.name) == "pytest"
+            and applies(r, python)
+            and below_floor(r.specifier, floor)
+        ):
+            new = Requirement(str(r))
+            new.specifier = SpecifierSet(f">={floor},<{upper}")
+            adjusted.append(
+                Adjustment(
+                    original=_render(r),
+                    chosen=_render(new),
+                    reason=f"the harness needs pytest>={floor} on Python {python}",
+                )
+            )
+            r = new
+        out.append(r)
+    return out, adjusted
+
+
 def choose_python(
     requires: list[str],
     classifier_versions: set[str],
@@ -331,45 +453,68 @@ def choose_python(
     pythons: tuple[str, ...],
     forced: str | None = None,
 ) -> tuple[str, str]:
-    """Pick the Python version among ``pythons`` for a repository at a commit.
+    """Pick the Python version among ``pythons`` for a repository at a commit, and say why.
 
-    ``requires-python`` filters; then the newest classifier/tox version we have (or the
-    closest one above it); without such hints, the newest version released before the commit.
+    The newest of ``pythons`` that had had its final release by the commit's date (see
+    :data:`PYTHON_RELEASES`), that every ``requires`` allows (an entry may hold PEP 440
+    alternatives joined by ``" || "``, as Poetry's ``python`` key does; one that no available
+    version meets is ignored as a mistake) and that is no newer than the newest classifier or
+    tox environment. A Python released later than the commit never runs it: its packages had
+    no wheels then, and older sdists (``Cython<3``...) do not build on it. When classifiers
+    stop below every released candidate, the oldest released one is the closest; when the
+    commit predates all of them, the oldest allowed one.
     """
     if forced:
         return forced, "configs/repos.yaml"
-    ordered = sorted(pythons, key=Version)
-    allowed = list(ordered)
+    when = datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%d")
+    allowed = sorted(pythons, key=Version)
+    limits: list[str] = []
     for spec in requires:
-        try:
-            s = SpecifierSet(spec)
-        except InvalidSpecifier:
-            continue
-        ok = [
-            p
-            for p in allowed
-            if s.contains(Version(f"{p}.0"), prereleases=True)
-            or s.contains(Version(p), prereleases=True)
-        ]
+        ok = [p for p in allowed if _python_allowed(spec, p)]
         if ok:
+            if len(ok) < len(allowed):
+                limits.append(f"requires {spec}")
             allowed = ok
+    released = [p for p in allowed if PYTHON_RELEASES.get(p, "9999") <= when]
+    if not released:
+        why = "oldest available: none had been released by " + when
+        return allowed[0], "; ".join([why, *limits])
     if classifier_versions:
         top = max(classifier_versions, key=Version)
-        below = [p for p in allowed if Version(p) <= Version(top)]
+        below = [p for p in released if Version(p) <= Version(top)]
         if below:
-            return below[-1], f"newest available <= {top} (classifiers/tox)"
-        return allowed[0], f"closest available above {top} (classifiers/tox)"
-    when = datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%d")
-    released = [p for p in allowed if PYTHON_RELEASES.get(p, "9999") <= when]
-    if released:
-        return released[-1], f"newest available released before {when}"
-    return allowed[0], "oldest available (commit predates every available Python)"
+            why = f"newest released by {when} and <= {top} (classifiers/tox)"
+            return below[-1], "; ".join([why, *limits])
+        why = f"oldest released by {when}: the closest above {top} (classifiers/tox)"
+        return released[0], "; ".join([why, *limits])
+    return released[-1], "; ".join([f"newest released by {when}", *limits])
+
+
+def _python_allowed(spec: str, python: str) -> bool:
+    """Does ``spec`` (PEP 440, or alternatives joined by ``" || "``) allow ``python``?
+
+    ``>=3.8.1`` counts as allowing 3.8: a minor is allowed when some patch release of it is.
+    """
+    for alternative in spec.split("||"):
+        try:
+            s = SpecifierSet(alternative.strip())
+        except InvalidSpecifier:
+            continue
+        # Any patch release of the minor will do (the base image's is not known here).
+        if any(
+            s.contains(Version(v), prereleases=True)
+            for v in (f"{python}.0", python, f"{python}.99")
+        ):
+            return True
+    return False
 
 
 def recipe_digest(recipe: InstallRecipe) -> str:
     """sha256 of the recipe's resolution inputs."""
     data = {
-        k: v for k, v in recipe.to_dict().items() if k not in ("sources", "notes", "python_reason")
+        k: v
+        for k, v in recipe.to_dict().items()
+        if k not in ("sources", "notes", "python_reason", "adjusted")
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
@@ -465,50 +610,57 @@ def _requirements_file(
     return out
 
 
-def _poetry_deps(
-    deps: dict[str, Any], requires_python: list[str], sources: list[str], where: str
+def _poetry(
+    poetry: dict[str, Any],
+    optional: dict[str, Any],
+    requires_python: list[str],
+    sources: list[str],
+    notes: list[str],
+    extras_used: list[str],
 ) -> list[Requirement]:
-    lines = []
-    for dep_name, spec in deps.items():
-        if dep_name == "python":
-            if isinstance(spec, str):
-                requires_python.append(_poetry_spec(spec))
-            continue
-        version = (
-            spec
-            if isinstance(spec, str)
-            else (spec.get("version") if isinstance(spec, dict) else None)
-        )
-        if isinstance(spec, dict) and (
-            spec.get("path") or spec.get("git") or spec.get("url") or spec.get("optional")
-        ):
-            continue
-        lines.append(f"{dep_name}{_poetry_spec(version) if version else ''}")
-    return _parse_all(lines, sources, where)
-
-
-def _poetry_spec(spec: str) -> str:
-    """Translate Poetry's ``^1.2`` / ``~1.2`` / ``1.2.*`` into PEP 440 specifiers."""
-    parts = []
-    for raw in spec.split(","):
-        s = raw.strip()
-        if s in ("*", ""):
-            continue
-        if s[0] in "^~" and s[1:2] != "=":
-            nums = [int(x) for x in re.findall(r"\d+", s[1:])[:3]] or [0]
-            lower = ".".join(map(str, nums))
-            if s[0] == "^":
-                idx = next((i for i, n in enumerate(nums) if n != 0), len(nums) - 1)
-            else:
-                idx = 0 if len(nums) == 1 else 1
-            upper = nums[: idx + 1]
-            upper[-1] += 1
-            parts.append(f">={lower},<{'.'.join(map(str, upper))}")
-        elif s[0].isdigit():
-            parts.append(f"=={s}")
-        else:
-            parts.append(s)
-    return ",".join(parts)
+    """Requirements of ``[tool.poetry]``: main dependencies, test groups, legacy
+    ``dev-dependencies``; its ``python`` key; its extras (added to ``optional``, so the test
+    extras are chosen the same way as PEP 621 ones)."""
+    main = poetry.get("dependencies")
+    if isinstance(main, dict):
+        pyspec = python_constraint(main.get("python"))
+        if pyspec:
+            requires_python.append(pyspec)
+    table = dependency_table(main, "poetry dependencies")
+    notes += table.notes
+    out = _parse_all(table.required, sources, "poetry dependencies")
+    extras = poetry.get("extras")
+    if isinstance(extras, dict):
+        by_name = {canonicalize_name(k): v for k, v in table.optional.items()}
+        for extra, names in sorted(extras.items()):
+            if not isinstance(names, list):
+                continue
+            picked = [
+                r
+                for n in names
+                if isinstance(n, str)
+                # An extra names a distribution, possibly with its own extras: ``foo[bar]``.
+                for r in by_name.get(canonicalize_name(n.split("[", 1)[0].strip()), [])
+            ]
+            optional.setdefault(str(extra), picked)
+    groups = poetry.get("group")
+    tables: list[tuple[str, Any]] = []
+    if isinstance(groups, dict):
+        tables += [
+            (f"poetry group {g}", spec.get("dependencies"))
+            for g, spec in sorted(groups.items())
+            if canonicalize_name(str(g)) in TEST_EXTRAS and isinstance(spec, dict)
+        ]
+    tables.append(("poetry dev-dependencies", poetry.get("dev-dependencies")))
+    for where, deps in tables:
+        got = dependency_table(deps, where)
+        notes += got.notes
+        # Optional group members are still members: Poetry installs them with the group.
+        reqs = got.required + [r for rs in got.optional.values() for r in rs]
+        out += _parse_all(reqs, sources, where)
+        if reqs and where.startswith("poetry group "):
+            extras_used.append(f"group:{where.removeprefix('poetry group ')}")
+    return out
 
 
 def _eval(node: ast.AST, names: dict[str, Any]) -> Any:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from swe_forge.images.recipe import harness_pytest_floor
+
 PROJECT = {
     "tests/test_one.py": (
         "import pytest\n\n"
@@ -349,3 +351,41 @@ def test_failed_subtests_fail_their_test(
         assert got["tests/test_subfixture.py::test_fixture_subtests_pass"] == "passed", got
     # The exit status agrees with the outcomes: something failed.
     assert code == 1 and events[-1]["exitstatus"] == 1
+
+
+# ------------------------------------------------------------ the recipe's pytest floor
+#: The release just before each floor of swe_forge.images.recipe.HARNESS_PYTEST_FLOOR.
+BELOW_FLOOR = {"6.2.4": "6.2.3", "5.4.0": "5.3.5"}
+
+
+@pytest.mark.parametrize("which", ["floor", "below the floor"])
+def test_recipe_pytest_floor_is_the_oldest_pytest_the_harness_runs_on(
+    tmp_path: Path, which: str
+) -> None:
+    """The recipe raises older pytests to this floor: at it the harness reports what today's
+    pytest reports; just below it, it does not (pytest breaks, or the harness cries tamper)."""
+    floor = str(harness_pytest_floor(f"{sys.version_info[0]}.{sys.version_info[1]}"))
+    version = floor if which == "floor" else BELOW_FLOOR[floor]
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(venv / "bin" / "python"),
+            f"pytest=={version}",
+        ],
+        check=True,
+        timeout=300,
+    )
+    write(tmp_path / "today", PROJECT)
+    write(tmp_path / "old", PROJECT)
+    expected, expected_code = run_harness(tmp_path / "today", "tests")
+    events, code = run_harness(tmp_path / "old", "tests", python=str(venv / "bin" / "python"))
+    tampered = [e for e in events if e["event"] == "tamper"]
+    same = outcomes(events) == outcomes(expected) and code == expected_code and not tampered
+    assert same is (which == "floor"), (version, outcomes(events), tampered)

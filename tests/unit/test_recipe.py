@@ -4,8 +4,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from swe_forge.config import RepoOverride
-from swe_forge.images.recipe import choose_python, detect_recipe
+from swe_forge.images.base import pythons_available
+from swe_forge.images.poetry import dependency_table, python_constraint
+from swe_forge.images.recipe import (
+    Adjustment,
+    applies,
+    below_floor,
+    choose_python,
+    detect_recipe,
+    harness_pytest_floor,
+    merge_requirements,
+    raise_pytest_floor,
+    recipe_digest,
+)
 
 PYTHONS = ("3.9", "3.11", "3.13")
 T2020 = int(datetime(2020, 6, 1, tzinfo=UTC).timestamp())
@@ -72,11 +89,354 @@ def test_poetry_and_overrides() -> None:
     assert set(r.requirements) == {"pytest<7.3,>=7.2", "pytest-mock"}
 
 
-def test_choose_python() -> None:
-    assert choose_python([">=3.10"], set(), T2020, PYTHONS)[0] == "3.11"
-    assert choose_python([], set(), T2020, PYTHONS)[0] == "3.9"
-    assert choose_python([], set(), T2024, PYTHONS)[0] == "3.11"
-    assert choose_python([], {"3.12", "3.13"}, T2024, PYTHONS)[0] == "3.13"
-    assert (
-        choose_python(["<3"], set(), T2024, PYTHONS)[0] == "3.11"
-    )  # impossible constraint: ignored
+def at(day: str) -> int:
+    return int(datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp())
+
+
+# ---------------------------------------------------------------- requirement merge (issue 1)
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        # Marker branches stay apart: the target Python takes the one that applies.
+        (
+            ['pytest<8; python_version < "3.8"', "pytest>=8"],
+            ['pytest<8; python_version < "3.8"', "pytest>=8"],
+        ),
+        (
+            ["freezegun==1.1.0; python_version<'3.8'", "freezegun==1.5.0; python_version>='3.8'"],
+            [
+                'freezegun==1.1.0; python_version < "3.8"',
+                'freezegun==1.5.0; python_version >= "3.8"',
+            ],
+        ),
+        (
+            ["colorama>=0.3.4; sys_platform=='win32'", "colorama>=0.3.4"],
+            ["colorama>=0.3.4", 'colorama>=0.3.4; sys_platform == "win32"'],
+        ),
+        # The same marker (however it is spelled) merges: specifiers meet, extras join.
+        (
+            ["pytest>=7; python_version<'3.8'", 'pytest<8 ; python_version < "3.8"'],
+            ['pytest<8,>=7; python_version < "3.8"'],
+        ),
+        (["pytest>=7", "PyTest<9"], ["pytest<9,>=7"]),
+        (["requests[socks]>=2", "Requests[security]"], ["requests[security,socks]>=2"]),
+    ],
+)
+def test_merge_keeps_marker_branches(given: list[str], expected: list[str]) -> None:
+    from swe_forge.images.recipe import _render
+
+    merged = merge_requirements(Requirement(g) for g in given)
+    assert sorted(_render(r) for r in merged) == expected
+
+
+def test_marker_branches_survive_detection_and_pytest_is_added_for_this_python() -> None:
+    r = recipe(
+        {
+            "setup.py": (
+                "setup(name='logs', extras_require={'dev': [\n"
+                "  \"pytest==6.1.2 ; python_version<'3.8'\",\n"
+                "  \"freezegun==1.1.0 ; python_version<'3.8'\",\n"
+                "  \"freezegun==1.5.0 ; python_version>='3.8'\",\n"
+                "  'colorama>=0.3.4'],\n"
+                "  'other': []},\n"
+                "  install_requires=[\"colorama>=0.3.4 ; sys_platform=='win32'\"])\n"
+            )
+        }
+    )
+    assert r.python == "3.11"
+    assert r.requirements == (
+        "colorama>=0.3.4",
+        'colorama>=0.3.4; sys_platform == "win32"',
+        'freezegun==1.1.0; python_version < "3.8"',
+        'freezegun==1.5.0; python_version >= "3.8"',
+        "pytest",
+        'pytest==6.1.2; python_version < "3.8"',
+    )
+    assert any("pytest added" in n for n in r.notes)
+
+
+@pytest.mark.parametrize(
+    ("req", "python", "expected"),
+    [
+        ("x", "3.9", True),
+        ('x; python_version < "3.8"', "3.11", False),
+        ('x; python_version >= "3.10"', "3.11", True),
+        ('x; python_version >= "3.10"', "3.9", False),
+        ('x; python_full_version >= "3.9.1"', "3.9", False),
+        ('x; sys_platform == "win32"', "3.11", False),
+        ('x; platform_python_implementation == "PyPy"', "3.11", False),
+        ('x; extra == "docs"', "3.11", False),
+    ],
+)
+def test_applies_on_the_target(req: str, python: str, expected: bool) -> None:
+    assert applies(Requirement(req), python) is expected
+
+
+# ---------------------------------------------------------------- Poetry (issue 2)
+@pytest.mark.parametrize(
+    ("constraint", "rendered", "inside", "outside"),
+    [
+        ("^1.2.3", "x<2.0.0,>=1.2.3", ["1.2.3", "1.9"], ["1.2.2", "2.0.0"]),
+        ("^0.2.3", "x<0.3.0,>=0.2.3", ["0.2.9"], ["0.3.0"]),
+        ("^0.0.3", "x<0.0.4,>=0.0.3", ["0.0.3"], ["0.0.4"]),
+        ("^1.0.0b1", "x<2.0.0,>=1.0.0b1", ["1.0.0b1", "1.0.0", "1.5"], ["0.9", "2.0.0"]),
+        ("~1.2", "x<1.3,>=1.2", ["1.2.9"], ["1.3"]),
+        ("~1", "x<2,>=1", ["1.9"], ["2"]),
+        ("~=1.4.2", "x<1.5.0,>=1.4.2", ["1.4.9"], ["1.5"]),
+        ("1.2.*", "x==1.2.*", ["1.2.0", "1.2.7"], ["1.3"]),
+        ("*", "x", ["0.1", "99"], []),
+        (">=1.2,<2", "x<2,>=1.2", ["1.5"], ["2.0"]),
+        (">=1.2 <2", "x<2,>=1.2", ["1.5"], ["2.0"]),
+        ("1.2.3", "x==1.2.3", ["1.2.3"], ["1.2.4"]),
+        ("==1.2.3", "x==1.2.3", ["1.2.3"], ["1.2.4"]),
+        ("!=1.5", "x!=1.5", ["1.4", "1.6"], ["1.5"]),
+        (">=2.7,!=3.0.*,!=3.1.*", "x!=3.0.*,!=3.1.*,>=2.7", ["2.7", "3.2"], ["3.1.5"]),
+        # PEP 440 has no "or": a union becomes its hull (the newest release is in the last range).
+        ("^2.7 || ^3.4", "x<4.0,>=2.7", ["2.7.3", "3.4", "3.9"], ["2.6", "4.0"]),
+        ("^1.2 || 2.0.*", "x<2.1,>=1.2", ["1.3", "2.0.5"], ["2.1"]),
+    ],
+)
+def test_poetry_constraints_mean_what_poetry_means(
+    constraint: str, rendered: str, inside: list[str], outside: list[str]
+) -> None:
+    table = dependency_table({"x": constraint}, "t")
+    assert len(table.required) == 1, table.notes
+    req = Requirement(table.required[0])
+    assert f"{req.name}{req.specifier}" == rendered
+    for v in inside:
+        assert req.specifier.contains(v, prereleases=True), v
+    for v in outside:
+        assert not req.specifier.contains(v, prereleases=True), v
+
+
+def test_poetry_tables_markers_alternatives_and_sources() -> None:
+    table = dependency_table(
+        {
+            "python": "^3.8",
+            "dataclasses": {"version": "^0.7", "python": "~3.6"},
+            "typing-extensions": {"version": ">=3.7", "python": "<3.8"},
+            "tomli": [
+                {"version": "^1.2", "python": "<3.7"},
+                {"version": "^2.0", "python": ">=3.7", "extras": ["x"]},
+            ],
+            "pywin": {"version": "*", "markers": "sys_platform == 'win32'"},
+            "ujson": {"version": "^5", "optional": True},
+            "local": {"path": "../local"},
+            "fork": {"git": "https://example.invalid/fork.git"},
+            "bad": "^not-a-version",
+            "worse": {"version": "^1", "markers": "not a marker ==="},
+            "odd": 5,
+        },
+        "poetry dependencies",
+    )
+    assert table.required == [
+        'dataclasses (>=0.7,<0.8) ; python_version == "3.6"',
+        'pywin ; sys_platform == "win32"',
+        'tomli (>=1.2,<2.0) ; python_version < "3.7"',
+        'tomli[x] (>=2.0,<3.0) ; python_version >= "3.7"',
+        'typing-extensions (>=3.7) ; python_version < "3.8"',
+    ]
+    assert table.optional == {"ujson": ["ujson (>=5,<6)"]}
+    assert sorted(n.split(": ", 1)[1] for n in table.notes) == [
+        "bad dropped (ParseConstraintError)",
+        "fork dropped (not from the package index)",
+        "local dropped (not from the package index)",
+        "odd dropped (malformed constraint)",
+        "worse dropped (UnexpectedCharacters)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("^3.8", ">=3.8,<4.0"),
+        ("~3.9", ">=3.9,<3.10"),
+        ("3.9.*", "==3.9.*"),
+        ("3.9", "==3.9"),
+        (">=3.7,<4.0", ">=3.7,<4.0"),
+        ("^2.7 || ^3.4", ">=2.7,<3.0 || >=3.4,<4.0"),
+        ("*", None),
+        ("not a version", None),
+        (3.9, None),
+    ],
+)
+def test_poetry_python_key(spec: object, expected: str | None) -> None:
+    assert python_constraint(spec) == expected
+
+
+def test_poetry_project_python_groups_extras_and_dev_dependencies() -> None:
+    pyproject = """
+[build-system]
+requires = ["poetry-core>=1.0.0"]
+build-backend = "poetry.core.masonry.api"
+[tool.poetry]
+name = "poet"
+[tool.poetry.dependencies]
+python = "~2.7 || ^3.10"
+black = {version = "^20.8b1", python = "^3.6"}
+ujson = {version = "^5", optional = true}
+orjson = {version = "^3", optional = true}
+[tool.poetry.extras]
+test = ["ujson"]
+speed = ["orjson"]
+[tool.poetry.group.test.dependencies]
+pytest = "^6.2"
+[tool.poetry.group.docs.dependencies]
+sphinx = "^4"
+[tool.poetry.dev-dependencies]
+pytest-cov = "~2.10"
+"""
+    r = recipe({"pyproject.toml": pyproject}, at("2023-01-01"))
+    assert r.python == "3.11"
+    assert "requires >=2.7,<2.8 || >=3.10,<4.0" in r.python_reason
+    assert r.requirements == (
+        'black<21.0,>=20.8b1; python_version >= "3.6" and python_version < "4.0"',
+        "pytest-cov<2.11,>=2.10",
+        "pytest<7.0,>=6.2",
+        "ujson<6,>=5",
+    )
+    assert set(r.extras) == {"test", "group:test"}
+    assert "poetry-core>=1.0.0" in r.build_requirements
+
+
+# ---------------------------------------------------------------- Python choice (issue 3)
+AVAILABLE = pythons_available(("bullseye", "bookworm", "trixie"))
+
+
+@pytest.mark.parametrize(
+    ("requires", "classifiers", "day", "expected"),
+    [
+        # Classifiers name versions not yet released at the commit: they do not count.
+        ([], {"3.12", "3.13"}, "2024-01-15", "3.11"),
+        ([">=3.8"], {"3.13"}, "2024-01-15", "3.11"),
+        ([], {"3.13"}, "2024-11-01", "3.13"),
+        ([], set(), "2024-11-01", "3.13"),
+        ([], set(), "2024-10-06", "3.11"),
+        ([], set(), "2024-10-07", "3.13"),  # released that day
+        ([], set(), "2022-10-23", "3.9"),
+        ([], set(), "2022-10-24", "3.11"),
+        ([], set(), "2020-06-01", "3.9"),  # before every available Python: the oldest
+        ([], set(), "2018-01-01", "3.9"),
+        ([], {"3.8"}, "2024-01-15", "3.9"),  # classifiers stop below: the closest above
+        ([], {"3.9", "3.10"}, "2024-01-15", "3.9"),
+        ([], {"3.11"}, "2026-01-01", "3.11"),
+        ([">=3.10"], set(), "2020-06-01", "3.11"),  # nothing allowed was released: the oldest
+        ([">=3.10"], set(), "2023-06-01", "3.11"),
+        (["<3.11"], set(), "2025-01-01", "3.9"),
+        (["<3"], set(), "2024-01-15", "3.11"),  # impossible constraint: ignored
+        (["==3.9.*"], set(), "2025-01-01", "3.9"),
+        ([">=3.11.2"], set(), "2023-06-01", "3.11"),  # any 3.11 patch release
+        ([">=3.8.1", "<4"], set(), "2025-01-01", "3.13"),
+        ([">=2.7,<3.0 || >=3.4,<4.0"], set(), "2023-01-01", "3.11"),
+        ([">=2.7,<3.0 || >=3.10,<3.12"], set(), "2025-01-01", "3.11"),
+        (["not a spec"], set(), "2025-01-01", "3.13"),
+    ],
+)
+def test_choose_python_newest_released_and_allowed(
+    requires: list[str], classifiers: set[str], day: str, expected: str
+) -> None:
+    python, reason = choose_python(requires, classifiers, at(day), AVAILABLE)
+    assert python == expected, reason
+    assert day in reason
+
+
+def test_choose_python_forced_and_deterministic() -> None:
+    assert choose_python([">=3.12"], {"3.8"}, T2020, AVAILABLE, "3.9") == (
+        "3.9",
+        "configs/repos.yaml",
+    )
+    # The order of the available Pythons does not matter.
+    assert choose_python([], {"3.13"}, at("2025-01-01"), tuple(reversed(AVAILABLE))) == (
+        choose_python([], {"3.13"}, at("2025-01-01"), AVAILABLE)
+    )
+
+
+def test_recipe_of_a_2024_commit_naming_3_13_gets_3_11() -> None:
+    r = recipe(
+        {
+            "pyproject.toml": '[project]\nname = "c"\nrequires-python = ">=3.9"\nclassifiers = ["Programming Language :: Python :: 3.13"]\ndependencies = ["Cython<3"]\n'
+        },
+        at("2024-06-01"),
+    )
+    assert r.python == "3.11" and "2024-06-01" in r.python_reason
+
+
+# ---------------------------------------------------------------- old pytest (issue 4)
+@pytest.mark.parametrize(
+    ("spec", "floor", "expected"),
+    [
+        ("==3.0.7", "5.4.0", True),
+        ("<5", "5.4.0", True),
+        ("<5.4.0", "5.4.0", True),
+        ("<=5.4.0", "5.4.0", False),
+        ("<=5.3.5", "5.4.0", True),
+        (">3,<4", "5.4.0", True),
+        ("~=4.6", "5.4.0", True),  # <5
+        ("~=5.4", "5.4.0", False),  # <6
+        ("==4.6.*", "5.4.0", True),
+        ("==5.4.*", "5.4.0", False),
+        (">=4.6", "5.4.0", False),
+        ("!=5.4.0", "5.4.0", False),
+        ("", "5.4.0", False),
+        ("==6.2.3", "6.2.4", True),
+        ("~=6.2.0", "6.2.4", False),
+        ("==7.0.1", "6.2.4", False),
+    ],
+)
+def test_below_floor(spec: str, floor: str, expected: bool) -> None:
+    assert below_floor(SpecifierSet(spec), Version(floor)) is expected
+
+
+def test_harness_floor_per_python() -> None:
+    assert harness_pytest_floor("3.9") == Version("5.4.0")
+    assert harness_pytest_floor("3.10") == Version("6.2.4")
+    assert harness_pytest_floor("3.13") == Version("6.2.4")
+
+
+@pytest.mark.parametrize(
+    ("given", "python", "expected", "raised"),
+    [
+        ("pytest==3.0.7", "3.9", "pytest<5.5,>=5.4.0", True),
+        ("pytest==3.0.7", "3.11", "pytest<6.3,>=6.2.4", True),
+        ("pytest[testing]<4,>=3.6", "3.13", "pytest[testing]<6.3,>=6.2.4", True),
+        ("pytest<6.3,>=6.2.4", "3.11", "pytest<6.3,>=6.2.4", False),
+        ("pytest>=3", "3.9", "pytest>=3", False),
+        ('pytest<4; python_version < "3.8"', "3.11", 'pytest<4; python_version < "3.8"', False),
+        (
+            'pytest<4; python_version >= "3.8"',
+            "3.9",
+            'pytest<5.5,>=5.4.0; python_version >= "3.8"',
+            True,
+        ),
+        ("pytest-cov<2", "3.9", "pytest-cov<2", False),
+    ],
+)
+def test_raise_pytest_floor(given: str, python: str, expected: str, raised: bool) -> None:
+    from swe_forge.images.recipe import _render
+
+    out, adjusted = raise_pytest_floor([Requirement(given)], python)
+    assert [_render(r) for r in out] == [expected]
+    if raised:
+        assert adjusted == [Adjustment(given.replace(" ;", ";"), expected, adjusted[0].reason)]
+        assert python in adjusted[0].reason
+    else:
+        assert adjusted == []
+
+
+def test_recipe_records_a_raised_pytest() -> None:
+    files = {
+        "setup.py": "setup(name='old', tests_require=['pytest==3.0.7', 'mock'], python_requires='>=2.7')\n"
+    }
+    r = recipe(files, T2020)
+    assert r.python == "3.9"
+    assert "pytest<5.5,>=5.4.0" in r.requirements and "pytest==3.0.7" not in r.requirements
+    assert [a.original for a in r.adjusted] == ["pytest==3.0.7"]
+    assert list(r.to_dict()["adjusted"]) == [
+        {
+            "original": "pytest==3.0.7",
+            "chosen": "pytest<5.5,>=5.4.0",
+            "reason": "the harness needs pytest>=5.4.0 on Python 3.9",
+        }
+    ]
+    # The evidence is not an input of resolution: only the requirements are.
+    assert recipe_digest(r) == recipe_digest(type(r)(**{**r.__dict__, "adjusted": ()}))
