@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -114,6 +115,12 @@ _COPYRIGHT_NOTICE = re.compile(
     r"^[ \t]*(?:copyright\b|\(c\)|©)[^\n]*\b(?:1[89]|2[0-9])[0-9]{2}\b[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+#: A licence file is split into at most this many parts, each at least this long (a part is a
+#: licence text, not a notice line).
+_MAX_SECTIONS = 8
+_MIN_SECTION_CHARS = 400
 
 
 def licence_body(text: str) -> str:
@@ -261,8 +268,46 @@ class LicenseJudge:
         variant = self.policy.variants.get(spdx)
         if variant is not None and variant[0] not in text.lower():
             spdx = variant[1]
+        if score < self.config.file_score_threshold:
+            # One file holding several licence texts (a fork keeps its upstream's notice
+            # beside its own; vendored code's licence is appended): the whole matches no
+            # template well, each part may. The parts' licences all apply (AND), so a
+            # copyleft part keeps the file refused.
+            sections = self._identify_sections(text)
+            if sections is not None:
+                spdx, score = sections
         self._file_cache[blob] = (spdx, score)
         return spdx, score
+
+    def _identify_sections(self, text: str) -> tuple[str, float] | None:
+        """Identify a licence file part by part, split at its dated copyright notices.
+
+        None unless there are at least two parts of licence size and every part is
+        identified strongly; else the parts' licences joined with AND and the weakest score.
+        """
+        starts = [m.start() for m in _COPYRIGHT_NOTICE.finditer(text)]
+        if len(starts) < 2 or len(starts) > _MAX_SECTIONS:
+            return None
+        # A title before the first notice belongs to the first part.
+        bounds = [0, *starts[1:], len(text)]
+        found: list[str] = []
+        scores: list[float] = []
+        for a, b in itertools.pairwise(bounds):
+            body = licence_body(text[a:b])
+            if len(body.strip()) < _MIN_SECTION_CHARS:
+                return None
+            key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+            raw = self.identity_cache.get(key)
+            if raw is None:
+                raw = identify_text(body)
+                self.identity_cache.put(key, raw)
+            if raw[1] < self.config.file_score_threshold:
+                return None
+            found.append(raw[0])
+            scores.append(raw[1])
+        ids = sorted(set(found))
+        expression = ids[0] if len(ids) == 1 else " AND ".join(ids)
+        return expression, min(scores)
 
     def _spdx_from_text(self, text: str) -> str | None:
         """Normalise a metadata licence string to a valid SPDX expression, or None."""

@@ -242,3 +242,27 @@ def test_same_licence_body_is_identified_once(
     # The cache on disk serves a later run without askalono.
     cache.save()
     assert len(IdentityCache(tmp_path / "ids.json").data) == 1
+
+
+def _holder(text: str, holder: str, year: int) -> str:
+    # The example's MIT text with its notice replaced: another holder, another year.
+    lines = [ln for ln in text.splitlines() if not ln.lower().startswith("copyright")]
+    return f"{holder}\nCopyright (c) {year} {holder}\n" + "\n".join(lines) + "\n"
+
+
+def test_a_file_of_several_permissive_texts_is_their_licence(policy: LicensePolicy) -> None:
+    # A fork keeps its upstream's notice and text beside its own: three MIT texts in one file
+    # match no template as a whole, each part does.
+    text = "\n\n".join(_holder(MIT, f"Holder {i}", 2010 + i) for i in range(3))
+    judge, _ = judge_for({"LICENSE": text.encode()}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "MIT", verdict.detail
+    assert verdict.evidence[0].score >= 0.9
+
+
+def test_a_copyleft_part_keeps_the_file_refused(policy: LicensePolicy) -> None:
+    text = _holder(MIT, "Holder", 2015) + "\n\nCopyright (C) 2007 Someone Else\n" + GPL
+    judge, _ = judge_for({"LICENSE": text.encode()}, policy)
+    verdict = judge.judge("c1")
+    assert not verdict.allowed, verdict.expression
+    assert verdict.reason in ("license_not_permissive", "license_unknown")
