@@ -65,3 +65,127 @@ def funnel(files: list[Path]) -> dict[str, Any]:
         "yield": round(tasks / admit_seen, 4) if admit_seen else 0.0,
         "repos_blocklisted": repos_blocked,
     }
+
+
+#: Admission rejections that mean the candidate got no environment.
+NO_ENVIRONMENT = frozenset({"build_failed"})
+
+
+def funnel_by_repo(files: list[Path]) -> dict[str, Any]:
+    """The funnel per repository: PRs, candidates, environments, admitted, gold verified.
+
+    Environments are the candidates admission judged minus those whose images failed to build
+    (``build_failed``); gold verified counts ``verify_result`` records of model ``gold`` that
+    resolved (files from ``verify --gold``), matched to repositories through the tasks.
+    Rows are sorted by repository; a ``total`` row sums them.
+    """
+    seen: set[tuple[str, str, str]] = set()
+    rows: dict[str, dict[str, Any]] = {}
+    task_repo: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+
+    def row(repo: str) -> dict[str, Any]:
+        return rows.setdefault(
+            repo,
+            {
+                "repo": repo,
+                "prs": 0,
+                "candidates": 0,
+                "judged": 0,
+                "environments": 0,
+                "admitted": 0,
+                "gold_verified": 0,
+                "gold_run": 0,
+                "rejected": Counter(),
+            },
+        )
+
+    for path in files:
+        for data in read_jsonl(path):
+            kind = str(data.get("record_type", "candidate"))
+            key = (
+                kind,
+                str(data.get("stage", "")),
+                str(data.get("instance_id") or data.get("repo")),
+            )
+            if key in seen:
+                continue
+            seen.add(key)
+            repo = str(data.get("repo") or "")
+            if kind == "verify_result":
+                results.append(data)
+                continue
+            if kind == "candidate":
+                row(repo)["candidates"] += 1
+                row(repo)["prs"] += 1
+            elif kind == "task":
+                task_repo[str(data.get("instance_id"))] = repo
+                r = row(repo)
+                r["admitted"] += 1
+                r["judged"] += 1
+                r["environments"] += 1
+            elif kind == "rejection":
+                stage = str(data.get("stage", "mine"))
+                reason = str(data.get("reason"))
+                r = row(repo)
+                if stage == "mine":
+                    if data.get("pr_number") is not None:
+                        r["prs"] += 1
+                    continue
+                r["judged"] += 1
+                r["rejected"][reason] += 1
+                if reason not in NO_ENVIRONMENT:
+                    r["environments"] += 1
+    for res in results:
+        if str(res.get("model_name_or_path")) != "gold":
+            continue
+        repo = task_repo.get(str(res.get("instance_id")))
+        if repo is None:
+            continue
+        rows[repo]["gold_run"] += 1
+        rows[repo]["gold_verified"] += int(res.get("status") == "resolved")
+    out = [rows[k] for k in sorted(rows)]
+    total = row_total(out)
+    for r in [*out, total]:
+        r["rejected"] = dict(sorted(r["rejected"].items(), key=lambda kv: (-kv[1], kv[0])))
+        judged = r["judged"]
+        r["environment_rate"] = round(r["environments"] / judged, 4) if judged else 0.0
+        r["yield"] = round(r["admitted"] / judged, 4) if judged else 0.0
+    return {"schema_version": 1, "repos": out, "total": total}
+
+
+def row_total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sum of per-repository rows."""
+    total: dict[str, Any] = {"repo": "total", "rejected": Counter()}
+    for key in (
+        "prs",
+        "candidates",
+        "judged",
+        "environments",
+        "admitted",
+        "gold_verified",
+        "gold_run",
+    ):
+        total[key] = sum(int(r[key]) for r in rows)
+    for r in rows:
+        total["rejected"].update(r["rejected"])
+    return total
+
+
+def funnel_markdown(data: dict[str, Any]) -> str:
+    """``funnel_by_repo``'s table as GitHub Markdown (what README's funnel table is made of)."""
+    lines = [
+        "| repository | PRs | candidates | judged | environment | admitted (yield) "
+        "| gold 1.0 | rejections |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in [*data["repos"], data["total"]]:
+        name = f"**{r['repo']}**" if r["repo"] == "total" else r["repo"]
+        reasons = ", ".join(f"{k} {v}" for k, v in r["rejected"].items()) or "-"
+        gold = f"{r['gold_verified']}/{r['gold_run']}" if r["gold_run"] else "-"
+        lines.append(
+            f"| {name} | {r['prs']} | {r['candidates']} | {r['judged']} "
+            f"| {r['environments']} ({r['environment_rate']:.0%}) "
+            f"| {r['admitted']} ({r['yield']:.0%}) | {gold} | {reasons} |"
+        )
+    return "\n".join(lines) + "\n"
