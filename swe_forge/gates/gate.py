@@ -124,10 +124,9 @@ def classify(
     verdict.not_fail_to_pass = {
         t: _why_failed_before(before, t) for t in fails_then_passes if not patched(t)
     }
-    for i, r in enumerate(runs):
-        if r.phase == "before":
-            for key in r.collect_errors:
-                verdict.collection_errors_before.setdefault(key, []).append(i // 2 + 1)
+    for n, r in enumerate(before, 1):
+        for key in r.collect_errors:
+            verdict.collection_errors_before.setdefault(key, []).append(n)
     p2p = [t for t in names if all(_passed(r, t) for r in runs)]
     broke = [
         t
