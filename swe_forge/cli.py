@@ -32,6 +32,7 @@ from swe_forge.errors import (
     UsageError,
     exit_code_table,
 )
+from swe_forge.progress import NullReporter, Reporter
 
 _EXIT_CODES = "\n\n".join(
     f"{code:>3}  {name}: {meaning}" for code, name, meaning in exit_code_table()
@@ -83,9 +84,10 @@ def _config() -> Config:
 class RichReporter:
     """Renders a stage's progress as a rich progress bar on stderr."""
 
-    def __init__(self, console: Console, enabled: bool = True) -> None:
+    def __init__(self, console: Console, enabled: bool = True, unit: str = "commits") -> None:
         self.console = console
         self.enabled = enabled
+        self.unit = unit
         self._progress: Progress | None = None
         self._task: Any = None
 
@@ -97,7 +99,7 @@ class RichReporter:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("commits"),
+            TextColumn(self.unit),
             TimeElapsedColumn(),
             console=self.console,
             transient=False,
@@ -492,7 +494,11 @@ def admit(
     ] = Path("tasks.jsonl"),
     rejected: Annotated[
         Path | None,
-        typer.Option("--rejected", help="One line per rejected candidate, with its reason."),
+        typer.Option(
+            "--rejected",
+            help="One line per rejected candidate, with its reason "
+            "(default: beside --output, OUTPUT-rejected.jsonl).",
+        ),
     ] = None,
     images: Annotated[
         Path | None,
@@ -512,19 +518,42 @@ def admit(
     no_audit: Annotated[
         bool, typer.Option("--no-audit", help="Skip the image audit of admitted tasks.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart",
+            help="Empty the task and rejection files and decide every candidate again "
+            "(by default a run resumes: candidates already in either file are skipped).",
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON summary (progress stays on stderr).")
+    ] = False,
 ) -> None:
     """Turn candidates into tasks: build images, run the gates, audit, write manifests.
 
     Each candidate runs its touched test files 3 times with the test patch only and 3 times
     with test patch + gold patch, each in a fresh container with no network, its own
     PYTHONHASHSEED and a shuffled order. FAIL_TO_PASS: fails in all 3 before and passes in all
-    3 after; PASS_TO_PASS: passes in all 6; a flaky test in scope rejects the task.
+    3 after, among the tests the test patch adds or changes; PASS_TO_PASS: passes in all 6. A
+    flaky test that could be FAIL_TO_PASS rejects the task; one that could only be
+    PASS_TO_PASS is dropped from it (admit.flaky_policy).
+
+    Each task and each rejection is written as soon as it is decided; run the same command
+    again after an interruption and only the candidates left are done.
     """
     from swe_forge.commands.admit import run_admit
 
     if output_format not in ("swe-forge", "swebench"):
         raise UsageError(f"--format {output_format!r}", hint="use swe-forge or swebench")
+    # Progress goes to stderr in every mode (a real project takes minutes per candidate);
+    # with --json, stdout holds only the summary.
+    reporter: Reporter = (
+        NullReporter() if quiet else RichReporter(_err, enabled=_err.is_terminal, unit="candidates")
+    )
     result = run_admit(
         candidates,
         output,
@@ -534,14 +563,16 @@ def admit(
         only=instance,
         swebench_format=output_format == "swebench",
         audit_images=not no_audit,
-        reporter=RichReporter(_err, enabled=False) if not as_json else None,
+        reporter=reporter,
+        restart=restart,
     )
     summary = result.summary()
     if as_json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return
+    resumed = f" ({summary['resumed']} decided by an earlier run)" if summary["resumed"] else ""
     _out.print(
-        f"{summary['admitted']} of {summary['candidates']} candidates admitted in "
+        f"{summary['admitted']} of {summary['candidates']} candidates admitted{resumed} in "
         f"{summary['seconds']}s -> {output}",
         markup=False,
     )

@@ -107,8 +107,9 @@ class AdmitConfig:
     runs_per_phase: int = 3
     hash_seeds: tuple[int, ...] = (0, 1, 2)
     timeout_seconds: float = 600.0
-    flaky_policy: str = "reject"
+    flaky_policy: str = "drop"
     scope: str = "touched"
+    fail_to_pass_scope: str = "patched"
     memory: str = "4g"
     pids: int = 512
     cpus: float = 2.0
@@ -335,6 +336,11 @@ def load_config(path: Path | None = None) -> Config:
     if config.admit.flaky_policy not in ("reject", "drop"):
         raise ConfigError(
             f"admit.flaky_policy must be 'reject' or 'drop', not {config.admit.flaky_policy!r}"
+        )
+    if config.admit.fail_to_pass_scope not in ("patched", "all"):
+        raise ConfigError(
+            "admit.fail_to_pass_scope must be 'patched' or 'all', "
+            f"not {config.admit.fail_to_pass_scope!r}"
         )
     if config.admit.scope not in ("touched", "suite"):
         raise ConfigError(f"admit.scope must be 'touched' or 'suite', not {config.admit.scope!r}")

@@ -11,9 +11,17 @@ wall-clock times, so the same inputs give byte-identical files.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.errors import InputError
+from swe_forge.jsonl import read_jsonl
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageRecord
 
 CANDIDATE_SCHEMA_VERSION = 1
 REJECTION_SCHEMA_VERSION = 1
@@ -351,3 +359,42 @@ class Rejection:
             "extra",
         }
         return cls(**{k: v for k, v in data.items() if k in keys})
+
+
+def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
+    """Candidate records of a JSON Lines file (rejections are skipped), optionally filtered.
+
+    Raises:
+        InputError: the file is missing, a line is not a candidate, or an id of ``only`` is
+            not in the file.
+    """
+    wanted = set(only)
+    out = []
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        if data.get("record_type", "candidate") != "candidate":
+            continue
+        try:
+            cand = Candidate.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: not a candidate record ({exc})") from exc
+        if not wanted or cand.instance_id in wanted:
+            out.append(cand)
+    if wanted:
+        missing = wanted - {c.instance_id for c in out}
+        if missing:
+            raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
+    return out
+
+
+def read_image_records(path: Path) -> dict[str, ImageRecord]:
+    """instance_id -> image record, from an ``images build`` output."""
+    # The record type belongs to the images stage; imported here, late, so that reading
+    # candidates does not load the image builder.
+    from swe_forge.images.build import ImageRecord
+
+    out = {}
+    for data in read_jsonl(path):
+        if data.get("record_type") == "images":
+            rec = ImageRecord.from_dict(data)
+            out[rec.instance_id] = rec
+    return out

@@ -250,7 +250,7 @@ def _admit_stage(
     reporter: BatchReporter,
     result: BatchResult,
 ) -> None:
-    from swe_forge.commands.admit import Admitter
+    from swe_forge.admission.admitter import Admitter
 
     candidates = sorted(
         (Candidate.from_dict(r) for r in state.load("mine") if r.get("record_type") == "candidate"),

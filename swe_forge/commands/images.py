@@ -4,42 +4,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo
-from swe_forge.errors import InputError, SweForgeError, UsageError
+from swe_forge.errors import SweForgeError, UsageError
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import AuditReport, audit_image, file_index
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
 from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
-from swe_forge.jsonl import AtomicWriter, read_jsonl
+from swe_forge.jsonl import AtomicWriter
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
-from swe_forge.records import Candidate
-
-
-def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
-    """Candidate records of a JSON Lines file (rejections are skipped), optionally filtered."""
-    wanted = set(only)
-    out = []
-    for lineno, data in enumerate(read_jsonl(path), 1):
-        if data.get("record_type", "candidate") != "candidate":
-            continue
-        try:
-            cand = Candidate.from_dict(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{path}:{lineno}: not a candidate record ({exc})") from exc
-        if not wanted or cand.instance_id in wanted:
-            out.append(cand)
-    if wanted:
-        missing = wanted - {c.instance_id for c in out}
-        if missing:
-            raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
-    return out
+from swe_forge.records import Candidate, read_candidates, read_image_records
 
 
 def run_base(
@@ -134,16 +113,6 @@ def run_build(
 def list_images(engine: Engine | None = None) -> list[ImageInfo]:
     """Every image swe-forge made (base, env, instance), sorted."""
     return (engine or Engine()).images()
-
-
-def read_image_records(path: Path) -> dict[str, ImageRecord]:
-    """instance_id -> image record, from an ``images build`` output."""
-    out = {}
-    for data in read_jsonl(path):
-        if data.get("record_type") == "images":
-            rec = ImageRecord.from_dict(data)
-            out[rec.instance_id] = rec
-    return out
 
 
 def run_audit(

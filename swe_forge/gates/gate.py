@@ -3,25 +3,33 @@
 Every run is a fresh container from the instance image with no network and its own recorded
 seeds (a fixed ``PYTHONHASHSEED`` per run index, a random order seed per run):
 
-- FAIL_TO_PASS: failed, errored or missing in all 3 runs before, passed in all 3 after;
+- FAIL_TO_PASS: failed, errored or missing in all 3 runs before, passed in all 3 after, and
+  (by default, ``fail_to_pass_scope: patched``) defined or changed by the test patch: a test
+  that fails before only because its module cannot be imported yet is not what the task is
+  about (see :mod:`swe_forge.gates.scope`); the tests left out and the collection errors
+  before the fix are kept as evidence;
 - PASS_TO_PASS: passed in all 6 runs;
 - flaky: the outcome (passed or not) differs between runs of one phase.
 
 The task is rejected, with one machine-readable reason, when a patch does not apply, a run
 times out or hits a resource limit, a run leaves no report, a test file of the test patch
-cannot be collected after the fix, a test that passed before fails after, a test in scope is
-flaky (strict by default; configurable to drop flaky tests from PASS_TO_PASS only), or there is
-no FAIL_TO_PASS test.
+cannot be collected after the fix, a test that passed before fails after, a flaky test could
+be FAIL_TO_PASS (the test patch defines or changes it), or there is no FAIL_TO_PASS test. A
+test flaky only in PASS_TO_PASS's scope is dropped from PASS_TO_PASS with its per-run outcomes
+as evidence (``flaky_policy: drop``, the default; ``reject`` rejects the task instead).
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from swe_forge.gates.runner import PASSED, RunResult, TestRunner, run_tests
+from swe_forge.gates.runner import MISSING, PASSED, RunResult, TestRunner, run_tests
 from swe_forge.gates.sandbox import Sandbox
+from swe_forge.gates.scope import PatchScope
 
 
 @dataclass(frozen=True)
@@ -31,8 +39,10 @@ class GateSettings:
     runs_per_phase: int = 3
     hash_seeds: tuple[int, ...] = (0, 1, 2)
     timeout_seconds: float = 600.0
-    flaky_policy: str = "reject"  # "reject" | "drop"
+    flaky_policy: str = "drop"  # "drop" (flaky PASS_TO_PASS tests only) | "reject"
     scope: str = "touched"  # "touched" test files of the test patch | "suite"
+    #: "patched": FAIL_TO_PASS only from tests the test patch defines or changes | "all"
+    fail_to_pass_scope: str = "patched"
 
 
 @dataclass
@@ -48,14 +58,49 @@ class GateVerdict:
     runs: list[RunResult] = field(default_factory=list)
     test_files: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: Flaky tests left out of PASS_TO_PASS: {"test", "before", "after"} (outcome per run).
+    dropped_flaky: list[dict[str, Any]] = field(default_factory=list)
+    #: Tests that fail before and pass after but that the test patch neither defines nor
+    #: changes, each with why it failed before ("collection_error", "missing", "failed"...).
+    not_fail_to_pass: dict[str, str] = field(default_factory=dict)
+    #: Collectors (modules) that could not be collected before the fix -> runs (1-based).
+    collection_errors_before: dict[str, list[int]] = field(default_factory=dict)
+
+    def evidence(self) -> dict[str, Any]:
+        """What the gate left out of FAIL_TO_PASS/PASS_TO_PASS and why (for the manifest)."""
+        return {
+            "dropped_flaky": self.dropped_flaky,
+            "not_fail_to_pass": dict(sorted(self.not_fail_to_pass.items())),
+            "collection_errors_before": dict(sorted(self.collection_errors_before.items())),
+        }
 
 
 def _passed(run: RunResult, test: str) -> bool:
     return run.tests.get(test) == PASSED
 
 
-def classify(runs: list[RunResult], settings: GateSettings, test_files: list[str]) -> GateVerdict:
-    """Judge finished runs (all with status "ok")."""
+def _outcomes(runs: list[RunResult], test: str) -> list[str]:
+    return [r.tests.get(test, MISSING) for r in runs]
+
+
+def _why_failed_before(before: list[RunResult], test: str) -> str:
+    module = test.split("::", 1)[0]
+    if any(module in r.collect_errors for r in before):
+        return "collection_error"
+    return "/".join(sorted(set(_outcomes(before, test))))
+
+
+def classify(
+    runs: list[RunResult],
+    settings: GateSettings,
+    test_files: list[str],
+    scope: PatchScope | None = None,
+) -> GateVerdict:
+    """Judge finished runs (all with status "ok").
+
+    ``scope``: the tests the test patch defines or changes; with ``fail_to_pass_scope:
+    patched`` only they can be FAIL_TO_PASS (without a scope, nothing is filtered).
+    """
     before = [r for r in runs if r.phase == "before"]
     after = [r for r in runs if r.phase == "after"]
     verdict = GateVerdict(admitted=False, runs=runs, test_files=test_files)
@@ -65,11 +110,23 @@ def classify(runs: list[RunResult], settings: GateSettings, test_files: list[str
         for t in names
         if len({_passed(r, t) for r in before}) > 1 or len({_passed(r, t) for r in after}) > 1
     ]
-    f2p = [
+    filtering = scope is not None and settings.fail_to_pass_scope == "patched"
+
+    def patched(test: str) -> bool:
+        return scope.covers(test) if filtering and scope is not None else True
+
+    fails_then_passes = [
         t
         for t in names
         if not any(_passed(r, t) for r in before) and all(_passed(r, t) for r in after)
     ]
+    f2p = [t for t in fails_then_passes if patched(t)]
+    verdict.not_fail_to_pass = {
+        t: _why_failed_before(before, t) for t in fails_then_passes if not patched(t)
+    }
+    for n, r in enumerate(before, 1):
+        for key in r.collect_errors:
+            verdict.collection_errors_before.setdefault(key, []).append(n)
     p2p = [t for t in names if all(_passed(r, t) for r in runs)]
     broke = [
         t
@@ -104,18 +161,38 @@ def classify(runs: list[RunResult], settings: GateSettings, test_files: list[str
         verdict.reason = "pass_to_fail"
         verdict.detail = f"{len(broke)} test(s) pass before and fail after: {', '.join(broke[:5])}"
         return verdict
-    flaky_f2p = [t for t in flaky if not any(_passed(r, t) for r in before) or t in f2p]
-    if flaky and (settings.flaky_policy == "reject" or flaky_f2p):
+    # Flakiness where FAIL_TO_PASS could come from rejects: a test the patch defines or
+    # changes (its own tests), or, without a scope, any test that never passed before.
+    flaky_f2p = [
+        t
+        for t in flaky
+        if (patched(t) if filtering else not any(_passed(r, t) for r in before)) or t in f2p
+    ]
+    if flaky_f2p or (flaky and settings.flaky_policy == "reject"):
+        shown = flaky_f2p or flaky
         verdict.reason = "flaky_test"
-        verdict.detail = f"{len(flaky)} flaky test(s) in scope: {', '.join(flaky[:5])}"
+        verdict.detail = (
+            f"{len(flaky)} flaky test(s) in scope"
+            + (f", {len(flaky_f2p)} of them FAIL_TO_PASS candidates" if flaky_f2p else "")
+            + f": {', '.join(shown[:5])}"
+        )
         return verdict
     if not f2p:
         verdict.reason = "no_fail_to_pass"
         verdict.detail = "no test fails before the fix and passes after it in every run"
+        if verdict.not_fail_to_pass:
+            verdict.detail += (
+                f" among the tests the test patch defines or changes "
+                f"({len(verdict.not_fail_to_pass)} other test(s) do, e.g. "
+                f"{next(iter(sorted(verdict.not_fail_to_pass)))})"
+            )
         return verdict
     verdict.admitted = True
     verdict.fail_to_pass = f2p
     verdict.pass_to_pass = [t for t in p2p if t not in flaky]
+    verdict.dropped_flaky = [
+        {"test": t, "before": _outcomes(before, t), "after": _outcomes(after, t)} for t in flaky
+    ]
     return verdict
 
 
@@ -131,8 +208,13 @@ def run_gate(
     settings: GateSettings,
     rng: random.Random | None = None,
     labels: dict[str, str] | None = None,
+    scope: PatchScope | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> GateVerdict:
-    """Run the 6 runs (before, after, interleaved) and classify them."""
+    """Run the 6 runs (before, after, interleaved) and classify them.
+
+    ``progress`` hears one line per finished run (a run can take minutes on a real project).
+    """
     start = time.perf_counter()
     rng = rng or random.SystemRandom()
     files = [] if settings.scope == "suite" else test_files
@@ -156,6 +238,11 @@ def run_gate(
                 labels=labels,
             )
             runs.append(run)
+            if progress is not None:
+                progress(
+                    f"gate run {len(runs)}/{2 * settings.runs_per_phase} ({phase}): "
+                    f"{run.status}, {len(run.tests)} tests, {run.seconds:.0f}s"
+                )
             if run.status != "ok":
                 verdict = GateVerdict(admitted=False, runs=runs, test_files=files)
                 verdict.reason = {
@@ -176,6 +263,6 @@ def run_gate(
                 )
                 verdict.seconds = time.perf_counter() - start
                 return verdict
-    verdict = classify(runs, settings, files)
+    verdict = classify(runs, settings, files, scope)
     verdict.seconds = time.perf_counter() - start
     return verdict

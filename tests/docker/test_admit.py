@@ -12,6 +12,7 @@ from swe_forge.commands.admit import run_admit
 from swe_forge.commands.report import funnel
 from swe_forge.config import load_config
 from swe_forge.example import load_expectations
+from swe_forge.progress import RecordingReporter
 from tests.docker.conftest import ExampleImages
 
 
@@ -82,6 +83,13 @@ def test_manifest_contents(
             assert all(r["tests"].get(test) == "passed" for r in g["runs"] if r["phase"] == "after")
         assert set(t["PASS_TO_PASS"]).isdisjoint(t["FAIL_TO_PASS"])
         assert t["audit"]["image"]["passed"]
+        # Nothing flaky and nothing left out on the example; the evidence blocks are there.
+        assert g["flaky_policy"] == "drop" and g["fail_to_pass_scope"] == "patched"
+        assert g["dropped_flaky"] == [] and g["not_fail_to_pass"] == {}
+    # The feature PR's new test module cannot be imported before the fix: recorded, and its
+    # tests (all new) are FAIL_TO_PASS all the same.
+    feature = next(t for t in tasks.values() if "test_truncate" in t["FAIL_TO_PASS"][0])
+    assert feature["gates"]["collection_errors_before"] == {"tests/test_truncate.py": [1, 2, 3]}
 
 
 def test_swebench_format_and_rerun_is_stable(
@@ -143,6 +151,59 @@ def test_swebench_format_and_rerun_is_stable(
     for line in again.read_text().splitlines():
         t2 = json.loads(line)
         assert strip(t2) == strip(tasks[t2["provenance"]["pr_number"]])
+
+
+class _CtrlC(RecordingReporter):
+    """Presses Ctrl-C when the second candidate starts."""
+
+    def note(self, message: str) -> None:
+        super().note(message)
+        if message.startswith("[2/") and message.endswith(": started"):
+            raise KeyboardInterrupt
+
+
+def test_interrupted_admit_resumes(
+    example_images: ExampleImages,
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+    tmp_path: Path,
+) -> None:
+    tasks, rejected, _, _ = admitted
+    only = ["swe-forge__textkit-1", "swe-forge__textkit-7", "swe-forge__textkit-3"]
+    out, rej = tmp_path / "tasks.jsonl", tmp_path / "rejected.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_admit(
+            example_images.candidates,
+            out,
+            config=load_config(),
+            rejected=rej,
+            images_path=example_images.images,
+            only=only,
+            reporter=_CtrlC(),
+        )
+    assert [json.loads(x)["instance_id"] for x in out.read_text().splitlines()] == only[:1]
+    assert rej.read_text() == ""
+    again = RecordingReporter()
+    result = run_admit(
+        example_images.candidates,
+        out,
+        config=load_config(),
+        rejected=rej,
+        images_path=example_images.images,
+        only=only,
+        reporter=again,
+    )
+    assert result.summary()["resumed"] == 1 and len(result.admitted) + len(result.rejected) == 2
+    # Candidates are done in the file's order: 1, then (after the restart) 3 and 7.
+    started = [n.split(" ")[1].rstrip(":") for n in again.notes if n.endswith(": started")]
+    assert started == ["swe-forge__textkit-3", "swe-forge__textkit-7"]
+    made = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [t["instance_id"] for t in made] == ["swe-forge__textkit-1", "swe-forge__textkit-3"]
+    for t in made:
+        want = tasks[t["provenance"]["pr_number"]]
+        assert t["FAIL_TO_PASS"] == want["FAIL_TO_PASS"]
+        assert t["PASS_TO_PASS"] == want["PASS_TO_PASS"]
+    (r,) = [json.loads(x) for x in rej.read_text().splitlines()]
+    assert r["instance_id"] == "swe-forge__textkit-7" and r["reason"] == rejected[7]["reason"]
 
 
 def test_report_funnel(

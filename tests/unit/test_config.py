@@ -36,6 +36,22 @@ def test_unknown_key_suggests_closest(tmp_path: Path) -> None:
     assert err.value.exit_code == 3
 
 
+def test_gate_policies(tmp_path: Path) -> None:
+    cfg = load_config()
+    # Flaky tests only PASS_TO_PASS could hold are dropped; FAIL_TO_PASS comes from the tests
+    # the test patch adds or changes.
+    assert cfg.admit.flaky_policy == "drop" and cfg.admit.fail_to_pass_scope == "patched"
+    f = tmp_path / "c.yaml"
+    f.write_text("admit:\n  flaky_policy: reject\n  fail_to_pass_scope: all\n")
+    strict = load_config(f)
+    assert strict.admit.flaky_policy == "reject" and strict.admit.fail_to_pass_scope == "all"
+    assert strict.digest() != cfg.digest()
+    f.write_text("admit:\n  fail_to_pass: all\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(f)
+    assert "fail_to_pass_scope" in err.value.hint
+
+
 def test_unknown_section(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text("minning: {}\n")
@@ -52,6 +68,8 @@ def test_unknown_section(tmp_path: Path) -> None:
         "classify:\n  test_dirs: tests\n",
         "- a\n",
         "mine: [\n",
+        "admit:\n  flaky_policy: ignore\n",
+        "admit:\n  fail_to_pass_scope: touched\n",
     ],
 )
 def test_bad_values_are_refused(tmp_path: Path, text: str) -> None:

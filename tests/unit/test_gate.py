@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from swe_forge.gates.gate import GateSettings, classify
 from swe_forge.gates.runner import RunResult
+from swe_forge.gates.scope import PatchScope
 
 FILES = ["tests/test_a.py"]
 
@@ -12,10 +13,15 @@ def runs(
     before: list[dict[str, str]],
     after: list[dict[str, str]],
     after_errors: dict[str, str] | None = None,
+    before_errors: dict[str, str] | None = None,
 ) -> list[RunResult]:
     out = []
     for i, (b, a) in enumerate(zip(before, after, strict=True)):
-        out.append(RunResult("before", i, 100 + i, "ok", 1, 0.1, tests=b))
+        out.append(
+            RunResult(
+                "before", i, 100 + i, "ok", 1, 0.1, tests=b, collect_errors=before_errors or {}
+            )
+        )
         out.append(
             RunResult("after", i, 200 + i, "ok", 0, 0.1, tests=a, collect_errors=after_errors or {})
         )
@@ -55,12 +61,73 @@ def test_flaky_after_rejects() -> None:
     assert v.reason == "flaky_test"
 
 
-def test_flaky_pass_to_pass_dropped_with_lenient_policy() -> None:
+def test_flaky_pass_to_pass_dropped_by_default_with_evidence() -> None:
     before = [{A: "failed", B: "passed"}, {A: "failed", B: "failed"}, {A: "failed", B: "passed"}]
     after = [{A: "passed", B: "passed"}] * 3
-    assert classify(runs(before, after), GateSettings(), FILES).reason == "flaky_test"
-    v = classify(runs(before, after), GateSettings(flaky_policy="drop"), FILES)
+    v = classify(runs(before, after), GateSettings(), FILES)
     assert v.admitted and v.fail_to_pass == [A] and v.pass_to_pass == [] and v.flaky == [B]
+    assert v.dropped_flaky == [
+        {"test": B, "before": ["passed", "failed", "passed"], "after": ["passed"] * 3}
+    ]
+    assert v.evidence()["dropped_flaky"] == v.dropped_flaky
+    # The strict policy rejects the task for it.
+    strict = classify(runs(before, after), GateSettings(flaky_policy="reject"), FILES)
+    assert strict.reason == "flaky_test" and not strict.dropped_flaky
+
+
+# The test patch added an import of a new name at the top of tests/test_a.py (so the module
+# cannot be collected before the fix) and one new test, A.
+ADDS_A = PatchScope(modules=frozenset({"tests/test_a.py"}), changed=frozenset({A}))
+COLLECT = {"tests/test_a.py": "error"}
+
+
+def test_collection_error_before_does_not_make_every_test_fail_to_pass() -> None:
+    before: list[dict[str, str]] = [{}] * 3  # nothing of the module ran
+    after = [{A: "passed", B: "passed", C: "passed"}] * 3
+    v = classify(runs(before, after, before_errors=COLLECT), GateSettings(), FILES, ADDS_A)
+    assert v.admitted and v.fail_to_pass == [A] and v.pass_to_pass == []
+    assert v.not_fail_to_pass == {B: "collection_error", C: "collection_error"}
+    assert v.collection_errors_before == {"tests/test_a.py": [1, 2, 3]}
+    # Without the filter (or without a scope) every test of the module is FAIL_TO_PASS.
+    everything = GateSettings(fail_to_pass_scope="all")
+    v = classify(runs(before, after, before_errors=COLLECT), everything, FILES, ADDS_A)
+    assert v.fail_to_pass == [A, B, C] and not v.not_fail_to_pass
+    assert classify(
+        runs(before, after, before_errors=COLLECT), GateSettings(), FILES
+    ).fail_to_pass == [A, B, C]
+
+
+def test_a_test_the_patch_does_not_touch_is_left_out_even_without_collection_error() -> None:
+    before = [{A: "failed", B: "failed"}] * 3
+    after = [{A: "passed", B: "passed"}] * 3
+    v = classify(runs(before, after), GateSettings(), FILES, ADDS_A)
+    assert v.fail_to_pass == [A] and v.not_fail_to_pass == {B: "failed"}
+
+
+def test_nothing_left_after_filtering_is_no_fail_to_pass() -> None:
+    before: list[dict[str, str]] = [{}] * 3
+    after = [{B: "passed", C: "passed"}] * 3
+    v = classify(runs(before, after, before_errors=COLLECT), GateSettings(), FILES, ADDS_A)
+    assert not v.admitted and v.reason == "no_fail_to_pass"
+    assert v.not_fail_to_pass == {B: "collection_error", C: "collection_error"}
+    assert "test patch" in v.detail
+
+
+def test_flaky_outside_the_patch_in_an_uncollectable_module_is_dropped() -> None:
+    # As seen on a real project: the module cannot be imported before the fix, and an
+    # order-dependent test the patch does not touch is flaky after it.
+    before: list[dict[str, str]] = [{}] * 3
+    after = [{A: "passed", B: "failed"}, {A: "passed", B: "passed"}, {A: "passed", B: "passed"}]
+    v = classify(runs(before, after, before_errors=COLLECT), GateSettings(), FILES, ADDS_A)
+    assert v.admitted and v.fail_to_pass == [A]
+    assert v.dropped_flaky == [
+        {"test": B, "before": ["missing"] * 3, "after": ["failed", "passed", "passed"]}
+    ]
+    # A flaky test the patch adds is the task's own: rejected, whatever the policy.
+    before = [{A: "failed"}] * 3
+    after = [{A: "passed"}, {A: "passed"}, {A: "failed"}]
+    v = classify(runs(before, after), GateSettings(), FILES, ADDS_A)
+    assert v.reason == "flaky_test" and "FAIL_TO_PASS candidates" in v.detail
 
 
 def test_pass_to_fail_rejects() -> None:

@@ -1,0 +1,425 @@
+"""One candidate's admission: a task manifest, or a rejection with one reason.
+
+The checks run cheapest first: the verifier's static guards on the gold patch (no engine
+needed), then the images, the 6-run gate, the sufficiency audit, the image audit, calibration
+and the gold patch graded through the very verifier that grades agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from swe_forge import __version__
+from swe_forge.config import Config, load_repo_overrides
+from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.engine import Engine, Limits
+from swe_forge.errors import SweForgeError
+from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
+from swe_forge.gates.runner import PytestRunner, protect_spec
+from swe_forge.gates.sandbox import Sandbox
+from swe_forge.gates.scope import PatchScope, patch_scope
+from swe_forge.gates.sufficiency import SufficiencySettings, assess
+from swe_forge.git.repo import GitRepository
+from swe_forge.images.audit import audit_image, file_index
+from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.mining.sources import RepoSource, materialize
+from swe_forge.progress import NullReporter, Reporter
+from swe_forge.records import Candidate, Rejection, TaskManifest
+from swe_forge.verify import capabilities
+from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
+from swe_forge.verify.verifier import Verifier, VerifySettings
+
+
+def sha256(text: str | bytes) -> str:
+    """Hex sha256 of text (UTF-8) or bytes."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[str]:
+    """Test modules the test patch adds or modifies (deleted ones cannot be run)."""
+    try:
+        parsed = parse_diff(candidate.test_patch)
+    except DiffParseError:
+        return []
+    return sorted(
+        {fp.new_path for fp in parsed if fp.new_path and classifier.is_test_module(fp.new_path)}
+    )
+
+
+class Admitter:
+    """Images, gates, audits and manifests for candidates.
+
+    Cheap to create: the engine connection, the image builder, the sandbox and the verifier
+    are made the first time a candidate needs them (a candidate the guards refuse needs
+    none). Not thread-safe: a batch makes one per worker thread.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        audit_images: bool = True,
+        reporter: Reporter | None = None,
+        build_slots: threading.Semaphore | None = None,
+        test_slots: threading.Semaphore | None = None,
+        container_labels: dict[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.container_labels = dict(container_labels or {})
+        self.classifier = PathClassifier(config.classify)
+        self.reporter = reporter or NullReporter()
+        self.audit_images = audit_images
+        # Batch runs bound image builds and test runs separately (they load the machine
+        # differently); without slots, nothing is bounded here.
+        self.build_slots = build_slots or contextlib.nullcontext()
+        self.test_slots = test_slots or contextlib.nullcontext()
+        a = config.admit
+        self.gate = GateSettings(
+            runs_per_phase=a.runs_per_phase,
+            hash_seeds=a.hash_seeds,
+            timeout_seconds=a.timeout_seconds,
+            flaky_policy=a.flaky_policy,
+            scope=a.scope,
+            fail_to_pass_scope=a.fail_to_pass_scope,
+        )
+        self.sufficiency = SufficiencySettings(
+            min_statement_chars=a.min_statement_chars,
+            reject_flags=a.reject_flags,
+            judge_command=a.judge_command,
+        )
+        self.verify_settings = VerifySettings.from_config(config.verify)
+        self.runner = PytestRunner()
+        self._repos: dict[str, GitRepository | None] = {}
+        self._base_files: dict[str, dict[str, tuple[int, int]]] = {}
+        self._lock = threading.Lock()
+
+    @functools.cached_property
+    def engine(self) -> Engine:
+        """The engine connection (made on first use; raises DockerError without an engine)."""
+        engine = Engine()
+        engine.default_labels = dict(self.container_labels)
+        return engine
+
+    @functools.cached_property
+    def builder(self) -> ImageBuilder:
+        """Builds a candidate's images when no image record is given."""
+        overrides = load_repo_overrides(Path(self.config.images.repos_file))
+        return ImageBuilder(self.config, self.engine, overrides=overrides)
+
+    @functools.cached_property
+    def sandbox(self) -> Sandbox:
+        """The judge's container the verifier uses (same mounts, same locks), with
+        admission's own limits."""
+        a = self.config.admit
+        return Sandbox(
+            self.engine,
+            replace(
+                self.verify_settings.sandbox(),
+                limits=Limits(memory=a.memory, pids=a.pids, cpus=a.cpus),
+            ),
+            cache_root(self.config),
+        )
+
+    @functools.cached_property
+    def verifier(self) -> Verifier:
+        """The verifier that calibrates and grades the gold patch."""
+        return Verifier(
+            self.engine, self.classifier, self.verify_settings, cache_dir=cache_root(self.config)
+        )
+
+    def _reject(
+        self, cand: Candidate, reason: str, detail: str, extra: dict[str, Any] | None = None
+    ) -> Rejection:
+        return Rejection(
+            stage="admit",
+            repo=cand.repo,
+            reason=reason,
+            detail=detail,
+            instance_id=cand.instance_id,
+            pr_number=cand.provenance.pr_number,
+            commit=cand.provenance.merge_commit,
+            extra=extra or {},
+        )
+
+    def admit(
+        self,
+        cand: Candidate,
+        images: ImageRecord | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
+        """Admit one candidate or say why not; also returns timings (build, gate, audit).
+
+        ``progress`` hears a line at each step that can take minutes (a build, each gate run).
+        """
+        timings: dict[str, float] = {}
+        say = progress or (lambda _line: None)
+        # Cheap checks first: a gold patch the verifier would refuse makes a task that can never
+        # be graded, and no image or test run is spent on it.
+        refused = self.gold_guard(cand)
+        if refused:
+            return self._reject(cand, "gold_refused", refused), timings
+        t = time.perf_counter()
+        if images is not None and images.status == "ok":
+            rec = images
+        else:
+            say("building images")
+            with self.build_slots:
+                rec = self.builder.build(cand)
+        timings["build"] = time.perf_counter() - t
+        if rec.status != "ok":
+            return self._reject(
+                cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
+            ), timings
+        norm = (rec.project_name or "").lower().replace("_", "-")
+        if norm in FRAMEWORK_PROJECTS:
+            return self._reject(
+                cand,
+                "framework_project",
+                f"{rec.project_name} is imported by the test runner itself; its tasks cannot be "
+                "judged without trusting the code under test",
+            ), timings
+        files = gate_test_files(cand, self.classifier)
+        if not files and self.gate.scope == "touched":
+            return self._reject(
+                cand, "no_test_files", "the test patch touches no test module"
+            ), timings
+        t = time.perf_counter()
+        with self.test_slots:
+            verdict = self._gate(cand, rec, files, say)
+        timings["gate"] = time.perf_counter() - t
+        return self._after_gate(cand, rec, files, verdict, timings)
+
+    def scope(self, cand: Candidate) -> PatchScope:
+        """The tests the candidate's test patch adds or changes (read against the base
+        commit of its source repository; without it, only new test files are analysed)."""
+        repo = self._repo(cand)
+
+        def read_base(path: str) -> bytes | None:
+            assert repo is not None
+            found = repo.blob_at(cand.base_commit, path)
+            return found[1] if found else None
+
+        return patch_scope(
+            cand.test_patch, read_base if repo else None, self.classifier.is_test_module
+        )
+
+    def _gate(
+        self, cand: Candidate, rec: ImageRecord, files: list[str], say: Callable[[str], None]
+    ) -> GateVerdict:
+        return run_gate(
+            self.sandbox,
+            rec.instance_image_id or rec.instance_image,
+            self.runner,
+            test_patch=cand.test_patch,
+            gold_patch=cand.patch,
+            test_files=files,
+            protect=protect_spec(cand.test_patch, self.classifier),
+            settings=self.gate,
+            labels=self.engine.default_labels,
+            scope=self.scope(cand),
+            progress=say,
+        )
+
+    def _after_gate(
+        self,
+        cand: Candidate,
+        rec: ImageRecord,
+        files: list[str],
+        verdict: GateVerdict,
+        timings: dict[str, float],
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
+        timings["runs"] = sum(r.seconds for r in verdict.runs)
+        runs = [r.to_dict() for r in verdict.runs]
+        if not verdict.admitted:
+            extra = {"runs": runs, "flaky": verdict.flaky, **verdict.evidence()}
+            return self._reject(cand, verdict.reason, verdict.detail, extra), timings
+        repo = self._repo(cand)
+        names = repo.identifiers(cand.base_commit) if repo else set()
+        suff = assess(
+            problem_statement=cand.problem_statement,
+            test_patch=cand.test_patch,
+            fail_to_pass=verdict.fail_to_pass,
+            name_exists=lambda n: n in names,
+            settings=self.sufficiency,
+            judge_input={
+                "instance_id": cand.instance_id,
+                "problem_statement": cand.problem_statement,
+                "patch": cand.patch,
+                "test_patch": cand.test_patch,
+                "FAIL_TO_PASS": verdict.fail_to_pass,
+            },
+        )
+        if suff.reject:
+            return self._reject(
+                cand, suff.reason, "; ".join(f["detail"] for f in suff.flags)
+            ), timings
+        image_audit: dict[str, Any] | None = None
+        if self.audit_images:
+            t = time.perf_counter()
+            report = audit_image(
+                self.engine,
+                rec.instance_image,
+                instance_id=cand.instance_id,
+                test_patch=cand.test_patch,
+                project_name=rec.project_name,
+                base_tree=repo.commit(cand.base_commit).tree if repo else None,
+                base_lines=repo.text_lines(cand.base_commit) if repo else None,
+                unchanged=self._base_index(rec.base_image),
+            )
+            timings["audit"] = time.perf_counter() - t
+            image_audit = {"passed": report.passed, "findings": report.findings, "git": report.git}
+            if not report.passed:
+                detail = "; ".join(f["detail"] for f in report.findings)
+                return self._reject(cand, "image_audit_failed", detail), timings
+        manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
+        # Calibration: the gold patch graded once with every canary its fail-to-pass tests
+        # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
+        # gold patch fails are armed; the capabilities in use become the gate's allowance.
+        t = time.perf_counter()
+        with self.test_slots:
+            try:
+                cal = self.verifier.calibrate(manifest)
+            except Exception as exc:  # an infrastructure failure: say so, keep the run going
+                return self._reject(
+                    cand, "gold_not_verified", f"calibration failed: {exc}"[:1500]
+                ), timings
+        timings["calibrate"] = time.perf_counter() - t
+        assert cal.result is not None
+        if cal.result.status != "resolved":
+            return self._reject(
+                cand,
+                "gold_not_verified",
+                f"calibration: {cal.result.status}: {cal.result.detail[:1500]}",
+                {"violations": cal.result.violations},
+            ), timings
+        manifest.harness["canaries"] = {
+            "armed": cal.armed,
+            "made": cal.made,
+            "disarmed": len(cal.disarmed),
+            "limit": self.verifier.settings.canary_limit,
+        }
+        manifest.audit["capabilities"] = {
+            "scope": self.verifier.settings.capability_scope,
+            "base": capabilities.base_capabilities(cal.base_capabilities, self.verifier.is_source),
+            "gold": cal.gold_capabilities,
+        }
+        # The task must be gradable as shipped: the gold patch has to score 1.0 through the
+        # very verifier (guards, capability gate, sandbox, canaries, checks) that grades agents.
+        t = time.perf_counter()
+        with self.test_slots:
+            graded = self.verifier.verify(manifest, cand.patch, "gold")
+        timings["verify_gold"] = time.perf_counter() - t
+        if graded.status != "resolved":
+            return self._reject(
+                cand,
+                "gold_not_verified",
+                f"{graded.status}: {graded.detail[:1500]}",
+                {"violations": graded.violations},
+            ), timings
+        manifest.audit["gold_verification"] = {
+            "status": graded.status,
+            "seconds": graded.timings.get("total"),
+            "canaries": graded.verifier.get("canaries"),
+        }
+        return manifest, timings
+
+    def gold_guard(self, cand: Candidate) -> str:
+        """Why the verifier's static guards would refuse the gold patch ("" when they accept it)."""
+        guard = PatchGuard(
+            self.classifier,
+            test_patch_paths=protected_paths(cand.test_patch),
+            gold_patch=cand.patch,
+        )
+        report = guard.check(cand.patch)
+        return "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
+
+    def _base_index(self, base_image: str) -> dict[str, tuple[int, int]]:
+        """Files of a base image (scanned once per run): the audit skips them unchanged."""
+        if not base_image:
+            return {}
+        with self._lock:
+            if base_image not in self._base_files:
+                self._base_files[base_image] = file_index(self.engine, base_image)
+            return self._base_files[base_image]
+
+    def _repo(self, cand: Candidate) -> GitRepository | None:
+        src = cand.provenance.source
+        if src not in self._repos:
+            try:
+                self._repos[src] = GitRepository(materialize(RepoSource(src), offline=True))
+            except SweForgeError:
+                # Remembered: an unreachable source is not tried again for every candidate.
+                self._repos[src] = None
+        return self._repos[src]
+
+    def _manifest(
+        self,
+        cand: Candidate,
+        rec: ImageRecord,
+        files: list[str],
+        verdict: GateVerdict,
+        flags: list[dict[str, str]],
+        image_audit: dict[str, Any] | None,
+        runs: list[dict[str, Any]],
+    ) -> TaskManifest:
+        prov = dict(cand.to_dict()["provenance"])
+        prov["admitted_with"] = __version__
+        return TaskManifest(
+            instance_id=cand.instance_id,
+            repo=cand.repo,
+            base_commit=cand.base_commit,
+            patch=cand.patch,
+            test_patch=cand.test_patch,
+            problem_statement=cand.problem_statement,
+            hints_text=cand.hints_text,
+            created_at=cand.created_at,
+            version=cand.version,
+            environment_setup_commit=cand.environment_setup_commit,
+            FAIL_TO_PASS=verdict.fail_to_pass,
+            PASS_TO_PASS=verdict.pass_to_pass,
+            image={
+                "id": rec.instance_image_id,
+                "tag": rec.instance_image,
+                "env": rec.env_image,
+                "env_id": rec.env_image_id,
+                "base": rec.base_image,
+                "python": rec.python,
+                "lock_digest": rec.lock_digest,
+                "recipe_digest": rec.recipe_digest,
+                "scrubbed_commit": rec.scrubbed_commit,
+                "project_name": rec.project_name,
+            },
+            harness={
+                "runner": self.runner.name,
+                "test_files": files,
+                "test_command": self.runner.command(files, order_seed=0),
+                "test_patch_sha256": sha256(cand.test_patch),
+                "gold_patch_sha256": sha256(cand.patch),
+                "harness_sha256": self.verifier.harness_sha256,
+                "timeout_seconds": self.gate.timeout_seconds,
+            },
+            gates={
+                "runs_per_phase": self.gate.runs_per_phase,
+                "hash_seeds": list(self.gate.hash_seeds),
+                "order_seeds": [r["order_seed"] for r in runs],
+                "flaky_policy": self.gate.flaky_policy,
+                "scope": self.gate.scope,
+                "fail_to_pass_scope": self.gate.fail_to_pass_scope,
+                **verdict.evidence(),
+                "runs": runs,
+                "seconds": round(verdict.seconds, 3),
+            },
+            license=cand.license.to_dict(),
+            provenance=prov,
+            audit={"sufficiency": flags, "image": image_audit},
+        )
