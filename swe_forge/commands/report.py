@@ -139,11 +139,11 @@ def funnel_by_repo(files: list[Path]) -> dict[str, Any]:
     for res in results:
         if str(res.get("model_name_or_path")) != "gold":
             continue
-        repo = task_repo.get(str(res.get("instance_id")))
-        if repo is None:
+        owner = task_repo.get(str(res.get("instance_id")))
+        if owner is None:
             continue
-        rows[repo]["gold_run"] += 1
-        rows[repo]["gold_verified"] += int(res.get("status") == "resolved")
+        rows[owner]["gold_run"] += 1
+        rows[owner]["gold_verified"] += int(res.get("status") == "resolved")
     out = [rows[k] for k in sorted(rows)]
     total = row_total(out)
     for r in [*out, total]:
