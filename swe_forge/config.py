@@ -116,6 +116,10 @@ class AdmitConfig:
     min_statement_chars: int = 40
     reject_flags: tuple[str, ...] = ()
     judge_command: str = ""
+    #: A statement mining flagged ``thin``: ``generate`` writes one from the failing tests and
+    #: their first failure lines (marked generated, the PR's text kept in the audit), ``keep``
+    #: leaves the PR's text.
+    thin_statements: str = "generate"
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,11 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(
             "verify.capability_scope must be 'repository' or 'file', "
             f"not {config.verify.capability_scope!r}"
+        )
+    if config.admit.thin_statements not in ("generate", "keep"):
+        raise ConfigError(
+            f"admit.thin_statements: unknown value {config.admit.thin_statements!r}",
+            hint="generate (write one from the failing tests) or keep (the PR's text)",
         )
     if config.admit.runs_per_phase < 1 or not config.admit.hash_seeds:
         raise ConfigError("admit.runs_per_phase must be >= 1 and admit.hash_seeds non-empty")

@@ -8,6 +8,7 @@ and the gold patch graded through the very verifier that grades agents.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import threading
@@ -32,6 +33,7 @@ from swe_forge.images.audit import audit_image, file_index
 from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
+from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
 from swe_forge.verify import capabilities
@@ -245,15 +247,16 @@ class Admitter:
             return self._reject(cand, verdict.reason, verdict.detail, extra), timings
         repo = self._repo(cand)
         names = repo.identifiers(cand.base_commit) if repo else set()
+        statement, statement_audit = self._statement(cand, verdict)
         suff = assess(
-            problem_statement=cand.problem_statement,
+            problem_statement=statement,
             test_patch=cand.test_patch,
             fail_to_pass=verdict.fail_to_pass,
             name_exists=lambda n: n in names,
             settings=self.sufficiency,
             judge_input={
                 "instance_id": cand.instance_id,
-                "problem_statement": cand.problem_statement,
+                "problem_statement": statement,
                 "patch": cand.patch,
                 "test_patch": cand.test_patch,
                 "FAIL_TO_PASS": verdict.fail_to_pass,
@@ -282,6 +285,8 @@ class Admitter:
                 detail = "; ".join(f["detail"] for f in report.findings)
                 return self._reject(cand, "image_audit_failed", detail), timings
         manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
+        manifest.problem_statement = statement
+        manifest.audit["statement"] = statement_audit
         # Calibration: the gold patch graded once with every canary its fail-to-pass tests
         # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
         # gold patch fails are armed; the capabilities in use become the gate's allowance.
@@ -332,6 +337,47 @@ class Admitter:
             "canaries": graded.verifier.get("canaries"),
         }
         return manifest, timings
+
+    def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:
+        """The task's problem statement and where it came from.
+
+        A statement mining flagged ``thin`` is written from the observed failures (the
+        FAIL_TO_PASS tests and the first failure line each showed before the fix) when
+        ``admit.thin_statements`` is ``generate``; the PR's text leads it and is kept in the
+        audit. The agent then sees what the tests see fail: the names of the held-out tests
+        and their messages (an expected value among them), as in SWE-smith's generated issues.
+        """
+        quality = cand.statement_quality
+        audit: dict[str, Any] = {
+            "source": "pull_request",
+            "quality": dataclasses.asdict(quality) if quality else None,
+        }
+        thin = quality is not None and "thin" in quality.flags
+        if not thin or self.config.admit.thin_statements != "generate":
+            return cand.problem_statement, audit
+        messages: dict[str, str] = {}
+        for run in verdict.runs:
+            if run.phase != "before":
+                continue
+            for test in verdict.fail_to_pass:
+                if test not in messages and run.messages.get(test):
+                    messages[test] = run.messages[test]
+        text = statement_from_failures(verdict.fail_to_pass, messages, title=cand.problem_statement)
+        generated = assess_statement(
+            text,
+            test_patch=cand.test_patch,
+            patch=cand.patch,
+            thin_words=self.config.mine.thin_statement_words,
+            generated=True,
+        )
+        audit.update(
+            source=GENERATED_SOURCE,
+            original=cand.problem_statement,
+            quality_original=audit["quality"],
+            quality=dataclasses.asdict(generated),
+            messages=len(messages),
+        )
+        return text, audit
 
     def gold_guard(self, cand: Candidate) -> str:
         """Why the verifier's static guards would refuse the gold patch ("" when they accept it)."""

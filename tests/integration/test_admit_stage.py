@@ -185,3 +185,52 @@ def test_scope_of_a_mined_candidate(make_repo: Callable[..., RepoBuilder], tmp_p
     assert scope.modules == {"tests/test_core.py"} and not scope.unanalysed
     assert scope.covers("tests/test_core.py::test_mul")
     assert not scope.covers("tests/test_core.py::test_add_zero")
+
+
+def test_thin_statement_is_written_from_the_failures(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    from dataclasses import asdict, replace
+
+    from swe_forge.gates.gate import GateVerdict
+    from swe_forge.gates.runner import RunResult
+
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            "pkg/core.py": "def mul(a, b):\n    return a * b\n",
+            "tests/test_core.py": (
+                "from pkg.core import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+            ),
+        },
+        "Fix mul",
+        "",
+    )
+    out = tmp_path / "candidates.jsonl"
+    run_mine([str(repo.path)], out, config=load_config(), options=MineOptions())
+    (cand,) = read_candidates(out)
+    assert cand.statement_quality is not None and "thin" in cand.statement_quality.flags
+    test = "tests/test_core.py::test_mul"
+    runs = [
+        RunResult("before", 0, 1, "ok", 1, 0.1, {test: "failed"}, messages={test: "assert 5 == 6"}),
+        RunResult("after", 0, 1, "ok", 0, 0.1, {test: "passed"}),
+    ]
+    verdict = GateVerdict(True, fail_to_pass=[test], runs=runs)
+    text, audit = Admitter(load_config())._statement(cand, verdict)
+    assert text.startswith(cand.problem_statement.strip()) and test in text
+    assert "assert 5 == 6" in text
+    assert audit["source"] == "failure_symptoms" and audit["original"] == cand.problem_statement
+    assert audit["quality"]["generated"] is True and audit["messages"] == 1
+    # With `keep`, or a statement that is not thin, the PR's text stays.
+    cfg = load_config()
+    keep = replace(cfg, admit=replace(cfg.admit, thin_statements="keep"))
+    assert Admitter(keep)._statement(cand, verdict)[0] == cand.problem_statement
+    rich = replace(cand, statement_quality=replace(cand.statement_quality, flags=()))
+    assert Admitter(cfg)._statement(rich, verdict) == (
+        cand.problem_statement,
+        {
+            "source": "pull_request",
+            "quality": asdict(rich.statement_quality),
+        },
+    )
