@@ -61,6 +61,7 @@ ENV VIRTUAL_ENV=/opt/venv
 #: The layer holds the one-commit .git and what the install adds, not a second copy of every
 #: file: the work tree is checked out when a container starts (tens of milliseconds), so the
 #: instance layer is about the size of the compressed objects instead of the tree plus them.
+#: Submodules (mode 160000) are directories, not files to remove: they stay, empty.
 MATERIALIZE = "git -C /testbed checkout -q -f HEAD -- ."
 INSTANCE_DOCKERFILE = """\
 FROM {env}
@@ -69,7 +70,8 @@ WORKDIR /testbed
 RUN git config --system --add safe.directory /testbed \\
  && git -C /testbed checkout -q -f HEAD -- . \\
  && {install} \\
- && git -C /testbed ls-files -z | xargs -0 -r rm -f -- \\
+ && git -C /testbed ls-files -z -s | grep -zv '^160000' | cut -z -f2- \\
+    | xargs -0 -r rm -f -- \\
  && find /testbed -xdev ! -user 1000 -exec chown -h 1000:1000 {{}} + \\
  && rm -rf /root/.cache /tmp/*
 USER 1000:1000
