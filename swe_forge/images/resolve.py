@@ -360,6 +360,8 @@ def wheelhouse(
         if (final / "install.txt").is_file():
             return Wheelhouse(final, lock, len(list(final.glob("*.whl"))), 0, True, 0.0)
         tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{lock.digest[:12]}-"))
+        # Readable by the unprivileged user that builds sdists from it in a container.
+        os.chmod(tmp, 0o755)
         try:
             (tmp / "lock.txt").write_text(lock.text)
             (tmp / "bootstrap.txt").write_text(lock.bootstrap_text())
