@@ -5,6 +5,12 @@ user ``swe`` (uid 1000) is added; documentation, caches and apt lists are droppe
 import`` turns the tree into an image tagged by a hash of its recipe, so the same recipe is
 built once per machine. A base image named in the configuration (for example a registry image
 such as ``python:3.11-slim``) is used instead when it exists locally or can be pulled.
+
+Each distribution has two flavours with the same Python from the same Debian packages: the
+*runtime* base, which task images are made from, and the *build* base (:meth:`BaseRecipe.build`),
+which adds a C toolchain and the Python headers. Builds that compile (sdists into wheels, the
+env's virtual environment) run on the build base and copy their products onto the runtime
+base, so no compiler ships in a task image and the runtime base's recipe (and tag) is unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo
@@ -31,6 +37,9 @@ DISTROS: dict[str, tuple[str, str]] = {
 }
 RECIPE_VERSION = 1
 _PACKAGES = ("python3", "python3-venv", "git", "ca-certificates")
+#: What the build flavour adds: enough to compile C and C++ extensions for the distribution's
+#: own Python (``python3-dev`` brings the headers and ``sysconfig`` data of exactly that build).
+TOOLCHAIN = ("gcc", "g++", "make", "libc6-dev", "python3-dev")
 _DROP = (
     "usr/share/doc",
     "usr/share/man",
@@ -64,14 +73,25 @@ class BaseRecipe:
         python, glibc = DISTROS[distro]
         return cls(distro=distro, python=python, glibc=glibc)
 
+    def build(self) -> BaseRecipe:
+        """The build flavour of this recipe: the same system plus :data:`TOOLCHAIN`."""
+        extra = tuple(p for p in TOOLCHAIN if p not in self.packages)
+        return replace(self, packages=self.packages + extra)
+
+    @property
+    def is_build(self) -> bool:
+        """Does this recipe carry the toolchain (is it a build flavour)?"""
+        return set(TOOLCHAIN) <= set(self.packages)
+
     def digest(self) -> str:
         """sha256 of the recipe (the mirror is not part of it)."""
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
 
     @property
     def tag(self) -> str:
-        """``swe-forge/base:<distro>-py<version>-<hash12>``."""
-        return f"swe-forge/base:{self.distro}-py{self.python}-{self.digest()[:12]}"
+        """``swe-forge/base:<distro>-py<version>[-build]-<hash12>``."""
+        flavour = "-build" if self.is_build else ""
+        return f"swe-forge/base:{self.distro}-py{self.python}{flavour}-{self.digest()[:12]}"
 
 
 def recipe_for_python(python: str, distros: tuple[str, ...]) -> BaseRecipe:
@@ -166,9 +186,7 @@ def _build(
         log = proc.stdout + proc.stderr
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
-            (log_dir / f"base-{recipe.distro}-{recipe.digest()[:12]}.log").write_text(
-                log[-200_000:]
-            )
+            (log_dir / f"base-{recipe.tag.rsplit(':', 1)[1]}.log").write_text(log[-200_000:])
         if proc.returncode != 0:
             tail = "\n".join(log.strip().splitlines()[-10:])
             raise BuildError(
@@ -221,6 +239,7 @@ def _build(
             ],
             labels={
                 f"{LABEL_PREFIX}.kind": "base",
+                f"{LABEL_PREFIX}.flavour": "build" if recipe.is_build else "runtime",
                 f"{LABEL_PREFIX}.recipe": recipe.digest(),
                 f"{LABEL_PREFIX}.distro": recipe.distro,
                 f"{LABEL_PREFIX}.python": recipe.python,

@@ -3,6 +3,11 @@
 - **env**: FROM the base image; a venv at ``/opt/venv`` installed with ``--no-index`` from the
   lock's wheelhouse, in a build stage whose wheels are not copied into the final image. Built
   with no network. Tagged by the lock's hash, so every task with the same lock shares it.
+  The stage first upgrades the venv's installers to the lock's pins (pip, setuptools, wheel)
+  from a context holding only those three wheels: that layer's inputs are the same for every
+  lock of an era, so the engine's layer cache builds it once for all of them. Every wheel is
+  already built (sdists were built on the build base, see :mod:`swe_forge.images.resolve`),
+  so the stage needs no compiler.
 - **instance**: FROM the env image; the repository at the base commit in ``/testbed`` as a
   scrubbed one-commit repository owned by the non-root user, the project installed from it
   (editable, offline, no dependencies). Built with no network.
@@ -19,6 +24,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 from swe_forge.config import Config, RepoOverride
 from swe_forge.engine import LABEL_PREFIX, Engine
@@ -38,9 +46,12 @@ _TAG_SAFE = re.compile(r"[^a-z0-9_.-]+")
 ENV_DOCKERFILE = """\
 FROM {base} AS build
 LABEL org.swe-forge.kind=build-stage
-COPY wheels /wheels
+COPY bootstrap /bootstrap
 RUN python3 -m venv /opt/venv \\
- && /opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --find-links /wheels \\
+ && /opt/venv/bin/python -m pip install --no-index --no-cache-dir --no-deps \\
+      --find-links /bootstrap -r /bootstrap/bootstrap.txt
+COPY wheels /wheels
+RUN /opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --find-links /wheels \\
       -r /wheels/install.txt
 FROM {base}
 COPY --from=build /opt/venv /opt/venv
@@ -50,6 +61,7 @@ ENV VIRTUAL_ENV=/opt/venv
 #: The layer holds the one-commit .git and what the install adds, not a second copy of every
 #: file: the work tree is checked out when a container starts (tens of milliseconds), so the
 #: instance layer is about the size of the compressed objects instead of the tree plus them.
+#: Submodules (mode 160000) are directories, not files to remove: they stay, empty.
 MATERIALIZE = "git -C /testbed checkout -q -f HEAD -- ."
 INSTANCE_DOCKERFILE = """\
 FROM {env}
@@ -58,7 +70,8 @@ WORKDIR /testbed
 RUN git config --system --add safe.directory /testbed \\
  && git -C /testbed checkout -q -f HEAD -- . \\
  && {install} \\
- && git -C /testbed ls-files -z | xargs -0 -r rm -f -- \\
+ && git -C /testbed ls-files -z -s | grep -zv '^160000' | cut -z -f2- \\
+    | xargs -0 -r rm -f -- \\
  && find /testbed -xdev ! -user 1000 -exec chown -h 1000:1000 {{}} + \\
  && rm -rf /root/.cache /tmp/*
 USER 1000:1000
@@ -105,6 +118,8 @@ class ImageRecord:
     reused: dict[str, bool] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
+    #: Wheels of the wheelhouse: "total", "from_store" (not downloaded), "sdists_built".
+    wheels: dict[str, int] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
     schema_version: int = IMAGE_RECORD_SCHEMA_VERSION
     record_type: str = "images"
@@ -145,6 +160,16 @@ def build_env(
             for item in house.path.iterdir():
                 if item.is_file():
                     _link_or_copy(item, wheels / item.name)
+            # Only the installers and their pins: the cache key of the first layers.
+            boot = ctx / "bootstrap"
+            boot.mkdir()
+            boot_text = house.lock.bootstrap_text()
+            (boot / "bootstrap.txt").write_text(boot_text)
+            for line in boot_text.splitlines():
+                name, _, version = line.partition("==")
+                for whl in sorted(wheels.glob("*.whl")):
+                    if _is_wheel_of(whl.name, name, version):
+                        _link_or_copy(whl, boot / whl.name)
             (ctx / "Dockerfile").write_text(ENV_DOCKERFILE.format(base=base.tag))
             info = engine.build(
                 ctx,
@@ -158,6 +183,14 @@ def build_env(
                 log_path=log_dir / f"env-{house.lock.digest[:16]}.log",
             )
     return tag, info.id, False, time.perf_counter() - start
+
+
+def _is_wheel_of(filename: str, name: str, version: str) -> bool:
+    try:
+        got, got_version, _b, _t = parse_wheel_filename(filename)
+    except InvalidWheelFilename:
+        return False
+    return got == canonicalize_name(name) and str(got_version) == str(Version(version))
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -315,10 +348,36 @@ class ImageBuilder:
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
             rec.lock_digest = lock.digest
             stage = "wheelhouse"
+            override = (
+                self.config.images.base_overrides.get(recipe.python)
+                if self.config.images.base_overrides
+                else None
+            )
+
+            def build_image() -> str:
+                # Only a lock with sdists needs the build base: most never build it.
+                if override and base.tag == override:
+                    return base.tag  # a configured image stands for both flavours
+                built = ensure_base(
+                    self.engine,
+                    base_recipe.build(),
+                    mirror=self.config.images.debian_mirror,
+                    work_dir=self.work_dir,
+                    log_dir=self.log_dir,
+                )
+                rec.reused["build_base"] = not built.built
+                rec.seconds["build_base"] = round(built.seconds, 3)
+                return built.tag
+
             house = wheelhouse(
-                lock, base.glibc, cache=self.cache, engine=self.engine, base_image=base.tag
+                lock, base.glibc, cache=self.cache, engine=self.engine, build_image=build_image
             )
             rec.reused["wheelhouse"] = house.reused
+            rec.wheels = {
+                "total": house.wheels,
+                "from_store": house.from_store,
+                "sdists_built": house.sdists_built,
+            }
             rec.seconds["wheelhouse"] = round(house.seconds, 3)
             stage = "env"
             env_tag, env_id, env_reused, env_s = build_env(
