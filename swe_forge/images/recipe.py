@@ -372,6 +372,10 @@ def applies(req: Requirement, python: str) -> bool:
 #: before 4.6 it cannot run at all (no ``--rootdir``, no ``pytest.hookimpl``...); from
 #: Python 3.10 on, pytest before 6.2.4 cannot even rewrite asserts (``alias`` has ``lineno``).
 HARNESS_PYTEST_FLOOR = (("3.10", "6.2.4"), ("0", "5.4.0"))
+#: The day after each floor's release (6.2.4: 2021-05-04, 5.4.0: 2020-03-12): the "as of" date
+#: pytest alone is resolved at when the base commit is older, so an open spec such as
+#: ``pytest>=3`` gets the oldest supported series rather than one the harness cannot run.
+HARNESS_PYTEST_FLOOR_DATE = {"6.2.4": "2021-05-05T00:00:00Z", "5.4.0": "2020-03-13T00:00:00Z"}
 
 
 def harness_pytest_floor(python: str) -> Version:
@@ -380,6 +384,11 @@ def harness_pytest_floor(python: str) -> Version:
         if Version(python) >= Version(since):
             return Version(floor)
     raise AssertionError("HARNESS_PYTEST_FLOOR ends with a catch-all")
+
+
+def harness_pytest_date(python: str) -> str:
+    """The earliest "as of" date at which pytest resolves to a release the harness supports."""
+    return HARNESS_PYTEST_FLOOR_DATE[str(harness_pytest_floor(python))]
 
 
 def _upper_bounds(spec: SpecifierSet) -> list[tuple[Version, bool]]:

@@ -42,7 +42,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import BuildError
-from swe_forge.images.recipe import InstallRecipe
+from swe_forge.images.recipe import InstallRecipe, harness_pytest_date, harness_pytest_floor
 from swe_forge.images.wheels import (
     WheelStore,
     build_requirements,
@@ -59,7 +59,7 @@ BOOTSTRAP = ("pip", "setuptools", "wheel")
 #: pip 21.3 (2021-10-11) is the first pip with PEP 660 editable installs.
 PIP_PEP660_FLOOR = "2021-10-12T00:00:00Z"
 #: Bumped when what a lock holds changes for the same recipe (cached locks are then stale).
-RESOLVE_VERSION = 2
+RESOLVE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -159,15 +159,42 @@ def with_bootstrap(req_in: str, project_name: str | None) -> str:
 
 
 def tool_floors(python: str, exclude_newer: str) -> dict[str, str]:
-    """Later "as of" dates for build tools whose as-of-date release is too old to work:
-    releases from ~4 months after the Python itself, and pip with PEP 660 (see the module)."""
+    """Later "as of" dates for tools whose as-of-date release is too old to work: build tools
+    from ~4 months after the Python itself, pip with PEP 660 (see the module), and the oldest
+    pytest the harness runs on."""
     floor = _build_tools_floor(python)
     out: dict[str, str] = {}
     for pkg in BUILD_TOOLS:
         date = max(floor, PIP_PEP660_FLOOR) if pkg == "pip" else floor
         if date > exclude_newer:
             out[pkg] = date
+    # pytest too: the harness runs on nothing older than its floor, whatever the commit's date;
+    # with it the packages that floor release needs (pluggy >= 0.12 for pytest 5.4...).
+    pytest_date = harness_pytest_date(python)
+    if pytest_date > exclude_newer:
+        for pkg in PYTEST_AND_ITS_DEPENDENCIES:
+            out[pkg] = max(out.get(pkg, ""), pytest_date)
     return out
+
+
+#: pytest and what its floor releases depend on, resolved at the floor's date together.
+PYTEST_AND_ITS_DEPENDENCIES = (
+    "atomicwrites",
+    "attrs",
+    "colorama",
+    "importlib-metadata",
+    "iniconfig",
+    "more-itertools",
+    "packaging",
+    "pluggy",
+    "py",
+    "pyparsing",
+    "pytest",
+    "six",
+    "toml",
+    "wcwidth",
+    "zipp",
+)
 
 
 def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 600) -> Lock:
@@ -236,8 +263,14 @@ def _compile(
         ]
         if exclude_newer:
             cmd += ["--exclude-newer", exclude_newer]
-            for pkg, date in sorted(tool_floors(python, exclude_newer).items()):
+            floors = tool_floors(python, exclude_newer)
+            for pkg, date in sorted(floors.items()):
                 cmd += ["--exclude-newer-package", f"{pkg}={date}"]
+            if "pytest" in floors:
+                # A constraint, not a requirement: it binds only when something needs pytest.
+                constraints = Path(tmp) / "constraints.txt"
+                constraints.write_text(f"pytest>={harness_pytest_floor(python)}\n")
+                cmd += ["--constraint", str(constraints)]
         if no_emit:
             cmd += ["--no-emit-package", no_emit]
         interp = _target_interpreter(python)

@@ -61,6 +61,15 @@ def test_installers_never_predate_pep_660_or_the_python() -> None:
     assert set(tool_floors("3.13", "2024-01-01T00:00:00Z")) >= {"pip", "setuptools", "wheel"}
 
 
+def test_pytest_never_predates_what_the_harness_runs_on() -> None:
+    # A 2019 commit on 3.9: pytest as of the day after 5.4.0 (the harness's floor there).
+    old = tool_floors("3.9", "2019-05-01T00:00:00Z")
+    assert old["pytest"] == old["pluggy"] == "2020-03-13T00:00:00Z"
+    # On 3.11 the floor is 6.2.4; a commit after it keeps its own date for pytest.
+    assert tool_floors("3.11", "2021-01-01T00:00:00Z")["pytest"] == "2021-05-05T00:00:00Z"
+    assert "pytest" not in tool_floors("3.11", "2022-01-01T00:00:00Z")
+
+
 def test_store_keeps_one_file_per_content_and_answers_selections(tmp_path: Path) -> None:
     store = WheelStore(tmp_path / "store")
     src = tmp_path / "demo-1.0-py3-none-any.whl"
