@@ -54,6 +54,7 @@ _STARTUP = {"sitecustomize.py", "usercustomize.py"}
 _FRAMEWORK_MODULES = {"pytest", "_pytest", "pluggy", "py", "swe_forge_harness", "iniconfig"}
 #: Projects whose code the test runner itself imports: tasks from them cannot be judged safely.
 FRAMEWORK_PROJECTS = frozenset({"pytest", "pluggy", "py", "iniconfig"})
+_ADDED, _REMOVED = ord("+"), ord("-")
 _IMPORT_ROOTS = ("", "src/", "lib/", "tests/", "test/", "testing/")
 _PYTEST_SETTING = re.compile(
     r"\[(?:tool:pytest|pytest|tool\.pytest[^\]]*|coverage:run)\]|\baddopts\b|\btestpaths\b|\bpython_files\b"
@@ -241,10 +242,15 @@ class PatchGuard:
             report.add("copy", fp.path)
         name = fp.path.rsplit("/", 1)[-1].lower()
         if name in ("setup.cfg", "pyproject.toml"):
+            # An early, textual look at the lines the patch changes; the verdict on pytest's
+            # settings is the parsed comparison after applying (``runner_settings_changes``),
+            # so context lines (a ruff table beside pytest's) refuse nothing here.
             for hunk in fp.hunks:
-                body = b"".join(line for _tag, line in hunk.lines).decode("utf-8", "replace")
+                body = b"".join(
+                    line for tag, line in hunk.lines if tag in (_ADDED, _REMOVED)
+                ).decode("utf-8", "replace")
                 if _PYTEST_SETTING.search(body):
-                    report.add("runner_config", f"{fp.path}: a hunk touches pytest settings")
+                    report.add("runner_config", f"{fp.path}: a hunk changes pytest settings")
                     break
 
 

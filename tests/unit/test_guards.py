@@ -105,6 +105,15 @@ def test_pytest_settings_in_pyproject() -> None:
     assert "runner_config" in codes(patch)
     ok = 'diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,2 +1,2 @@\n [project]\n-version = "1"\n+version = "2"\n'
     assert codes(ok) == set()
+    # A change beside pytest's settings (the ruff table), whose context shows pytest's keys:
+    # refused by nothing here; the parsed comparison after applying judges pytest's settings.
+    beside = (
+        "diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n"
+        "+++ b/pyproject.toml\n@@ -1,4 +1,4 @@\n [tool.pytest.ini_options]\n"
+        ' filterwarnings = ["error"]\n [tool.ruff]\n-lint.ignore = ["D203"]\n'
+        '+lint.ignore = ["D211"]\n'
+    )
+    assert codes(beside) == set()
 
 
 def test_code_is_not_judged_by_text() -> None:
