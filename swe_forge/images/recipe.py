@@ -168,6 +168,7 @@ def detect_recipe(
     classifier_versions: set[str] = set()
     name: str | None = None
     build: list[str] = []
+    setup_requires: list[str] = []
 
     pyproject = _toml(files.text("pyproject.toml"))
     project = pyproject.get("project") or {}
@@ -215,6 +216,11 @@ def detect_recipe(
             sources,
             "setup.cfg tests_require",
         )
+        setup_requires += [
+            x.strip()
+            for x in setup_cfg.get("options", "setup_requires", fallback="").splitlines()
+            if x.strip() and _req(x.strip())
+        ]
         if setup_cfg.has_section("options.extras_require"):
             for key, value in setup_cfg.items("options.extras_require"):
                 optional.setdefault(key, value.splitlines())
@@ -232,10 +238,14 @@ def detect_recipe(
         reqs += _parse_all(found.get("tests_require", []), sources, "setup.py tests_require")
         for key, value in (found.get("extras_require") or {}).items():
             optional.setdefault(key, value)
+        setup_requires += [str(x) for x in found.get("setup_requires", []) if _req(str(x))]
         if not build:
             build += ["setuptools", "wheel"]
     if not build:
         build += ["setuptools>=40.8.0", "wheel"]
+    # setup_requires (pbr, setuptools_scm...) are fetched by setuptools itself when the
+    # project installs: offline, they must already be in the environment.
+    build += sorted(set(setup_requires))
     if any(b.split(";")[0].strip().lower().startswith("hatchling") for b in build):
         # hatchling asks for editables via get_requires_for_build_editable (older releases).
         build.append("editables")
@@ -293,6 +303,12 @@ def detect_recipe(
         final.append(Requirement("pytest"))
         notes.append("pytest added: no test requirement named it for this Python")
     final, adjusted = raise_pytest_floor(final, python)
+    exclude_newer = datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if exclude_newer < harness_pytest_date(python):
+        # Older than the oldest pytest the harness runs on: pytest is resolved at that floor's
+        # date (images/resolve.py), and a pin on pytest's own internals would contradict it.
+        final, relaxed = relax_pytest_internals(final, python)
+        adjusted += relaxed
     build_reqs = sorted(
         {str(Requirement(b)) for b in (list(build) + list(override.build_requirements)) if _req(b)}
     )
@@ -306,7 +322,7 @@ def detect_recipe(
         ),
         extras=tuple(dict.fromkeys(extras_used)),
         sources=tuple(dict.fromkeys(sources)),
-        exclude_newer=datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        exclude_newer=exclude_newer,
         notes=tuple(notes),
         adjusted=tuple(adjusted),
     )
@@ -448,6 +464,38 @@ def raise_pytest_floor(
                     original=_render(r),
                     chosen=_render(new),
                     reason=f"the harness needs pytest>={floor} on Python {python}",
+                )
+            )
+            r = new
+        out.append(r)
+    return out, adjusted
+
+
+#: pytest's own internals: a project that pins them pins the pytest of its day.
+PYTEST_INTERNALS = frozenset({"pluggy", "py"})
+
+
+def relax_pytest_internals(
+    reqs: list[Requirement], python: str
+) -> tuple[list[Requirement], list[Adjustment]]:
+    """Drop the version specifiers of pins on pytest's internals (``pluggy``, ``py``).
+
+    For commits older than the harness's pytest floor: the floor release needs newer internals
+    than a pin of that day allows. Each relaxed pin is returned as an :class:`Adjustment`.
+    """
+    floor = harness_pytest_floor(python)
+    out: list[Requirement] = []
+    adjusted: list[Adjustment] = []
+    for r in reqs:
+        if canonicalize_name(r.name) in PYTEST_INTERNALS and r.specifier and applies(r, python):
+            new = Requirement(str(r))
+            new.specifier = SpecifierSet()
+            adjusted.append(
+                Adjustment(
+                    original=_render(r),
+                    chosen=_render(new),
+                    reason=f"pytest>={floor} (the harness's floor on Python {python}) needs "
+                    f"a newer {r.name} than the project pinned",
                 )
             )
             r = new
@@ -741,7 +789,7 @@ def _setup_py(text: str) -> dict[str, Any]:
                 value = None
             if value is not None:
                 out[kw.arg] = value
-    for key in ("install_requires", "tests_require", "classifiers"):
+    for key in ("install_requires", "tests_require", "setup_requires", "classifiers"):
         if isinstance(out.get(key), str):
             out[key] = out[key].splitlines()
         if not isinstance(out.get(key, []), list):

@@ -65,6 +65,40 @@ def test_setup_py_is_read_not_run() -> None:
     assert r.python == "3.9"  # classifiers stop at 3.8: the closest available above
 
 
+def test_setup_requires_are_build_requirements() -> None:
+    # setuptools fetches setup_requires itself while the project installs: offline, they must
+    # be vendored with the build requirements.
+    r = recipe(
+        {"setup.py": "setup(name='p', setup_requires=['setuptools_scm', 'pbr>=1'])\n"}, T2020
+    )
+    assert {"setuptools_scm", "pbr>=1"} <= set(r.build_requirements)
+    r = recipe(
+        {
+            "setup.py": "setup()\n",
+            "setup.cfg": "[metadata]\nname = q\n[options]\nsetup_requires =\n    setuptools_scm\n",
+        },
+        T2020,
+    )
+    assert "setuptools_scm" in r.build_requirements
+
+
+def test_old_commit_pins_on_pytest_internals_are_relaxed() -> None:
+    # 2018: pytest resolves at the harness floor's date (5.4.0 needs pluggy>=0.12), so the
+    # project's pluggy==0.6.0 of that day is relaxed, and said so.
+    t2018 = int(datetime(2018, 10, 14, tzinfo=UTC).timestamp())
+    files = {
+        "setup.py": "setup(name='old', python_requires='>=3.6')\n",
+        "requirements-dev.txt": "pytest==3.8.2\npluggy==0.6.0\npy==1.6.0\nattrs==18.2.0\n",
+    }
+    r = recipe(files, t2018)
+    assert (
+        "pluggy" in r.requirements and "py" in r.requirements and "attrs==18.2.0" in r.requirements
+    )
+    assert {a.original for a in r.adjusted} >= {"pluggy==0.6.0", "py==1.6.0"}
+    # A commit after the floor's release keeps its pins.
+    assert "pluggy==0.6.0" in recipe(files, T2024).requirements
+
+
 def test_requirement_files_tox_and_self_extras() -> None:
     r = recipe(
         {
