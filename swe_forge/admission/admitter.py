@@ -20,9 +20,10 @@ from typing import Any
 
 from swe_forge import __version__
 from swe_forge.config import Config, load_repo_overrides
-from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import SweForgeError
+from swe_forge.gates.clock import clock_reads
 from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
 from swe_forge.gates.runner import PytestRunner, protect_spec
 from swe_forge.gates.sandbox import Sandbox
@@ -215,6 +216,31 @@ class Admitter:
             cand.test_patch, read_base if repo else None, self.classifier.is_test_module
         )
 
+    def clock(self, cand: Candidate) -> dict[str, Any]:
+        """Where the test modules the test patch touches read the calendar date (post-patch
+        source, see :mod:`swe_forge.gates.clock`); recorded as ``audit.clock``."""
+        repo = self._repo(cand)
+        sources: dict[str, bytes] = {}
+        try:
+            patches = parse_diff(cand.test_patch)
+        except DiffParseError:
+            patches = []
+        for fp in patches:
+            path = fp.new_path
+            if not path or not path.endswith(".py") or not self.classifier.is_test_module(path):
+                continue
+            base = b""
+            if fp.old_path is not None:
+                found = repo.blob_at(cand.base_commit, fp.old_path) if repo else None
+                if found is None:
+                    continue
+                base = found[1]
+            try:
+                sources[path] = apply_file_patch(base, fp)
+            except PatchApplyError:
+                continue
+        return clock_reads(sources)
+
     def _gate(
         self, cand: Candidate, rec: ImageRecord, files: list[str], say: Callable[[str], None]
     ) -> GateVerdict:
@@ -287,6 +313,7 @@ class Admitter:
         manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
         manifest.problem_statement = statement
         manifest.audit["statement"] = statement_audit
+        manifest.audit["clock"] = self.clock(cand)
         # Calibration: the gold patch graded once with every canary its fail-to-pass tests
         # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
         # gold patch fails are armed; the capabilities in use become the gate's allowance.

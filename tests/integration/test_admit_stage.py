@@ -234,3 +234,26 @@ def test_thin_statement_is_written_from_the_failures(
             "quality": asdict(rich.statement_quality),
         },
     )
+
+
+def test_tests_reading_the_date_are_recorded(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            "pkg/core.py": "def year(d):\n    return d.year\n",
+            "tests/test_core.py": (
+                "import datetime\nfrom pkg.core import year\n\n\n"
+                "def test_year():\n    assert year(datetime.date.today()) >= 2024\n"
+            ),
+        },
+        "Add year()",
+        "There is no way to get a date's year; add year(d).",
+    )
+    out = tmp_path / "candidates.jsonl"
+    run_mine([str(repo.path)], out, config=load_config(), options=MineOptions())
+    (cand,) = read_candidates(out)
+    got = Admitter(load_config()).clock(cand)
+    assert got["sites"] == ["tests/test_core.py:6 date.today()"] and not got["controlled"]
