@@ -389,3 +389,37 @@ def test_recipe_pytest_floor_is_the_oldest_pytest_the_harness_runs_on(
     tampered = [e for e in events if e["event"] == "tamper"]
     same = outcomes(events) == outcomes(expected) and code == expected_code and not tampered
     assert same is (which == "floor"), (version, outcomes(events), tampered)
+
+
+# ------------------------------------------------------------ coverage thresholds
+COVERED = {
+    "pyproject.toml": ('[tool.pytest.ini_options]\naddopts = "--cov=pkg --cov-fail-under=100"\n'),
+    "pkg/__init__.py": "def used():\n    return 1\n\n\ndef unused():\n    return 2\n",
+    "tests/test_pkg.py": "from pkg import used\n\n\ndef test_used():\n    assert used() == 1\n",
+}
+
+
+def test_coverage_threshold_is_switched_off_by_the_judge(tmp_path: Path) -> None:
+    # A project whose addopts demand 100% coverage: a run of a subset of its tests passes
+    # every test yet exits 1, which the judge would read as a disagreement. The supervisor
+    # adds --no-cov when the task's environment has pytest-cov.
+    from swe_forge.gates.harness.swe_forge_supervisor import pytest_cov_installed
+
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    assert not pytest_cov_installed(str(venv)) or Path("/opt/venv").exists()
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", python, "pytest==8.3.5", "pytest-cov==6.0.0"],
+        check=True,
+        timeout=300,
+    )
+    assert pytest_cov_installed(str(venv))
+    project = tmp_path / "p"
+    write(project, COVERED)
+    events, code = run_harness(project, "tests", python=python)
+    assert outcomes(events) == {"tests/test_pkg.py::test_used": "passed"} and code == 1
+    events, code = run_harness(project, "tests", "--no-cov", python=python)
+    assert outcomes(events) == {"tests/test_pkg.py::test_used": "passed"} and code == 0
+    assert events[-1]["exitstatus"] == 0
