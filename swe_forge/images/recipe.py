@@ -187,11 +187,23 @@ def detect_recipe(
         )
     declared = project.get("optional-dependencies")
     optional: dict[str, Any] = dict(declared) if isinstance(declared, dict) else {}
-    groups = pyproject.get("dependency-groups") or {}
+    groups = dict(pyproject.get("dependency-groups") or {})
+    tool = pyproject.get("tool") or {}
+    # Development groups under the tools' own keys (before PEP 735): PDM's
+    # [tool.pdm.dev-dependencies] (named groups) and uv's [tool.uv] dev-dependencies (one list).
+    pdm = tool.get("pdm") if isinstance(tool, dict) else None
+    pdm_dev = pdm.get("dev-dependencies") if isinstance(pdm, dict) else None
+    if isinstance(pdm_dev, dict):
+        for group, items in pdm_dev.items():
+            groups.setdefault(group, items)
+    uv_tool = tool.get("uv") if isinstance(tool, dict) else None
+    uv_dev = uv_tool.get("dev-dependencies") if isinstance(uv_tool, dict) else None
+    if isinstance(uv_dev, list):
+        groups.setdefault("dev", uv_dev)
     bs = pyproject.get("build-system") or {}
     if isinstance(bs.get("requires"), list):
         build += [str(x) for x in bs["requires"]]
-    poetry = (pyproject.get("tool") or {}).get("poetry") or {}
+    poetry = (tool.get("poetry") if isinstance(tool, dict) else None) or {}
     if isinstance(poetry, dict) and poetry:
         name = name or (poetry.get("name") if isinstance(poetry.get("name"), str) else None)
         reqs += _poetry(poetry, optional, requires_python, sources, notes, extras_used)

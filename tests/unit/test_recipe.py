@@ -99,6 +99,18 @@ def test_old_commit_pins_on_pytest_internals_are_relaxed() -> None:
     assert "pluggy==0.6.0" in recipe(files, T2024).requirements
 
 
+def test_pdm_and_uv_development_groups() -> None:
+    pdm = (
+        '[project]\nname = "p"\n[tool.pdm.dev-dependencies]\nlint = ["ruff"]\n'
+        'test = ["hypothesis>=6", "pytest>=7", "-e file:///${PROJECT_ROOT}/#egg=p"]\n'
+    )
+    r = recipe({"pyproject.toml": pdm}, T2024)
+    assert "hypothesis>=6" in r.requirements and "ruff" not in r.requirements
+    assert "group:test" in r.extras
+    uv = '[project]\nname = "q"\n[tool.uv]\ndev-dependencies = ["freezegun", "pytest"]\n'
+    assert "freezegun" in recipe({"pyproject.toml": uv}, T2024).requirements
+
+
 def test_requirement_files_tox_and_self_extras() -> None:
     r = recipe(
         {
