@@ -131,6 +131,27 @@ def test_audit_needles_ignore_names_at_the_base() -> None:
     assert needles.modified_files == {"tests/test_m.py": ""}
 
 
+def test_audit_names_in_installed_libraries_need_to_be_distinctive() -> None:
+    from swe_forge.images.audit import AuditReport, Needles, _check_content
+
+    needles = Needles(
+        frozenset({b"test_run", b"test_dotenv_values_file_stream"}), frozenset(), (), {}
+    )
+
+    def failed(name: str, data: bytes) -> bool:
+        report = AuditReport(image="i", instance_id="x")
+        _check_content(name, data, needles, report)
+        return not report.passed
+
+    lib = "opt/venv/lib/python3.9/site-packages/IPython/core/tests/test_run.py"
+    # A library's own test_run is chance; the project's tree is not a library.
+    assert not failed(lib, b"def test_run():\n    pass\n")
+    assert failed("testbed/tests/test_x.py", b"def test_run():\n    pass\n")
+    # A distinctive name, or several, in a library is a leak.
+    assert failed(lib, b"def test_dotenv_values_file_stream(): ...\n")
+    assert failed(lib, b"test_run test_dotenv_values_file_stream\n")
+
+
 def test_a_framework_project_gets_no_exemption() -> None:
     # pluggy's own modules run inside the judge: a patch to them is refused even for pluggy.
     patch = "diff --git a/src/pluggy/_hooks.py b/src/pluggy/_hooks.py\n--- a/src/pluggy/_hooks.py\n+++ b/src/pluggy/_hooks.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
