@@ -227,7 +227,7 @@ def _check_content(name: str, data: bytes, needles: Needles, report: AuditReport
         if in_libraries and len(hits) < 2:
             # Installed libraries ship their own tests: a short, generic name (`test_run`) in
             # one of them is chance; a leaked copy carries a distinctive name or several.
-            hits = {h for h in hits if len(h) >= _DISTINCT_NAME}
+            hits = frozenset(h for h in hits if len(h) >= _DISTINCT_NAME)
         if hits:
             report.fail(
                 "test_content",
