@@ -294,7 +294,7 @@ def detect_recipe(
     for group, items in groups.items():
         if canonicalize_name(str(group)) in TEST_EXTRAS and isinstance(items, list):
             reqs += _parse_all(
-                [i for i in items if isinstance(i, str)], sources, f"dependency-group {group}"
+                group_requirements(groups, str(group)), sources, f"dependency-group {group}"
             )
             extras_used.append(f"group:{group}")
     if tox is not None and tox.has_section("testenv"):
@@ -338,6 +338,31 @@ def detect_recipe(
         notes=tuple(notes),
         adjusted=tuple(adjusted),
     )
+
+
+def group_requirements(groups: dict[str, Any], name: str) -> list[str]:
+    """A dependency group's requirement strings, ``{include-group = "..."}`` entries expanded
+    (PEP 735; group names compare normalised, a cycle or a missing group adds nothing)."""
+    by_norm = {canonicalize_name(str(k)): v for k, v in groups.items()}
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def walk(group: str) -> None:
+        norm = canonicalize_name(group)
+        if norm in seen:
+            return
+        seen.add(norm)
+        items = by_norm.get(norm)
+        if not isinstance(items, list):
+            return
+        for item in items:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
+                walk(item["include-group"])
+
+    walk(name)
+    return out
 
 
 def _render(r: Requirement) -> str:

@@ -111,6 +111,15 @@ def test_pdm_and_uv_development_groups() -> None:
     assert "freezegun" in recipe({"pyproject.toml": uv}, T2024).requirements
 
 
+def test_dependency_groups_include_other_groups() -> None:
+    text = (
+        '[project]\nname = "e"\n[dependency-groups]\ndjango = ["dj-database-url"]\n'
+        'tests = [{ include-group = "Django" }, "pytest", { include-group = "tests" }]\n'
+    )
+    r = recipe({"pyproject.toml": text}, T2024)
+    assert "dj-database-url" in r.requirements and "pytest" in r.requirements
+
+
 def test_requirement_files_tox_and_self_extras() -> None:
     r = recipe(
         {
