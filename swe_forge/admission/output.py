@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from swe_forge.errors import InputError, UsageError
+from swe_forge.jsonl import read_jsonl
 from swe_forge.records import Rejection, TaskManifest
 
 
@@ -40,25 +41,17 @@ def _repair(path: Path) -> None:
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{path}:{lineno}: not valid JSON ({exc.msg}); cannot resume from it",
-                    hint="pass --restart to start over, or write to another --output",
-                ) from exc
-            if not isinstance(data, dict) or not isinstance(data.get("instance_id"), str):
-                raise InputError(
-                    f"{path}:{lineno}: not a task or rejection record (no instance_id)",
-                    hint="pass --restart to start over, or write to another --output",
-                )
-            out.append(data)
-    return out
+    hint = "pass --restart to start over, or write to another --output"
+    try:
+        records = list(read_jsonl(path))
+    except InputError as exc:
+        raise InputError(f"{exc}; cannot resume from it", hint=hint) from exc
+    for lineno, data in enumerate(records, 1):
+        if not isinstance(data.get("instance_id"), str):
+            raise InputError(
+                f"{path}: record {lineno} is not a task or rejection (no instance_id)", hint=hint
+            )
+    return records
 
 
 class DecisionLog:

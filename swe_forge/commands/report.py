@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from swe_forge.jsonl import read_jsonl
 
 
-def funnel(files: list[Path]) -> dict[str, Any]:
-    """Count records of every kind across files, and rejection reasons per stage.
-
-    Stages: PRs mined (candidates + PR-level mining rejections), candidates, tasks admitted.
-    A record seen twice (same kind and instance id) is counted once.
-    """
+def _unique(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(record kind, record) of every record in ``files``, each (kind, stage, instance id)
+    once."""
     seen: set[tuple[str, str, str]] = set()
-    candidates = 0
-    tasks = 0
-    rejected: dict[str, Counter[str]] = {"mine": Counter(), "admit": Counter()}
-    repos_blocked = 0
     for path in files:
         for data in read_jsonl(path):
             kind = str(data.get("record_type", "candidate"))
@@ -28,18 +22,31 @@ def funnel(files: list[Path]) -> dict[str, Any]:
                 str(data.get("stage", "")),
                 str(data.get("instance_id") or data.get("repo")),
             )
-            if key in seen:
-                continue
-            seen.add(key)
-            if kind == "candidate":
-                candidates += 1
-            elif kind == "task":
-                tasks += 1
-            elif kind == "rejection":
-                stage = str(data.get("stage", "mine"))
-                if data.get("pr_number") is None and stage == "mine":
-                    repos_blocked += 1
-                rejected.setdefault(stage, Counter())[str(data.get("reason"))] += 1
+            if key not in seen:
+                seen.add(key)
+                yield kind, data
+
+
+def funnel(files: list[Path]) -> dict[str, Any]:
+    """Count records of every kind across files, and rejection reasons per stage.
+
+    Stages: PRs mined (candidates + PR-level mining rejections), candidates, tasks admitted.
+    A record seen twice (same kind and instance id) is counted once.
+    """
+    candidates = 0
+    tasks = 0
+    rejected: dict[str, Counter[str]] = {"mine": Counter(), "admit": Counter()}
+    repos_blocked = 0
+    for kind, data in _unique(files):
+        if kind == "candidate":
+            candidates += 1
+        elif kind == "task":
+            tasks += 1
+        elif kind == "rejection":
+            stage = str(data.get("stage", "mine"))
+            if data.get("pr_number") is None and stage == "mine":
+                repos_blocked += 1
+            rejected.setdefault(stage, Counter())[str(data.get("reason"))] += 1
     mine_pr_rejections = sum(rejected["mine"].values()) - repos_blocked
     admit_seen = tasks + sum(rejected["admit"].values())
     stages = [
@@ -79,7 +86,6 @@ def funnel_by_repo(files: list[Path]) -> dict[str, Any]:
     resolved (files from ``verify --gold``), matched to repositories through the tasks.
     Rows are sorted by repository; a ``total`` row sums them.
     """
-    seen: set[tuple[str, str, str]] = set()
     rows: dict[str, dict[str, Any]] = {}
     task_repo: dict[str, str] = {}
     results: list[dict[str, Any]] = []
@@ -100,42 +106,32 @@ def funnel_by_repo(files: list[Path]) -> dict[str, Any]:
             },
         )
 
-    for path in files:
-        for data in read_jsonl(path):
-            kind = str(data.get("record_type", "candidate"))
-            key = (
-                kind,
-                str(data.get("stage", "")),
-                str(data.get("instance_id") or data.get("repo")),
-            )
-            if key in seen:
+    for kind, data in _unique(files):
+        repo = str(data.get("repo") or "")
+        if kind == "verify_result":
+            results.append(data)
+            continue
+        if kind == "candidate":
+            row(repo)["candidates"] += 1
+            row(repo)["prs"] += 1
+        elif kind == "task":
+            task_repo[str(data.get("instance_id"))] = repo
+            r = row(repo)
+            r["admitted"] += 1
+            r["judged"] += 1
+            r["environments"] += 1
+        elif kind == "rejection":
+            stage = str(data.get("stage", "mine"))
+            reason = str(data.get("reason"))
+            r = row(repo)
+            if stage == "mine":
+                if data.get("pr_number") is not None:
+                    r["prs"] += 1
                 continue
-            seen.add(key)
-            repo = str(data.get("repo") or "")
-            if kind == "verify_result":
-                results.append(data)
-                continue
-            if kind == "candidate":
-                row(repo)["candidates"] += 1
-                row(repo)["prs"] += 1
-            elif kind == "task":
-                task_repo[str(data.get("instance_id"))] = repo
-                r = row(repo)
-                r["admitted"] += 1
-                r["judged"] += 1
+            r["judged"] += 1
+            r["rejected"][reason] += 1
+            if reason not in NO_ENVIRONMENT:
                 r["environments"] += 1
-            elif kind == "rejection":
-                stage = str(data.get("stage", "mine"))
-                reason = str(data.get("reason"))
-                r = row(repo)
-                if stage == "mine":
-                    if data.get("pr_number") is not None:
-                        r["prs"] += 1
-                    continue
-                r["judged"] += 1
-                r["rejected"][reason] += 1
-                if reason not in NO_ENVIRONMENT:
-                    r["environments"] += 1
     for res in results:
         if str(res.get("model_name_or_path")) != "gold":
             continue
