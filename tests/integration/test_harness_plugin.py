@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
@@ -303,6 +304,9 @@ def test_import_gate_refuses_new_code_beyond_the_allowance(tmp_path: Path) -> No
     )
     # The test module itself was there before the run: the supervisor digested it.
     gate["digests"] = [hashlib.sha256((tmp_path / "tests/test_gen.py").read_bytes()).hexdigest()]
+    # Only pytest's temporary folders count as writable here: this checkout (and its .venv)
+    # may itself live under /tmp, where the container's prefixes would gate every module.
+    gate["writable"] = [str(Path(tempfile.gettempdir()).resolve()) + "/pytest-of-"]
     events, _ = run_harness(tmp_path, "tests", select=gate)
     assert outcomes(events) == {"tests/test_gen.py::test_generated": "passed"}
     tamper = [e for e in events if e["event"] == "tamper"]

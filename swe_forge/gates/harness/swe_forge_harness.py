@@ -250,6 +250,9 @@ def _build():
     digests = frozenset(secret.get("digests") or ())
     allowance = frozenset(secret.get("allowance") or ())
     gate_imports = bool(secret.get("gate_imports"))
+    # Where code may appear during a run: the judge's container's writable mounts, unless
+    # the secret names others (a test of the harness outside a container).
+    writable = tuple(secret.get("writable") or _WRITABLE)
     canary_raw = {}
 
     def send(event):
@@ -293,7 +296,7 @@ def _build():
 
     def import_allowed(origin):
         """None when a module file may be loaded, else why not."""
-        if not gate_imports or not origin or not origin.startswith(_WRITABLE):
+        if not gate_imports or not origin or not origin.startswith(writable):
             return None
         try:
             with open(origin, "rb") as fh:
