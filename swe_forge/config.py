@@ -107,6 +107,7 @@ class AdmitConfig:
     runs_per_phase: int = 3
     hash_seeds: tuple[int, ...] = (0, 1, 2)
     timeout_seconds: float = 600.0
+    test_timeout_seconds: float = 120.0
     flaky_policy: str = "drop"
     scope: str = "touched"
     fail_to_pass_scope: str = "patched"
@@ -127,6 +128,7 @@ class VerifyConfig:
     """Limits and clocks of the verifier's containers."""
 
     timeout_seconds: float = 900.0
+    test_timeout_seconds: float = 300.0
     memory: str = "4g"
     pids: int = 256
     cpus: float = 1.0

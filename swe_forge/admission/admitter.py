@@ -91,6 +91,7 @@ class Admitter:
             runs_per_phase=a.runs_per_phase,
             hash_seeds=a.hash_seeds,
             timeout_seconds=a.timeout_seconds,
+            test_timeout_seconds=a.test_timeout_seconds,
             flaky_policy=a.flaky_policy,
             scope=a.scope,
             fail_to_pass_scope=a.fail_to_pass_scope,
@@ -340,6 +341,8 @@ class Admitter:
             "disarmed": len(cal.disarmed),
             "limit": self.verifier.settings.canary_limit,
         }
+        if cal.leaked:
+            manifest.harness["canaries"]["leaked"] = cal.leaked
         manifest.audit["capabilities"] = {
             "scope": self.verifier.settings.capability_scope,
             "base": capabilities.base_capabilities(cal.base_capabilities, self.verifier.is_source),
@@ -480,6 +483,7 @@ class Admitter:
                 "gold_patch_sha256": sha256(cand.patch),
                 "harness_sha256": self.verifier.harness_sha256,
                 "timeout_seconds": self.gate.timeout_seconds,
+                "test_timeout_seconds": self.gate.test_timeout_seconds,
             },
             gates={
                 "runs_per_phase": self.gate.runs_per_phase,

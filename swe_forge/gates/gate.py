@@ -39,6 +39,8 @@ class GateSettings:
     runs_per_phase: int = 3
     hash_seeds: tuple[int, ...] = (0, 1, 2)
     timeout_seconds: float = 600.0
+    #: Per test (0: none): a test past it fails alone instead of timing out the whole run.
+    test_timeout_seconds: float = 120.0
     flaky_policy: str = "drop"  # "drop" (flaky PASS_TO_PASS tests only) | "reject"
     scope: str = "touched"  # "touched" test files of the test patch | "suite"
     #: "patched": FAIL_TO_PASS only from tests the test patch defines or changes | "all"
@@ -235,6 +237,7 @@ def run_gate(
                 hash_seed=hash_seed,
                 order_seed=order_seed,
                 timeout=settings.timeout_seconds,
+                test_timeout=settings.test_timeout_seconds,
                 labels=labels,
             )
             runs.append(run)

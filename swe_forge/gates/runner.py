@@ -160,6 +160,7 @@ def run_tests(
     hash_seed: int,
     order_seed: int,
     timeout: float,
+    test_timeout: float = 0.0,
     labels: dict[str, str] | None = None,
 ) -> RunResult:
     """One gate run in a fresh judge's container from ``image``: the test patch (and, after,
@@ -189,6 +190,7 @@ def run_tests(
                         "SWE_FORGE_ORDER_SEED": str(order_seed),
                     },
                     "timeout": timeout,
+                    "test_timeout": test_timeout,
                     "output_limit": sandbox.settings.limits.output_bytes,
                     "select": None,
                     "canaries": None,

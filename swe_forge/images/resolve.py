@@ -58,8 +58,14 @@ _HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
 BOOTSTRAP = ("pip", "setuptools", "wheel")
 #: pip 21.3 (2021-10-11) is the first pip with PEP 660 editable installs.
 PIP_PEP660_FLOOR = "2021-10-12T00:00:00Z"
+#: Build backends' first releases with PEP 660's build_editable hook (the day after):
+#: poetry-core 1.0.8 (2022-02-28), flit-core 3.4.0 (2021-10-10).
+EDITABLE_BACKEND_FLOORS = {
+    "poetry-core": "2022-03-01T00:00:00Z",
+    "flit-core": "2021-10-11T00:00:00Z",
+}
 #: Bumped when what a lock holds changes for the same recipe (cached locks are then stale).
-RESOLVE_VERSION = 3
+RESOLVE_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,11 @@ def tool_floors(python: str, exclude_newer: str) -> dict[str, str]:
         date = max(floor, PIP_PEP660_FLOOR) if pkg == "pip" else floor
         if date > exclude_newer:
             out[pkg] = date
+    # The project is installed editable: a build backend from before its PEP 660 hooks
+    # (build_editable) cannot do that, so it is taken as of its first release with them.
+    for pkg, date in EDITABLE_BACKEND_FLOORS.items():
+        if date > exclude_newer:
+            out[pkg] = max(out.get(pkg, ""), date)
     # pytest too: the harness runs on nothing older than its floor, whatever the commit's date;
     # with it the packages that floor release needs (pluggy >= 0.12 for pytest 5.4...).
     pytest_date = harness_pytest_date(python)

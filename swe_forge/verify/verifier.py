@@ -116,6 +116,8 @@ class VerifySettings:
     infra_retries: int = 2
     capability_scope: str = "repository"
     canary_limit: int = 40
+    #: Per test (0: none): a test past it fails alone (the run's own limit still holds).
+    test_timeout_seconds: float = 300.0
 
     @classmethod
     def from_config(cls, v: VerifyConfig) -> VerifySettings:
@@ -132,6 +134,7 @@ class VerifySettings:
             v.infra_retries,
             v.capability_scope,
             v.canary_limit,
+            v.test_timeout_seconds,
         )
 
     def sandbox(self) -> SandboxSettings:
@@ -165,6 +168,12 @@ class Calibration:
     base_capabilities: dict[str, list[str]] = field(default_factory=dict)
     gold_capabilities: list[str] = field(default_factory=list)
     result: VerifyResult | None = None
+    #: Why every canary was dropped: with them all run before the real tests, a real test
+    #: failed that passes without them (a canary stops its test before the test's own
+    #: clean-up and leaves state behind). Empty when they were kept.
+    leaked: str = ""
+    #: Set for the second calibration run, the one without canaries.
+    without_canaries: bool = False
 
 
 class Verifier:
@@ -233,6 +242,17 @@ class Verifier:
         cal = Calibration()
         result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
+        if result.status == "unresolved" and cal.made:
+            # The canaries ran first (the worst case for state they leave behind): a real
+            # test that fails now but passes without them would fail honest patches at
+            # random in grading. Without any canaries then, said in the manifest.
+            quiet = Calibration(without_canaries=True)
+            again = self._verify_once(task, task.patch, "gold", calibrate=quiet)
+            if again.status == "resolved":
+                quiet.made, quiet.disarmed = cal.made, cal.armed + cal.disarmed
+                quiet.leaked = f"with the canaries first: {result.detail}"[:1000]
+                quiet.result = again
+                return quiet
         return cal
 
     def _block(self, run: dict[str, Any] | None) -> dict[str, Any]:
@@ -409,8 +429,10 @@ class Verifier:
         f2p = list(task.FAIL_TO_PASS)
         canaries: dict[str, Any] | None = None
         if self.settings.canary_limit > 0 and f2p:
-            if calibrate is not None:
-                canaries = {"tests": f2p, "sites": None, "strict": False}
+            if calibrate is not None and calibrate.without_canaries:
+                canaries = None
+            elif calibrate is not None:
+                canaries = {"tests": f2p, "sites": None, "strict": False, "first": True}
             else:
                 armed = (task.harness.get("canaries") or {}).get("armed") or []
                 if armed:
@@ -427,6 +449,7 @@ class Verifier:
                     "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
                 },
                 "timeout": self.settings.timeout_seconds,
+                "test_timeout": self.settings.test_timeout_seconds,
                 "output_limit": self.settings.limits.output_bytes,
                 "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
                 "canaries": canaries,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -236,6 +237,27 @@ def test_selection_and_canary_inversion(tmp_path: Path) -> None:
     assert outcomes(events) == {canary: "failed", xpass: "passed"} and code == 0
 
 
+def test_calibration_runs_every_canary_before_the_real_tests(tmp_path: Path) -> None:
+    write(tmp_path, PROJECT)
+    real = ["tests/test_one.py::test_param[1-2]", "tests/test_one.py::TestGroup::test_method"]
+    canaries = ["tests/test_one.py::test_fail", "tests/test_one.py::test_pass"]
+    seen = set()
+    for seed in range(1, 7):
+        select = {"tests": real, "canaries": canaries, "strict": False, "canaries_first": True}
+        ran = list(
+            outcomes(run_harness(tmp_path, "tests/test_one.py", seed=seed, select=select)[0])
+        )
+        assert sorted(ran[:2]) == sorted(canaries) and sorted(ran[2:]) == sorted(real)
+        seen.add(tuple(ran))
+        # Grading (no canaries_first): canaries are shuffled among the real tests.
+        select.pop("canaries_first")
+        ran = list(
+            outcomes(run_harness(tmp_path, "tests/test_one.py", seed=seed, select=select)[0])
+        )
+        seen.add(tuple(ran))
+    assert any(set(order[:2]) != set(canaries) for order in seen)
+
+
 def test_canaries_carry_no_mark(tmp_path: Path) -> None:
     # Nothing on a collected item tells a canary from a test: no marker, no keyword.
     write(
@@ -427,3 +449,38 @@ def test_coverage_threshold_is_switched_off_by_the_judge(tmp_path: Path) -> None
     events, code = run_harness(project, "tests", "--no-cov", python=python)
     assert outcomes(events) == {"tests/test_pkg.py::test_used": "passed"} and code == 0
     assert events[-1]["exitstatus"] == 0
+
+
+def test_a_test_past_the_per_test_limit_fails_alone(tmp_path: Path) -> None:
+    # A hang (a read from a pipe nobody writes) fails its own test; the run goes on.
+    write(
+        tmp_path,
+        {
+            "tests/test_hang.py": (
+                "import os\n\n"
+                "def test_hangs():\n"
+                "    r, w = os.pipe()\n"
+                "    os.read(r, 1)\n\n"
+                "def test_swallows():\n"
+                "    import time\n"
+                "    for _ in range(100):\n"
+                "        try:\n"
+                "            time.sleep(30)\n"
+                "        except Exception:\n"
+                "            pass\n\n"
+                "def test_after():\n"
+                "    pass\n"
+            )
+        },
+    )
+    start = time.monotonic()
+    events, status = run_harness(tmp_path, "tests", seed=None, select={"test_timeout": 1})
+    assert time.monotonic() - start < 25
+    assert outcomes(events) == {
+        "tests/test_hang.py::test_hangs": "failed",
+        "tests/test_hang.py::test_swallows": "failed",
+        "tests/test_hang.py::test_after": "passed",
+    }
+    messages = {e["nodeid"]: e.get("message", "") for e in events if e["event"] == "test"}
+    assert "per-test limit of 1 s" in str(messages["tests/test_hang.py::test_hangs"])
+    assert status == 1

@@ -70,6 +70,15 @@ def test_pytest_never_predates_what_the_harness_runs_on() -> None:
     assert "pytest" not in tool_floors("3.11", "2022-01-01T00:00:00Z")
 
 
+def test_build_backends_never_predate_their_editable_hooks() -> None:
+    # A 2021 poetry project: poetry-core 1.0.3 has no build_editable, 1.0.8 (2022-02-28) does.
+    floors = tool_floors("3.9", "2021-05-17T18:38:51Z")
+    assert floors["poetry-core"] == "2022-03-01T00:00:00Z"
+    assert floors["flit-core"] == "2021-10-11T00:00:00Z"
+    assert "flit-core" not in tool_floors("3.9", "2021-12-01T00:00:00Z")
+    assert "poetry-core" in tool_floors("3.9", "2021-12-01T00:00:00Z")
+
+
 def test_store_keeps_one_file_per_content_and_answers_selections(tmp_path: Path) -> None:
     store = WheelStore(tmp_path / "store")
     src = tmp_path / "demo-1.0-py3-none-any.whl"

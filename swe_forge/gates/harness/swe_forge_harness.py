@@ -37,7 +37,9 @@ import hmac
 import json
 import os
 import random
+import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -318,7 +320,21 @@ def _build():
             return "{} appeared during the run and uses {}".format(origin, ", ".join(extra))
         return None
 
-    return send, select, count_as, import_allowed
+    try:
+        test_timeout = max(0.0, float(secret.get("test_timeout") or 0))
+    except (TypeError, ValueError):
+        test_timeout = 0.0
+    first = bool(secret.get("canaries_first"))
+
+    def order(items):
+        # Calibration only: every canary before every real test, the worst case for state a
+        # canary leaves behind (it stops its test before the test's own clean-up).
+        if first and canaries:
+            items[:] = [i for i in items if i.nodeid in canaries] + [
+                i for i in items if i.nodeid not in canaries
+            ]
+
+    return send, select, count_as, import_allowed, test_timeout, order
 
 
 def _scanner():
@@ -408,6 +424,7 @@ def pytest_collection_modifyitems(session, config, items):
     if seed is not None:
         items.sort(key=lambda item: item.nodeid)
         random.Random(int(seed)).shuffle(items)
+    _PRIVATE[5](items)
     _send({"event": "collected", "count": len(items)})
     _check(config)
 
@@ -422,6 +439,57 @@ if hasattr(pytest, "hookimpl"):
     pytest_runtest_call = pytest.hookimpl(tryfirst=True)(_item_check)
 else:
     pytest_runtest_call = pytest.mark.tryfirst(_item_check)
+
+
+class TestTimeout(Exception):
+    """Raised in a test that ran past the per-test time limit (it fails; the run goes on)."""
+
+    __test__ = False
+
+
+class TestTimeoutAgain(BaseException):
+    """Raised again if a test caught :class:`TestTimeout` and went on."""
+
+    __test__ = False
+
+
+def _protocol(item, nextitem):
+    # A per-test wall clock: a test that hangs (a bug that blocks on a pipe, say) fails on
+    # its own instead of timing out the whole run and every other test with it. SIGALRM
+    # interrupts a blocking call in the main thread; the alarm repeats every few seconds so
+    # code that catches the first one does not hang the run either.
+    limit = _PRIVATE[4]
+    usable = (
+        limit > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    fired = [0]
+
+    def expired(signum, frame):
+        fired[0] += 1
+        text = f"swe-forge: {item.nodeid} ran past the per-test limit of {limit:g} s"
+        # The first as an Exception (a test's own error handling sees an ordinary failure);
+        # the next ones past `except Exception:` (pytest still reports them as a failure).
+        raise (TestTimeout if fired[0] == 1 else TestTimeoutAgain)(text)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit, 5.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+if hasattr(pytest, "hookimpl"):
+    pytest_runtest_protocol = pytest.hookimpl(hookwrapper=True)(_protocol)
+else:
+    pytest_runtest_protocol = pytest.mark.hookwrapper(_protocol)
 
 
 def _message(report):

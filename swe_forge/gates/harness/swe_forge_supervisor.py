@@ -863,9 +863,13 @@ def run_tests(job, result):
     # once at start (never a file, never the environment).
     key = os.urandom(32)
     secret = {"key": key.hex(), "strict": bool((spec.get("canaries") or {}).get("strict", True))}
+    if spec.get("test_timeout"):
+        secret["test_timeout"] = float(spec["test_timeout"])
     if spec.get("select") is not None:
         secret["tests"] = sorted(spec["select"])
         secret["canaries"] = sorted(canary_map)
+        if (spec.get("canaries") or {}).get("first"):
+            secret["canaries_first"] = True
     imports = spec.get("imports")
     if imports is not None:
         secret["gate_imports"] = True
