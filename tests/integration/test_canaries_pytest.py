@@ -383,3 +383,79 @@ def test_standalone_and_independent_of_the_hash_seed() -> None:
     }
     expected = make_canaries(TESTS, TARGETS, TOKEN)
     assert digests == {hashlib.sha256(repr(expected).encode()).hexdigest() + "\n"}
+
+
+STATEFUL = """\
+from pkg import core
+from pkg.state import Config
+
+
+def test_sets_and_resets():
+    Config.size = 0
+    assert core.add(1, 2) == 3
+    Config.size = 10
+
+
+def test_returns_early():
+    assert core.add(2, 2) == 4
+    if Config.size:
+        return
+    raise RuntimeError("unreachable")
+"""
+
+
+@pytest.mark.parametrize("impl", ["honest", "cheat"])
+def test_a_canary_runs_the_rest_of_its_test(tmp_path: Path, impl: str) -> None:
+    # The perturbed assertion fails for an honest implementation; the test's own clean-up
+    # after it still runs (no state left for the next module), and the canary still fails
+    # at its end, an early return included. A universal object still passes it.
+    code, specs, reason = make_canaries(
+        STATEFUL, ["test_sets_and_resets", "test_returns_early"], TOKEN
+    )
+    assert reason == "" and len(specs) == 2
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": HONEST if impl == "honest" else CHEAT,
+        "pkg/state.py": "class Config:\n    size = 10\n",
+        "tests/test_core.py": STATEFUL + code,
+        "tests/test_zz_after.py": (
+            "from pkg.state import Config\n\ndef test_state_restored():\n"
+            "    assert Config.size == 10\n"
+        ),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"--rootdir={tmp_path}",
+            "-rA",
+            "-q",
+            "tests",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = dict(
+        (line.split(" ", 1)[1].split(" - ")[0], line.split(" ", 1)[0])
+        for line in done.stdout.splitlines()
+        if line.startswith(("PASSED ", "FAILED ", "ERROR "))
+    )
+    canaries = {n: o for n, o in lines.items() if TOKEN in n}
+    assert len(canaries) == 2, done.stdout
+    expected = "FAILED" if impl == "honest" else "PASSED"
+    assert set(canaries.values()) == {expected}, done.stdout
+    assert lines["tests/test_zz_after.py::test_state_restored"] == "PASSED", done.stdout

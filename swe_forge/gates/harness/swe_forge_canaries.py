@@ -10,7 +10,10 @@ it: ``assert f(x) == 3`` becomes ``assert f(x) == <sentinel>`` (a fresh object e
 copies xfail(strict): an honest implementation fails them (xfailed), a universal object passes
 them (XPASS, detected). Copies that the reference implementation does not fail are found by
 calibration and dropped, so a useless copy is harmless; a copy that broke the module's import or
-changed other tests would not be, which is what most of the care below is about.
+changed other tests would not be, which is what most of the care below is about. For the same
+reason a copy does not stop at its perturbed site: the failure is noted there and raised when
+the test body ends, so the test's own clean-up after the assertion (resetting a class attribute,
+say) still runs and leaves nothing behind for the tests after it.
 
 The generated text is appended to the test module (the original bytes are kept, so line numbers
 do not move) and only defines things: helper objects and the copies, methods being attached to
@@ -297,7 +300,7 @@ def _locate(tree, test):
         if params:
             selves.add(params[0].arg)
     try:
-        sites = [(kind, line) for kind, line, _apply in _sites(func, selves)]
+        sites = [(kind, line) for kind, line, _apply, _stmt in _sites(func, selves)]
     except RecursionError:  # absurdly deep expressions: no canary rather than a crash
         return "too deeply nested"
     return {
@@ -338,10 +341,11 @@ def _statements(node):
 
 
 def _sites(func, selves):
-    """Perturbable sites of `func`'s own body in source order, as (kind, line, apply) triples.
+    """Perturbable sites of `func`'s own body in source order, as (kind, line, apply, stmt).
 
     ``apply(helpers)`` perturbs that site of this very tree in place and returns the keys of
-    the helpers it used; a deep copy of the function is analysed to make a canary.
+    the helpers it used; ``stmt`` is the statement that holds the site. A deep copy of the
+    function is analysed to make a canary.
     """
     found = []
     for stmt in _statements(func):
@@ -357,9 +361,9 @@ def _sites(func, selves):
                 if isinstance(item.context_expr, ast.Call):
                     item_site = _expect_site(item.context_expr, selves, False)
                     if item_site:
-                        found.append(item_site)
+                        found.append((*item_site, stmt))
         if site:
-            found.append(site)
+            found.append((*site, stmt))
     return found
 
 
@@ -584,7 +588,7 @@ def _future_flags(tree):
 def _render(target, k, name, helpers, future):
     """The canary of site k of `target` as module-level code: (text, kind, helper keys)."""
     func = _copy(target["func"])
-    kind, _line, apply = _sites(func, target["selves"])[k]
+    kind, _line, apply, stmt = _sites(func, target["selves"])[k]
     used = apply(helpers)
     func.name = name
     # A docstring would be collected a second time by --doctest-modules.
@@ -595,6 +599,7 @@ def _render(target, k, name, helpers, future):
         and isinstance(func.body[0].value.value, str)
     ):
         func.body = func.body[1:] or [ast.Pass()]
+    _defer(func, stmt, "_" + helpers["S"][len("_value_") :] + "_r")
     body = [func]
     if target["host"] is not None:
         _out_of_class(func, target["owner"])
@@ -621,6 +626,65 @@ def _render(target, k, name, helpers, future):
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[wrapper], type_ignores=[])))
     compile(text, "<generated>", "exec", flags=future, dont_inherit=True)
     return text, kind, used
+
+
+def _defer(func, stmt, flag):
+    """Let the perturbed site's failure wait for the end of the test.
+
+    An honest implementation fails the perturbed site; stopping the test there would skip
+    the rest of its body, the test's own clean-up included (a test that sets a class
+    attribute, asserts, then resets it would leave it set for the tests after it). So the
+    site's failure is only noted, the body goes on as the original test's does with an honest
+    implementation, and the test fails at its end, returns and exceptions included.
+    """
+    noted = ast.Expr(
+        value=ast.Call(
+            func=ast.Attribute(value=_name(flag), attr="append", ctx=ast.Load()),
+            args=[ast.Constant(value=None, kind=None)],
+            keywords=[],
+        )
+    )
+    guarded = ast.Try(
+        body=[stmt],
+        handlers=[
+            ast.ExceptHandler(
+                type=ast.Tuple(
+                    elts=[_name(n) for n in ("KeyboardInterrupt", "SystemExit", "GeneratorExit")],
+                    ctx=ast.Load(),
+                ),
+                name=None,
+                body=[ast.Raise(exc=None, cause=None)],
+            ),
+            # pytest.raises' "DID NOT RAISE" is a BaseException (pytest's Failed).
+            ast.ExceptHandler(type=_name("BaseException"), name=None, body=[noted]),
+        ],
+        orelse=[],
+        finalbody=[],
+    )
+    if not _replace(func, stmt, guarded):
+        return
+    start = ast.Assign(
+        targets=[ast.Name(id=flag, ctx=ast.Store())], value=ast.List(elts=[], ctx=ast.Load())
+    )
+    end = ast.If(
+        test=_name(flag),
+        body=[ast.Raise(exc=_name("AssertionError"), cause=None)],
+        orelse=[],
+    )
+    func.body = [start, ast.Try(body=func.body, handlers=[], orelse=[], finalbody=[end])]
+
+
+def _replace(root, old, new):
+    """Put ``new`` where the statement ``old`` is under ``root``; False if not found."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                for i, s in enumerate(stmts):
+                    if s is old:
+                        stmts[i] = new
+                        return True
+    return False
 
 
 def _copy(node):
