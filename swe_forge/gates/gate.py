@@ -158,6 +158,11 @@ def classify(
     if broken_files:
         verdict.reason = "collection_error"
         verdict.detail = f"cannot collect after the fix: {', '.join(broken_files[:5])}"
+        why = next(
+            (_error_line(r.messages[k]) for r in after for k in broken_files if k in r.messages), ""
+        )
+        if why:
+            verdict.detail += f" ({why})"
         return verdict
     if broke:
         verdict.reason = "pass_to_fail"
@@ -269,3 +274,10 @@ def run_gate(
     verdict = classify(runs, settings, files, scope)
     verdict.seconds = time.perf_counter() - start
     return verdict
+
+
+def _error_line(message: str) -> str:
+    """The line of a collection error's report that names the error (``E   ModuleNotFound...``)."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    named = [ln for ln in lines if ln.startswith("E ")] or lines[-1:]
+    return named[-1].removeprefix("E").strip()[:300] if named else ""

@@ -219,23 +219,23 @@ def detect_recipe(
             if m:
                 classifier_versions.add(m.group(1))
         reqs += _parse_all(
-            setup_cfg.get("options", "install_requires", fallback="").splitlines(),
+            cfg_requirements(setup_cfg.get("options", "install_requires", fallback="")),
             sources,
             "setup.cfg install_requires",
         )
         reqs += _parse_all(
-            setup_cfg.get("options", "tests_require", fallback="").splitlines(),
+            cfg_requirements(setup_cfg.get("options", "tests_require", fallback="")),
             sources,
             "setup.cfg tests_require",
         )
         setup_requires += [
-            x.strip()
-            for x in setup_cfg.get("options", "setup_requires", fallback="").splitlines()
-            if x.strip() and _req(x.strip())
+            x
+            for x in cfg_requirements(setup_cfg.get("options", "setup_requires", fallback=""))
+            if _req(x)
         ]
         if setup_cfg.has_section("options.extras_require"):
             for key, value in setup_cfg.items("options.extras_require"):
-                optional.setdefault(key, value.splitlines())
+                optional.setdefault(key, cfg_requirements(value))
 
     setup_py = files.text("setup.py")
     if setup_py is not None:
@@ -631,6 +631,14 @@ def _ini(text: str | None) -> configparser.ConfigParser | None:
     except configparser.Error:
         return None
     return parser
+
+
+def cfg_requirements(value: str) -> list[str]:
+    """A setup.cfg requirements list the way setuptools reads it: one per line when the value
+    spans lines, else separated by ``;`` (``install_requires = a>=1; b`` is two requirements,
+    not ``a>=1`` with the marker ``b``); comment lines left out."""
+    parts = value.splitlines() if "\n" in value else value.split(";")
+    return [p.strip() for p in parts if p.strip() and not p.strip().startswith("#")]
 
 
 def _parse_all(lines: list[Any], sources: list[str], where: str) -> list[Requirement]:

@@ -149,3 +149,21 @@ def test_xfail_and_skip_are_not_passes() -> None:
     after = [{A: "passed", B: "xpassed"}] * 3
     v = classify(runs(before, after), GateSettings(), FILES)
     assert v.fail_to_pass == [A] and B not in v.pass_to_pass
+
+
+def test_a_collection_error_after_the_fix_says_which_error() -> None:
+    both = [{B: "passed"}] * 3
+    out = runs(both, both, after_errors={"tests/test_a.py": "error"})
+    for r in out:
+        if r.phase == "after":
+            r.messages = {
+                "tests/test_a.py": "Traceback:\ntests/test_a.py:13: in <module>\n"
+                "    import marshmallow as ma\n"
+                "E   ModuleNotFoundError: No module named 'marshmallow'"
+            }
+    v = classify(out, GateSettings(), FILES)
+    assert v.reason == "collection_error"
+    assert v.detail == (
+        "cannot collect after the fix: tests/test_a.py "
+        "(ModuleNotFoundError: No module named 'marshmallow')"
+    )

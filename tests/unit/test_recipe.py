@@ -16,6 +16,7 @@ from swe_forge.images.recipe import (
     Adjustment,
     applies,
     below_floor,
+    cfg_requirements,
     choose_python,
     detect_recipe,
     harness_pytest_floor,
@@ -80,6 +81,21 @@ def test_setup_requires_are_build_requirements() -> None:
         T2020,
     )
     assert "setuptools_scm" in r.build_requirements
+
+
+def test_setup_cfg_lists_on_one_line_are_semicolon_separated() -> None:
+    # setuptools reads `install_requires = a>=1; b` as two requirements (environs did this).
+    cfg = (
+        "[metadata]\nname = environs\n[options]\n"
+        "install_requires = marshmallow>=3.0.0; python-dotenv\n"
+        "[options.extras_require]\ntests = pytest; freezegun\n"
+        "lint =\n    flake8==7.0.0\n    # a comment\n    mypy; python_version>'3.8'\n"
+    )
+    r = recipe({"setup.py": "setup()\n", "setup.cfg": cfg}, T2024)
+    assert {"marshmallow>=3.0.0", "python-dotenv", "pytest", "freezegun"} <= set(r.requirements)
+    assert cfg_requirements("\n    mypy; python_version>'3.8'\n    # no\n") == [
+        "mypy; python_version>'3.8'"
+    ]
 
 
 def test_old_commit_pins_on_pytest_internals_are_relaxed() -> None:
