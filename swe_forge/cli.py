@@ -898,12 +898,14 @@ def _crash_log(exc: BaseException) -> Path | None:
         "typer",
         "rich",
         "pygit2",
-        "GitPython",
         "docker",
         "unidiff",
         "license-expression",
         "pyaskalono",
         "PyYAML",
+        "packaging",
+        "poetry-core",
+        "uv",
     ):
         try:
             lines.append(f"{dist}: {metadata.version(dist)}")
