@@ -15,22 +15,14 @@ from swe_forge.config import load_config
 from swe_forge.example import load_expectations
 from swe_forge.progress import RecordingReporter
 from swe_forge.records import SWEBENCH_FIELDS, TaskManifest
-from tests.docker.conftest import ExampleImages
+from tests.docker.conftest import ExampleImages, ExampleTasks
 
 
 @pytest.fixture(scope="module")
 def admitted(
-    example_images: ExampleImages,
+    example_tasks: ExampleTasks,
 ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path]:
-    tasks = example_images.root / "tasks.jsonl"
-    rejected = example_images.root / "admit-rejected.jsonl"
-    run_admit(
-        example_images.candidates,
-        tasks,
-        config=load_config(),
-        rejected=rejected,
-        images_path=example_images.images,
-    )
+    tasks, rejected = example_tasks.tasks, example_tasks.rejected
     t = {
         json.loads(x)["provenance"]["pr_number"]: json.loads(x)
         for x in tasks.read_text().splitlines()
