@@ -511,8 +511,9 @@ def admit(
         str,
         typer.Option(
             "--format",
-            help="'swe-forge' (full manifests) or 'swebench' (SWE-bench's exact fields, "
-            "FAIL_TO_PASS/PASS_TO_PASS as JSON strings).",
+            help="'swe-forge' (full manifests) or 'swebench' (SWE-bench 5 instances: its "
+            "fields, FAIL_TO_PASS/PASS_TO_PASS as JSON strings, and image, eval_script, "
+            "log_parser, eval_type for its harness; `swe-forge export` makes them later).",
         ),
     ] = "swe-forge",
     no_audit: Annotated[
@@ -578,6 +579,42 @@ def admit(
     )
     for reason, n in summary["rejected"].items():
         _out.print(f"  rejected {reason}: {n}", markup=False)
+
+
+@app.command()
+def export(
+    tasks: Annotated[
+        Path, typer.Argument(help="tasks.jsonl from `swe-forge admit` (full manifests).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the rows.")],
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="'swebench': SWE-bench 5 instances (as `admit --format swebench` writes).",
+        ),
+    ] = "swebench",
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Write admitted tasks in another format, in the input's order.
+
+    swebench: the rows SWE-bench 5's harness grades with our images (`image`: the pinned
+    registry reference, else the local image id; `eval_script`: resets the test files to HEAD,
+    applies the test patch, runs the gates' tests between SWE-bench's markers; `log_parser`;
+    `eval_type`). For comparison with SWE-bench's numbers: rewards come from `swe-forge
+    verify` (see the README).
+    """
+    from swe_forge.commands.export import run_export
+
+    count = run_export(tasks, output, output_format=output_format, only=instance)
+    if as_json:
+        summary = {"format": output_format, "output": str(output), "tasks": count}
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    _out.print(f"{count} task(s) -> {output} ({output_format})", markup=False)
 
 
 _VERIFY_EXIT_CODES = (

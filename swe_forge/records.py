@@ -386,6 +386,40 @@ def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
     return out
 
 
+def read_task_manifests(path: Path, only: Iterable[str] = ()) -> list[TaskManifest]:
+    """Task manifests of a JSON Lines file (``admit``'s full format), in file order,
+    optionally filtered.
+
+    Raises:
+        InputError: the file is missing or holds no task, a line is not a full manifest (a
+            ``--format swebench`` row is not: it has no image, harness or gates blocks), an
+            instance id is there twice, or an id of ``only`` is not in the file.
+    """
+    wanted = set(only)
+    out: list[TaskManifest] = []
+    seen: set[str] = set()
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        try:
+            task = TaskManifest.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{path}:{lineno}: not a task manifest ({exc})",
+                hint="give the tasks file `swe-forge admit` writes without --format swebench",
+            ) from exc
+        if task.instance_id in seen:
+            raise InputError(f"{path}:{lineno}: {task.instance_id} is in the file twice")
+        seen.add(task.instance_id)
+        if not wanted or task.instance_id in wanted:
+            out.append(task)
+    if not seen:
+        raise InputError(f"no tasks in {path}")
+    if wanted:
+        missing = wanted - seen
+        if missing:
+            raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
+    return out
+
+
 def read_image_records(path: Path) -> dict[str, ImageRecord]:
     """instance_id -> image record, from an ``images build`` output."""
     # The record type belongs to the images stage; imported here, late, so that reading

@@ -10,13 +10,13 @@ by a kill in the middle of a write is cut off first (its candidate is simply don
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from swe_forge.admission.swebench import swebench_line
 from swe_forge.errors import InputError, UsageError
 from swe_forge.jsonl import read_jsonl
 from swe_forge.records import Rejection, TaskManifest
@@ -114,12 +114,8 @@ class DecisionLog:
         os.fsync(fh.fileno())
 
     def task(self, manifest: TaskManifest) -> None:
-        """Append an admitted task (full manifest, or SWE-bench's fields with --format)."""
-        line = (
-            json.dumps(manifest.to_swebench(), sort_keys=True)
-            if self.swebench_format
-            else manifest.to_json()
-        )
+        """Append an admitted task (full manifest, or a SWE-bench 5 instance with --format)."""
+        line = swebench_line(manifest) if self.swebench_format else manifest.to_json()
         self._append(self._tasks, line)
         self.decided[manifest.instance_id] = "admitted"
 

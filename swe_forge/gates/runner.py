@@ -75,13 +75,9 @@ class TestRunner(Protocol):
         """The same command as one shell line (recorded in manifests)."""
 
 
-#: How the harness runs pytest: its plugin in, caches and order/rerun plugins out.
-PYTEST_ARGS = (
-    "python",
-    "-m",
-    "pytest",
-    "-p",
-    "swe_forge_harness",
+#: pytest's settings for every run of a task's tests, ours and exported ones (SWE-bench's
+#: eval scripts): caches and order/rerun plugins out, collection errors reported per file.
+PYTEST_SETTINGS = (
     "-p",
     "no:cacheprovider",
     "-p",
@@ -92,8 +88,10 @@ PYTEST_ARGS = (
     "no:flaky",
     "--rootdir=/testbed",
     "--continue-on-collection-errors",
-    "-q",
 )
+
+#: How the harness runs pytest: its plugin in, then :data:`PYTEST_SETTINGS`.
+PYTEST_ARGS = ("python", "-m", "pytest", "-p", "swe_forge_harness", *PYTEST_SETTINGS, "-q")
 
 
 class PytestRunner:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from swe_forge.commands.admit import run_admit
 from swe_forge.commands.images import run_build
 from swe_forge.commands.mine import run_mine
 from swe_forge.config import load_config
@@ -53,3 +54,25 @@ def example_images(
     run_build(cands, images, config=load_config())
     records = {json.loads(x)["instance_id"]: json.loads(x) for x in images.read_text().splitlines()}
     yield ExampleImages(root, info.path, cands, images, records)
+
+
+@dataclass
+class ExampleTasks:
+    tasks: Path
+    rejected: Path
+
+
+@pytest.fixture(scope="session")
+def example_tasks(example_images: ExampleImages) -> ExampleTasks:
+    """The example's candidates admitted once (full manifests), for every module that reads
+    tasks without admitting them itself."""
+    tasks = example_images.root / "tasks.jsonl"
+    rejected = example_images.root / "admit-rejected.jsonl"
+    run_admit(
+        example_images.candidates,
+        tasks,
+        config=load_config(),
+        rejected=rejected,
+        images_path=example_images.images,
+    )
+    return ExampleTasks(tasks, rejected)

@@ -8,27 +8,21 @@ from typing import Any
 
 import pytest
 
+from swe_forge.admission.swebench import swebench_line
 from swe_forge.commands.admit import run_admit
 from swe_forge.commands.report import funnel
 from swe_forge.config import load_config
 from swe_forge.example import load_expectations
 from swe_forge.progress import RecordingReporter
-from tests.docker.conftest import ExampleImages
+from swe_forge.records import SWEBENCH_FIELDS, TaskManifest
+from tests.docker.conftest import ExampleImages, ExampleTasks
 
 
 @pytest.fixture(scope="module")
 def admitted(
-    example_images: ExampleImages,
+    example_tasks: ExampleTasks,
 ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path]:
-    tasks = example_images.root / "tasks.jsonl"
-    rejected = example_images.root / "admit-rejected.jsonl"
-    run_admit(
-        example_images.candidates,
-        tasks,
-        config=load_config(),
-        rejected=rejected,
-        images_path=example_images.images,
-    )
+    tasks, rejected = example_tasks.tasks, example_tasks.rejected
     t = {
         json.loads(x)["provenance"]["pr_number"]: json.loads(x)
         for x in tasks.read_text().splitlines()
@@ -110,24 +104,15 @@ def test_swebench_format_and_rerun_is_stable(
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["instance_id"] for r in rows] == only
     for row in rows:
-        assert set(row) == {
-            "instance_id",
-            "repo",
-            "base_commit",
-            "patch",
-            "test_patch",
-            "problem_statement",
-            "hints_text",
-            "created_at",
-            "version",
-            "environment_setup_commit",
-            "FAIL_TO_PASS",
-            "PASS_TO_PASS",
-        }
+        assert set(row) == {*SWEBENCH_FIELDS, "image", "eval_script", "log_parser", "eval_type"}
         assert isinstance(row["FAIL_TO_PASS"], str)
         first = tasks[int(row["instance_id"].rsplit("-", 1)[1])]
         assert json.loads(row["FAIL_TO_PASS"]) == first["FAIL_TO_PASS"]
         assert json.loads(row["PASS_TO_PASS"]) == first["PASS_TO_PASS"]
+        # Nothing in a row depends on the run (seeds, timings): the rows of this admission
+        # are the export of the first one's manifests, byte for byte.
+        assert json.dumps(row, sort_keys=True) == swebench_line(TaskManifest.from_dict(first))
+        assert row["image"] == first["image"]["id"]
     # Full manifests again: equal apart from timings and seeds.
     again = example_images.root / "tasks-again.jsonl"
     run_admit(

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.engine import Engine, Limits
@@ -35,7 +34,7 @@ from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.verifier import Verifier, VerifySettings
-from tests.docker.conftest import ExampleImages
+from tests.docker.conftest import ExampleImages, ExampleTasks
 
 TASK = "swe-forge__textkit-1"  # wrap(): `>=` should be `>`; F2P asserts with ==
 RAISES_TASK = "swe-forge__textkit-5"  # truncate(): one F2P test uses pytest.raises
@@ -48,14 +47,13 @@ FILES = (
 
 
 @pytest.fixture(scope="module")
-def tasks(example_images: ExampleImages) -> dict[str, TaskManifest]:
-    path = example_images.root / "verify-tasks.jsonl"
-    run_admit(
-        example_images.candidates, path, config=load_config(), images_path=example_images.images
-    )
+def tasks(example_tasks: ExampleTasks) -> dict[str, TaskManifest]:
     return {
         t.instance_id: t
-        for t in (TaskManifest.from_dict(json.loads(x)) for x in path.read_text().splitlines())
+        for t in (
+            TaskManifest.from_dict(json.loads(x))
+            for x in example_tasks.tasks.read_text().splitlines()
+        )
     }
 
 
@@ -728,12 +726,11 @@ def check(
 
 
 def test_gold_patches_score_one(
-    example_images: ExampleImages, tasks: dict[str, TaskManifest], tmp_path: Path
+    example_tasks: ExampleTasks, tasks: dict[str, TaskManifest], tmp_path: Path
 ) -> None:
     # Through the command, as a user runs it: every admitted task's gold patch resolves.
-    path = example_images.root / "verify-tasks.jsonl"
     run, report = run_verify(
-        path,
+        example_tasks.tasks,
         tmp_path / "results.jsonl",
         config=load_config(),
         gold=True,
@@ -757,14 +754,14 @@ def test_gold_scores_one_on_permissive_tasks(
 
 
 def test_empty_prediction_report(
-    example_images: ExampleImages, tasks: dict[str, TaskManifest], tmp_path: Path
+    example_tasks: ExampleTasks, tasks: dict[str, TaskManifest], tmp_path: Path
 ) -> None:
     preds = tmp_path / "preds.json"
     preds.write_text(
         json.dumps([{"instance_id": TASK, "model_name_or_path": "m", "model_patch": ""}])
     )
     _, report = run_verify(
-        example_images.root / "verify-tasks.jsonl",
+        example_tasks.tasks,
         tmp_path / "r.jsonl",
         config=load_config(),
         predictions=preds,
