@@ -25,6 +25,7 @@ from swe_forge import __version__
 from swe_forge.config import Config, load_config
 from swe_forge.errors import (
     EXIT_CRASH,
+    EXIT_INFRA_ERRORS,
     EXIT_INTERRUPTED,
     BuildError,
     PartialFailure,
@@ -37,6 +38,8 @@ from swe_forge.progress import NullReporter, Reporter
 _EXIT_CODES = "\n\n".join(
     f"{code:>3}  {name}: {meaning}" for code, name, meaning in exit_code_table()
 )
+
+_ALL_EXIT_CODES = f"Exit codes:\n\n{_EXIT_CODES}"
 
 app = typer.Typer(
     name="swe-forge",
@@ -53,6 +56,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 example_app = typer.Typer(help="The embedded example repository (the quickstart and test fixture).")
 app.add_typer(example_app, name="example")
@@ -162,7 +166,7 @@ def _parse_date(value: str | None, option: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-@app.command()
+@app.command(epilog=_ALL_EXIT_CODES)
 def mine(
     sources: Annotated[
         list[str],
@@ -280,7 +284,7 @@ def mine(
         )
 
 
-@app.command("license")
+@app.command("license", epilog=_ALL_EXIT_CODES)
 def license_cmd(
     repository: Annotated[Path, typer.Argument(help="A local repository.", show_default=False)],
     rev: Annotated[
@@ -305,7 +309,7 @@ def license_cmd(
         _out.print(f"  {verdict.detail}", markup=False)
 
 
-@example_app.command("create")
+@example_app.command("create", epilog=_ALL_EXIT_CODES)
 def example_create(
     directory: Annotated[Path, typer.Argument(help="Where to create the repository.")],
     force: Annotated[bool, typer.Option(help="Replace DIRECTORY if it exists.")] = False,
@@ -322,7 +326,7 @@ def example_create(
     )
 
 
-@example_app.command("expected")
+@example_app.command("expected", epilog=_ALL_EXIT_CODES)
 def example_expected() -> None:
     """Print the example's expectation file (which PR becomes what, and why)."""
     from swe_forge.example import load_expectations
@@ -330,7 +334,7 @@ def example_expected() -> None:
     print(json.dumps(load_expectations(), indent=2, sort_keys=True))
 
 
-@images_app.command("base")
+@images_app.command("base", epilog=_ALL_EXIT_CODES)
 def images_base(
     distro: Annotated[
         list[str] | None,
@@ -347,7 +351,7 @@ def images_base(
         _out.print(f"{b.tag}  Python {b.python}  {state}", markup=False, soft_wrap=True)
 
 
-@images_app.command("build")
+@images_app.command("build", epilog=_ALL_EXIT_CODES)
 def images_build(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
     output: Annotated[
@@ -394,7 +398,7 @@ def images_build(
         )
 
 
-@images_app.command("ls")
+@images_app.command("ls", epilog=_ALL_EXIT_CODES)
 def images_ls(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -426,7 +430,7 @@ def images_ls(
     _out.print(table)
 
 
-@images_app.command("audit")
+@images_app.command("audit", epilog=_ALL_EXIT_CODES)
 def images_audit(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl (for the test patches).")],
     images: Annotated[
@@ -436,7 +440,8 @@ def images_audit(
         str | None, typer.Option("--image", help="Audit this image (with one --instance).")
     ] = None,
     instance: Annotated[
-        list[str] | None, typer.Option("--instance", help="Only these instance ids.")
+        list[str] | None,
+        typer.Option("--instance", help="Only these instance ids; repeatable."),
     ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write one JSON report per image.")
@@ -468,7 +473,7 @@ def images_audit(
         )
 
 
-@images_app.command("prune")
+@images_app.command("prune", epilog=_ALL_EXIT_CODES)
 def images_prune(
     keep: Annotated[
         Path | None, typer.Option("--keep", help="Keep the images named in this images.jsonl.")
@@ -486,7 +491,7 @@ def images_prune(
     _out.print(f"{verb} {len(gone)} image(s)", markup=False)
 
 
-@app.command()
+@app.command(epilog=_ALL_EXIT_CODES)
 def admit(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
     output: Annotated[
@@ -581,7 +586,7 @@ def admit(
         _out.print(f"  rejected {reason}: {n}", markup=False)
 
 
-@app.command()
+@app.command(epilog=_ALL_EXIT_CODES)
 def export(
     tasks: Annotated[
         Path, typer.Argument(help="tasks.jsonl from `swe-forge admit` (full manifests).")
@@ -620,7 +625,8 @@ def export(
 _VERIFY_EXIT_CODES = (
     "Exit codes: 0 every prediction graded; 21 some ended in an infrastructure error (never "
     "scored as the model's failure: run again, with --out only those are graded again); "
-    "2 usage error."
+    "2 usage error; 4 bad input (an empty or wrong file, an unknown --instance, an output "
+    f"path that cannot be written). All codes:\n\n{_EXIT_CODES}"
 )
 
 
@@ -637,8 +643,11 @@ def verify(
     ] = None,
     gold: Annotated[bool, typer.Option("--gold", help="Grade the tasks' gold patches.")] = False,
     instance: Annotated[
-        str | None,
-        typer.Option("--instance", help="Only this task (with --patch: the task to grade)."),
+        list[str] | None,
+        typer.Option(
+            "--instance",
+            help="Only these tasks; repeatable (with --patch: the one task to grade).",
+        ),
     ] = None,
     patch: Annotated[
         Path | None, typer.Option("--patch", help="Grade this patch file against --instance.")
@@ -709,7 +718,7 @@ def verify(
         )
     if data.get("error_instances") or data.get("not_graded"):
         # Infrastructure errors are never the model's: run the same command again.
-        raise typer.Exit(21)
+        raise typer.Exit(EXIT_INFRA_ERRORS)
 
 
 class RichBatchReporter:
@@ -773,7 +782,8 @@ class RichBatchReporter:
 
 _BATCH_EXIT_CODES = (
     "Exit codes: 0 all done; 20 done, with rejections; 21 infrastructure errors left work "
-    "undone (run the same command again to finish it); 2 usage error."
+    "undone (run the same command again to finish it); 2 usage error. "
+    f"All codes:\n\n{_EXIT_CODES}"
 )
 
 
@@ -841,7 +851,7 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
-@app.command()
+@app.command(epilog=_ALL_EXIT_CODES)
 def merge(
     shards: Annotated[list[Path], typer.Argument(help="The --out folders of the shards.")],
     out: Annotated[Path, typer.Option("--out", help="The merged folder.")],
@@ -857,7 +867,7 @@ def merge(
     print(json.dumps(summary, indent=2, sort_keys=True))
 
 
-@app.command()
+@app.command(epilog=_ALL_EXIT_CODES)
 def report(
     files: Annotated[
         list[Path],

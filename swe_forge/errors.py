@@ -35,6 +35,10 @@ from __future__ import annotations
 
 EXIT_OK = 0
 EXIT_CRASH = 1
+#: A batch (`run`) finished, and some candidates were rejected.
+EXIT_DONE_WITH_REJECTIONS = 20
+#: Infrastructure errors left work undone (verify: predictions ungraded); run it again.
+EXIT_INFRA_ERRORS = 21
 EXIT_INTERRUPTED = 130
 
 
@@ -159,5 +163,9 @@ def exit_code_table() -> list[tuple[int, str, str]]:
     for cls in ERROR_CLASSES:
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         rows.append((cls.exit_code, cls.__name__, doc))
+    rows.append((EXIT_DONE_WITH_REJECTIONS, "done_with_rejections", "run: done, some rejected"))
+    rows.append(
+        (EXIT_INFRA_ERRORS, "infra_errors", "infrastructure errors left work undone: run again")
+    )
     rows.append((EXIT_INTERRUPTED, "interrupted", "Ctrl-C"))
     return sorted(rows)

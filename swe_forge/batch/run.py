@@ -22,15 +22,13 @@ from typing import Any, Protocol
 from swe_forge.batch.shard import select
 from swe_forge.batch.state import RunState, atomic_write
 from swe_forge.config import Config
-from swe_forge.errors import SweForgeError
+from swe_forge.errors import EXIT_DONE_WITH_REJECTIONS, EXIT_INFRA_ERRORS, SweForgeError
 from swe_forge.mining.miner import MineOptions, Miner
 from swe_forge.mining.sources import RepoSource, expand_sources, materialize
 from swe_forge.records import Candidate
 
 #: Exit codes of batch commands (documented in --help).
 EXIT_DONE = 0
-EXIT_DONE_WITH_REJECTIONS = 20
-EXIT_INFRA_ERRORS = 21
 
 
 class BatchReporter(Protocol):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -29,15 +30,33 @@ class Prediction:
     model_patch: str
 
 
+#: What other files of the pipeline hold, by their rows' record_type.
+_OTHER_RECORDS = {
+    "candidate": "candidates (from `swe-forge mine`)",
+    "task": "task manifests (from `swe-forge admit`)",
+    "verify_result": "verification results (from `swe-forge verify`)",
+    "rejection": "rejections",
+    "images": "image records (from `swe-forge images build`)",
+}
+
+
 def read_tasks(path: Path) -> dict[str, TaskManifest]:
     """instance_id -> manifest."""
     out: dict[str, TaskManifest] = {}
     for lineno, data in enumerate(read_jsonl(path), 1):
+        kind = data.get("record_type") if isinstance(data, dict) else None
+        if kind in _OTHER_RECORDS and kind != "task":
+            raise InputError(
+                f"{path} holds {_OTHER_RECORDS[str(kind)]}, not task manifests",
+                hint="--tasks takes the tasks.jsonl that `swe-forge admit` writes",
+            )
         try:
             task = TaskManifest.from_dict(data)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"{path}:{lineno}: not a task manifest ({exc})") from exc
         out[task.instance_id] = task
+    if not out:
+        raise InputError(f"{path} holds no tasks", hint="run `swe-forge admit` first")
     return out
 
 
@@ -55,19 +74,62 @@ def read_predictions(path: Path) -> list[Prediction]:
             raise InputError(f"{path}: expected a list of predictions or an object of them")
     else:
         rows = list(read_jsonl(path))
+    if not rows:
+        raise InputError(f"{path} holds no predictions")
     out = []
     for i, row in enumerate(rows, 1):
+        kind = row.get("record_type") if isinstance(row, dict) else None
+        if kind in _OTHER_RECORDS:
+            raise InputError(
+                f"{path} holds {_OTHER_RECORDS[str(kind)]}, not predictions",
+                hint="predictions are SWE-bench's rows: instance_id, model_name_or_path, "
+                "model_patch (or grade the tasks' own patches with --gold)",
+            )
         if not isinstance(row, dict) or "instance_id" not in row:
             raise InputError(f"{path}: prediction {i} has no instance_id")
         patch = row.get("model_patch")
+        if patch is not None and not isinstance(patch, str):
+            raise InputError(
+                f"{path}: prediction {i} ({row['instance_id']}): model_patch is a "
+                f"{type(patch).__name__}, not the text of a diff"
+            )
         out.append(
             Prediction(
                 str(row["instance_id"]),
                 str(row.get("model_name_or_path") or "unknown"),
-                patch if isinstance(patch, str) else "",
+                patch or "",
             )
         )
-    return out
+    return deduplicate(out, path)
+
+
+def deduplicate(preds: list[Prediction], path: Path) -> list[Prediction]:
+    """One prediction per (instance, model). SWE-bench keeps the last one per instance
+    silently; here the same patch given twice is kept once, and two different patches for
+    one instance from one model are refused (which one was meant cannot be known)."""
+    seen: dict[tuple[str, str], Prediction] = {}
+    for p in preds:
+        key = (p.instance_id, p.model_name_or_path)
+        if key in seen and seen[key].model_patch != p.model_patch:
+            raise InputError(
+                f"{path}: two different predictions for {p.instance_id} from "
+                f"{p.model_name_or_path}",
+                hint="keep one, or name each sample's model differently (e.g. model@1, "
+                "model@2): each (instance, model) is graded once",
+            )
+        seen.setdefault(key, p)
+    return list(seen.values())
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output path that cannot be written, before any grading starts."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a file to write")
+    if not parent.is_dir():
+        raise InputError(f"cannot write {path}: no such folder {parent}")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"cannot write {path}: permission denied")
 
 
 @dataclass
@@ -79,38 +141,89 @@ class VerifyRun:
     jobs: int = 1
 
     def report(self, tasks: dict[str, TaskManifest]) -> dict[str, Any]:
-        """SWE-bench's report fields, plus counts per status."""
-        by: dict[str, list[str]] = {s: [] for s in ("resolved", "unresolved", "empty", "error")}
+        """A superset of SWE-bench 5's run report (its ``schema_version`` 2 fields, same
+        meanings), plus counts per status and, under ``reports``, SWE-bench's per-instance
+        report (``tests_status`` with success/failure lists) per model and instance."""
+        by: dict[str, set[str]] = {
+            s: set() for s in ("resolved", "unresolved", "empty", "error", "completed")
+        }
         statuses: dict[str, int] = {}
+        reports: dict[str, dict[str, Any]] = {}
         for r in self.results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
-            if r.status == "resolved":
-                by["resolved"].append(r.instance_id)
-            elif r.status == "infra_error":
-                by["error"].append(r.instance_id)
-            elif any(v.get("code") == "empty_patch" for v in r.violations):
-                by["empty"].append(r.instance_id)
+            empty = any(v.get("code") == "empty_patch" for v in r.violations)
+            if r.status == "infra_error":
+                by["error"].add(r.instance_id)
+            elif empty:
+                by["empty"].add(r.instance_id)
             else:
-                by["unresolved"].append(r.instance_id)
-        completed = [r.instance_id for r in self.results if r.status != "infra_error"]
+                by["completed"].add(r.instance_id)
+                by["resolved" if r.status == "resolved" else "unresolved"].add(r.instance_id)
+            if r.status != "infra_error" and not empty:
+                task = tasks.get(r.instance_id)
+                reports.setdefault(r.model_name_or_path, {})[r.instance_id] = _instance_report(
+                    r, task
+                )
+        # An instance graded for several models counts as resolved only when every one
+        # resolved it (SWE-bench grades one model per run).
+        by["resolved"] -= by["unresolved"]
+        submitted = sorted({r.instance_id for r in self.results})
         return {
-            "schema_version": 1,
+            "schema_version": 2,
+            "report_format": "swe-forge/1",
             "total_instances": len(tasks),
-            "submitted_instances": len(self.results),
-            "completed_instances": len(completed),
+            "submitted_instances": len(submitted),
+            "completed_instances": len(by["completed"]),
             "resolved_instances": len(by["resolved"]),
             "unresolved_instances": len(by["unresolved"]),
+            "infra_failure_instances": len(by["error"]),
+            "ambiguous_failure_instances": 0,
             "empty_patch_instances": len(by["empty"]),
             "error_instances": len(by["error"]),
-            "completed_ids": sorted(completed),
+            "completed_ids": sorted(by["completed"]),
+            "incomplete_ids": sorted(set(tasks) - set(submitted)),
+            "empty_patch_ids": sorted(by["empty"]),
+            "submitted_ids": submitted,
             "resolved_ids": sorted(by["resolved"]),
             "unresolved_ids": sorted(by["unresolved"]),
-            "empty_patch_ids": sorted(by["empty"]),
+            "infra_failure_ids": sorted(by["error"]),
+            "ambiguous_failure_ids": [],
+            "failure_reasons": {
+                r.instance_id: r.detail[:300] for r in self.results if r.status == "infra_error"
+            },
             "error_ids": sorted(by["error"]),
+            "predictions": len(self.results),
             "statuses": dict(sorted(statuses.items())),
+            "reports": {m: dict(sorted(v.items())) for m, v in sorted(reports.items())},
             "seconds": round(self.seconds, 2),
             "jobs": self.jobs,
         }
+
+
+def _instance_report(r: VerifyResult, task: TaskManifest | None) -> dict[str, Any]:
+    """SWE-bench's per-instance report of one graded prediction."""
+
+    def split(expected: list[str], seen: dict[str, str]) -> dict[str, list[str]]:
+        ok = sorted(t for t in expected if seen.get(t) == "passed")
+        return {"success": ok, "failure": sorted(set(expected) - set(ok))}
+
+    f2p = list(task.FAIL_TO_PASS) if task else sorted(r.fail_to_pass)
+    p2p = list(task.PASS_TO_PASS) if task else sorted(r.pass_to_pass)
+    applied = r.status not in ("apply_failed", "invalid_patch")
+    return {
+        "patch_is_None": False,
+        "patch_exists": True,
+        "patch_successfully_applied": applied,
+        "resolved": r.status == "resolved",
+        "status": r.status,
+        "reward": r.reward,
+        "tests_status": {
+            "FAIL_TO_PASS": split(f2p, r.fail_to_pass or r.tests),
+            "PASS_TO_PASS": split(p2p, r.pass_to_pass or r.tests),
+            "FAIL_TO_FAIL": {"success": [], "failure": []},
+            "PASS_TO_FAIL": {"success": [], "failure": []},
+        },
+    }
 
 
 def run_verify(
@@ -120,7 +233,7 @@ def run_verify(
     config: Config,
     predictions: Path | None = None,
     gold: bool = False,
-    instance: str | None = None,
+    instance: str | list[str] | None = None,
     patch_file: Path | None = None,
     jobs: int = 1,
     report_path: Path | None = None,
@@ -137,26 +250,40 @@ def run_verify(
     """
     start = time.perf_counter()
     reporter = reporter or NullReporter()
-    tasks = read_tasks(tasks_path)
-    preds: list[Prediction]
     if sum(bool(x) for x in (predictions, gold, patch_file)) != 1:
         raise UsageError("give exactly one of --predictions, --gold, or --instance with --patch")
+    wanted = [instance] if isinstance(instance, str) else list(instance or [])
+    for target in [output, report_path] if out_dir is None else [out_dir / "results.jsonl"]:
+        if target is not None:
+            if out_dir is not None and not out_dir.exists():
+                check_writable(out_dir)
+            else:
+                check_writable(target)
+    tasks = read_tasks(tasks_path)
+    unknown = sorted(set(wanted) - set(tasks))
+    if unknown:
+        raise InputError(
+            f"no such task in {tasks_path}: {', '.join(unknown[:5])}",
+            hint="--instance takes instance ids of the tasks file",
+        )
+    preds: list[Prediction]
     if patch_file is not None:
-        if not instance:
-            raise UsageError("--patch needs --instance")
+        if len(wanted) != 1:
+            raise UsageError("--patch needs exactly one --instance")
+        instance = wanted[0]
         try:
             text = patch_file.read_text(encoding="utf-8", errors="surrogateescape")
         except FileNotFoundError as exc:
             raise InputError(f"no such file: {patch_file}") from exc
         preds = [Prediction(instance, "patch-file", text)]
     elif gold:
-        ids = [instance] if instance else sorted(tasks)
-        preds = [Prediction(i, "gold", tasks[i].patch) for i in ids if i in tasks]
+        ids = sorted(wanted) if wanted else sorted(tasks)
+        preds = [Prediction(i, "gold", tasks[i].patch) for i in ids]
     else:
         assert predictions is not None
         preds = read_predictions(predictions)
-        if instance:
-            preds = [p for p in preds if p.instance_id == instance]
+        if wanted:
+            preds = [p for p in preds if p.instance_id in set(wanted)]
     unknown = sorted({p.instance_id for p in preds} - set(tasks))
     if unknown:
         raise InputError(

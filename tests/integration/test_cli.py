@@ -201,3 +201,94 @@ def test_example_and_mine_end_to_end(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [["example", "--help"], ["license", "--help"]])
 def test_subcommand_help(args: list[str]) -> None:
     assert cli(*args).returncode == 0
+
+
+# ------------------------------------------------------------------ verify: bad inputs
+def _task(instance_id: str) -> dict[str, object]:
+    """A task manifest's fields (enough to be read; nothing here reaches Docker)."""
+    return {
+        "instance_id": instance_id,
+        "repo": "o/r",
+        "base_commit": "0" * 40,
+        "patch": "diff --git a/x b/x\n",
+        "test_patch": "",
+        "problem_statement": "p",
+        "hints_text": "",
+        "created_at": "2024-01-01T00:00:00Z",
+        "version": "0.1",
+        "environment_setup_commit": "0" * 40,
+        "FAIL_TO_PASS": ["t::a"],
+        "PASS_TO_PASS": [],
+        "image": {},
+        "harness": {},
+        "gates": {},
+        "license": {},
+        "provenance": {},
+        "audit": {},
+        "schema_version": 1,
+        "record_type": "task",
+    }
+
+
+def _lines(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(
+    "case, expect",
+    [
+        ("empty_tasks", "holds no tasks"),
+        ("results_as_tasks", "holds verification results"),
+        ("tasks_as_predictions", "holds task manifests (from `swe-forge admit`), not predictions"),
+        ("empty_predictions", "holds no predictions"),
+        ("dict_patch", "model_patch is a dict"),
+        ("two_patches", "two different predictions for o__r-1"),
+        ("unknown_gold_instance", "no such task"),
+        ("unwritable_output", "cannot write"),
+        ("output_is_a_folder", "is a folder"),
+    ],
+)
+def test_verify_refuses_bad_input_in_one_line(tmp_path: Path, case: str, expect: str) -> None:
+    tasks = _lines(tmp_path / "tasks.jsonl", [_task("o__r-1")])
+    args = ["verify", "--tasks", str(tasks), "-o", str(tmp_path / "results.jsonl")]
+    pred = {"instance_id": "o__r-1", "model_name_or_path": "m", "model_patch": "x"}
+    if case == "empty_tasks":
+        tasks.write_text("")
+        args += ["--gold"]
+    elif case == "results_as_tasks":
+        _lines(tasks, [{"record_type": "verify_result", "instance_id": "o__r-1"}])
+        args += ["--gold"]
+    elif case == "tasks_as_predictions":
+        args += ["--predictions", str(tasks)]
+    elif case == "empty_predictions":
+        args += ["--predictions", str(_lines(tmp_path / "p.jsonl", []))]
+    elif case == "dict_patch":
+        rows = [{**pred, "model_patch": {"diff": "x"}}]
+        args += ["--predictions", str(_lines(tmp_path / "p.jsonl", rows))]
+    elif case == "two_patches":
+        rows = [pred, {**pred, "model_patch": "y"}]
+        args += ["--predictions", str(_lines(tmp_path / "p.jsonl", rows))]
+    elif case == "unknown_gold_instance":
+        args += ["--gold", "--instance", "o__r-1", "--instance", "o__r-999"]
+    elif case == "unwritable_output":
+        args = [a if a != str(tmp_path / "results.jsonl") else "/nonexistent/r.jsonl" for a in args]
+        args += ["--gold"]
+    elif case == "output_is_a_folder":
+        args = [a if a != str(tmp_path / "results.jsonl") else str(tmp_path) for a in args]
+        args += ["--gold"]
+    out = cli(*args)
+    assert out.returncode == 4, out.stderr
+    assert expect in out.stderr and "Traceback" not in out.stderr
+    assert out.stderr.startswith("error: ")
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_every_command_lists_its_exit_codes() -> None:
+    for args in (["verify"], ["mine"], ["admit"], ["run"], ["export"], ["images", "build"]):
+        out = cli(*args, "-h")
+        assert out.returncode == 0, args
+        text = " ".join(out.stdout.split())
+        assert "Exit codes" in text and "4 InputError" in text, args
+    verify = " ".join(cli("verify", "-h").stdout.split())
+    assert "21 infra_errors" in verify and "21 some ended in an infrastructure error" in verify
