@@ -21,6 +21,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,12 @@ from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
 from swe_forge.images.base import BaseImage, ensure_base, pythons_available, recipe_for_python
-from swe_forge.images.recipe import InstallRecipe, detect_recipe, recipe_digest
+from swe_forge.images.recipe import (
+    InstallRecipe,
+    detect_recipe,
+    imported_modules,
+    recipe_digest,
+)
 from swe_forge.images.resolve import Lock, Wheelhouse, resolve, wheelhouse
 from swe_forge.locks import file_lock
 from swe_forge.mining.sources import RepoSource, materialize
@@ -280,6 +286,29 @@ def layer_sizes(engine: Engine, instance_tag: str, env_tag: str) -> int:
     return sum(size for _by, size in inst[: len(inst) - len(env)])
 
 
+def test_imports(candidate: Candidate, read: Callable[[str], bytes | None]) -> frozenset[str]:
+    """Top-level modules the task's tests import: its test files and the conftest.py files
+    above them at the base commit, and the lines the test patch adds."""
+    paths = set(candidate.files.test_files)
+    for f in candidate.files.test_files:
+        parts = f.split("/")[:-1]
+        paths |= {"/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1)}
+    texts = []
+    for p in sorted(paths):
+        if p.endswith(".py"):
+            data = read(p)
+            if data is not None:
+                texts.append(data.decode("utf-8", "replace"))
+    texts.append(
+        "\n".join(
+            line[1:]
+            for line in candidate.test_patch.splitlines()
+            if line.startswith("+") and not line.startswith("+++")
+        )
+    )
+    return imported_modules(texts)
+
+
 class ImageBuilder:
     """Builds base, env and instance images for candidates, reusing everything it can."""
 
@@ -313,7 +342,11 @@ class ImageBuilder:
 
         override = self.overrides.get(candidate.repo.lower())
         recipe = detect_recipe(
-            read, commit.commit_time, pythons=pythons_available(self.distros), override=override
+            read,
+            commit.commit_time,
+            pythons=pythons_available(self.distros),
+            override=override,
+            test_imports=test_imports(candidate, read),
         )
         return recipe, installable(read)
 

@@ -151,12 +151,16 @@ def detect_recipe(
     *,
     pythons: tuple[str, ...],
     override: RepoOverride | None = None,
+    test_imports: frozenset[str] = frozenset(),
 ) -> InstallRecipe:
     """Detect the install recipe of a repository at a commit.
 
     ``read(path)`` returns a file's bytes at the commit (None when absent); ``pythons`` are the
     Python versions we have base images for; ``commit_time`` (Unix seconds, the base commit's)
     is both the "as of" date for resolution and the limit of the Python versions considered.
+    ``test_imports``: the top-level modules the task's test files import; an extra that is not
+    a test extra is installed too when one of its requirements provides one of them (tests
+    that import an optional integration, ``yaml`` from a ``[pyyaml]`` extra, say).
     """
     override = override or RepoOverride()
     files = _Reader(read)
@@ -287,6 +291,20 @@ def detect_recipe(
         if override.extras is not None
         else tuple(dict.fromkeys(detected + [e for e in self_extras if e in optional]))
     )
+    if override.extras is None and test_imports:
+        chosen = set(wanted_extras)
+        for extra in sorted(optional, key=str):
+            if extra in chosen:
+                continue
+            provided = {
+                m
+                for r in _expand_self(optional, extra, norm_name, [], "")
+                for m in modules_of(r.name)
+            }
+            hit = sorted(provided & test_imports)
+            if hit:
+                wanted_extras = (*wanted_extras, extra)
+                notes.append(f"extra [{extra}] installed: the tests import {', '.join(hit)}")
     for extra in wanted_extras:
         if extra in optional:
             reqs += _expand_self(optional, extra, norm_name, sources, f"extra [{extra}]")
@@ -631,6 +649,51 @@ def _ini(text: str | None) -> configparser.ConfigParser | None:
     except configparser.Error:
         return None
     return parser
+
+
+#: Distributions whose import name is not their own name (lowercased, ``-`` as ``_``).
+IMPORT_NAMES = {
+    "pyyaml": ("yaml",),
+    "python-dateutil": ("dateutil",),
+    "beautifulsoup4": ("bs4",),
+    "pillow": ("PIL",),
+    "scikit-learn": ("sklearn",),
+    "pymongo": ("pymongo", "bson", "gridfs"),
+    "python-dotenv": ("dotenv",),
+    "attrs": ("attr", "attrs"),
+    "protobuf": ("google",),
+    "msgpack-python": ("msgpack",),
+    "pyjwt": ("jwt",),
+    "pycryptodome": ("Crypto",),
+    "opencv-python": ("cv2",),
+    "typing-extensions": ("typing_extensions",),
+    "tomli-w": ("tomli_w",),
+    "ruamel-yaml": ("ruamel",),
+}
+
+
+def modules_of(dist: str) -> tuple[str, ...]:
+    """The top-level modules a distribution most likely provides."""
+    name = canonicalize_name(dist)
+    return IMPORT_NAMES.get(name, (name.replace("-", "_"),))
+
+
+_IMPORT = re.compile(
+    r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w., ]*))", re.M
+)
+
+
+def imported_modules(texts: Iterable[str]) -> frozenset[str]:
+    """Top-level module names that Python sources import (relative imports left out)."""
+    found: set[str] = set()
+    for text in texts:
+        for m in _IMPORT.finditer(text):
+            names = [m.group(1)] if m.group(1) else m.group(2).split(",")
+            for n in names:
+                head = n.strip().split(" ")[0].split(".")[0]
+                if head.isidentifier():
+                    found.add(head)
+    return frozenset(found)
 
 
 def cfg_requirements(value: str) -> list[str]:

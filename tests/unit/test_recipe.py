@@ -20,6 +20,7 @@ from swe_forge.images.recipe import (
     choose_python,
     detect_recipe,
     harness_pytest_floor,
+    imported_modules,
     merge_requirements,
     raise_pytest_floor,
     recipe_digest,
@@ -511,3 +512,33 @@ def test_recipe_records_a_raised_pytest() -> None:
     ]
     # The evidence is not an input of resolution: only the requirements are.
     assert recipe_digest(r) == recipe_digest(type(r)(**{**r.__dict__, "adjusted": ()}))
+
+
+def test_extras_the_tests_import_are_installed() -> None:
+    # cattrs: the tests import yaml and msgpack, which only the project's extras install.
+    pyproject = (
+        '[project]\nname = "cattrs"\ndependencies = ["attrs"]\n'
+        "[project.optional-dependencies]\n"
+        'pyyaml = ["PyYAML>=6.0"]\nmsgpack = ["msgpack>=1.0.5"]\nbson = ["pymongo>=4.4.0"]\n'
+        'docs = ["sphinx"]\ntest = ["pytest"]\n'
+    )
+    imports = imported_modules(
+        ["import yaml\nfrom msgpack import packb\nimport os, bson.codec_options\n"]
+    )
+    assert {"yaml", "msgpack", "os", "bson"} <= imports
+    r = detect_recipe(
+        lambda p: pyproject.encode() if p == "pyproject.toml" else None,
+        T2024,
+        pythons=("3.11", "3.12"),
+        test_imports=imports,
+    )
+    assert {"PyYAML>=6.0", "msgpack>=1.0.5", "pymongo>=4.4.0"} <= set(r.requirements)
+    assert "sphinx" not in r.requirements and set(r.extras) >= {"pyyaml", "msgpack", "bson"}
+    assert any("the tests import yaml" in n for n in r.notes)
+    # Without those imports, only the test extra.
+    r = detect_recipe(
+        lambda p: pyproject.encode() if p == "pyproject.toml" else None,
+        T2024,
+        pythons=("3.11", "3.12"),
+    )
+    assert "PyYAML>=6.0" not in r.requirements and r.extras == ("test",)
