@@ -233,8 +233,19 @@ def build_instance(
     Returns (tag, id, scrubbed commit, source bytes, .git bytes, seconds).
     """
     start = time.perf_counter()
+    pip = "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation"
+    # A setup.py that falls back to pure Python when its C extension cannot be built (task
+    # images carry no compiler) runs setup() a second time in the same process, which
+    # setuptools' PEP 660 editable build cannot survive (markupsafe); its legacy
+    # `setup.py develop` mode can.
+    cmd = (
+        f"{{ {pip} -e /testbed || {{ test -f /testbed/setup.py "
+        f"&& SETUPTOOLS_ENABLE_FEATURES=legacy-editable {pip} -e /testbed; }}; }}"
+        if install
+        else "true"
+    )
     # The Dockerfile's text is part of the identity: a changed recipe never reuses a stale image.
-    recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}"
+    recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}\n{cmd}"
     digest = hashlib.sha256(recipe.encode()).hexdigest()
     tag = f"swe-forge/instance:{sanitize_tag(candidate.instance_id)}-{digest[:12]}"
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
@@ -250,12 +261,6 @@ def build_instance(
         existing = engine.image(tag)
         if existing is not None:
             return tag, existing.id, scrub.commit, scrub.bytes, git_bytes, 0.0
-        cmd = (
-            "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation "
-            "-e /testbed"
-            if install
-            else "true"
-        )
         (ctx / "Dockerfile").write_text(
             INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd, materialize=MATERIALIZE)
         )
