@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -224,6 +225,8 @@ class Engine:
         name = f"swe-forge-{uuid.uuid4().hex[:12]}"
         labels = {**self.default_labels, **dict(kwargs.pop("labels", {}) or {})}
         labels[LABEL_PREFIX + ".container"] = "1"
+        # Who made it: a process killed before its clean-up leaves it to reap_orphans().
+        labels[LABEL_PREFIX + ".owner"] = process_identity(os.getpid())
         try:
             ctr = self.client.containers.create(image, command, name=name, labels=labels, **kwargs)
         except self._errors.ImageNotFound as exc:
@@ -408,6 +411,27 @@ class Engine:
 
         return docker.types.Ulimit(name=name, soft=value, hard=value)
 
+    def reap_orphans(self) -> int:
+        """Remove containers that a swe-forge process of this machine made and did not live
+        to remove (killed before its clean-up); return how many. Containers of live
+        processes, and of other machines sharing the engine, are left alone."""
+        here = process_identity(None)
+        gone = 0
+        for ctr in self.client.containers.list(
+            all=True, filters={"label": LABEL_PREFIX + ".owner"}
+        ):
+            owner = str((ctr.labels or {}).get(LABEL_PREFIX + ".owner", ""))
+            boot, _, rest = owner.partition(":")
+            pid, _, _start = rest.partition(":")
+            if boot != here or not pid.isdigit():
+                continue
+            if process_identity(int(pid)) == owner:
+                continue  # its process is alive
+            with suppress(self._errors.NotFound, self._errors.APIError):
+                ctr.remove(force=True, v=True)
+                gone += 1
+        return gone
+
     def remove_containers(self, label: str) -> int:
         """Remove every container carrying ``label`` (``key=value``); return how many."""
         gone = 0
@@ -468,3 +492,22 @@ def _image_info(data: dict[str, Any]) -> ImageInfo:
         size=int(data.get("Size", 0)),
         created=str(data.get("Created", "")),
     )
+
+
+def process_identity(pid: int | None) -> str:
+    """``<host>-<boot id>:<pid>:<start time>`` of a live process (a pid alone is reused), or
+    ``<host>-<boot id>`` for ``None``; for a process that does not exist, ``<boot>:<pid>:``."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = "unknown"
+    here = f"{socket.gethostname()}-{boot}"
+    if pid is None:
+        return here
+    try:
+        # Field 22 of /proc/PID/stat, after the parenthesised command (which may hold spaces).
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        start = stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        start = ""
+    return f"{here}:{pid}:{start}"

@@ -108,6 +108,9 @@ class Sandbox:
         self.files = harness_bytes()
         #: The digest of exactly the files this sandbox brings in (read once).
         self.digest = harness_digest(self.files)
+        # Judge's containers of a swe-forge process that was killed (SIGKILL, a lost CI
+        # runner) are removed before this one starts its own.
+        engine.reap_orphans()
 
     def seed(self, image_id: str) -> Path:
         """The image's ``/testbed`` as a tar, cached by image id (made once, under a lock)."""
