@@ -25,6 +25,18 @@ from swe_forge.errors import BuildError, DockerError
 
 #: Every image and container swe-forge makes carries this label (for ls and prune).
 LABEL_PREFIX = "org.swe-forge"
+#: The registry component of every image name swe-forge gives. A name without one (such as
+#: ``swe-forge/instance``) means Docker Hub to ``docker pull``, which would fetch whatever a
+#: stranger published under it; ``.invalid`` is reserved (RFC 2606) and never resolves, so a
+#: pull of one of our local names fails instead of fetching anything.
+LOCAL_REGISTRY = "swe-forge.invalid"
+
+
+def local_name(kind: str) -> str:
+    """The repository of a local image of one kind: ``swe-forge.invalid/<kind>``."""
+    return f"{LOCAL_REGISTRY}/{kind}"
+
+
 #: Bytes of build output kept per image: the head and the tail, with a marker between.
 LOG_LIMIT = 256 * 1024
 

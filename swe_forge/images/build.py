@@ -29,7 +29,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from swe_forge.config import Config, RepoOverride
-from swe_forge.engine import LABEL_PREFIX, Engine
+from swe_forge.engine import LABEL_PREFIX, Engine, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
@@ -137,14 +137,26 @@ class ImageRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def env_tag(base_tag: str, python: str, lock_digest: str) -> str:
+    """``swe-forge.invalid/env:py<version>-<hash16>``, a hash of the Dockerfile, the base and
+    the lock: the same lock on the same base is one env image."""
+    key = hashlib.sha256(f"{ENV_DOCKERFILE}\n{base_tag}\n{lock_digest}".encode()).hexdigest()
+    return f"{local_name('env')}:py{python}-{key[:16]}"
+
+
+def instance_tag(env: str, instance_id: str, base_commit: str, install: bool) -> str:
+    """``swe-forge.invalid/instance:<instance id>-<hash12>``; the hash covers the Dockerfile's
+    text, the env image and the commit, so a changed recipe never reuses a stale image."""
+    recipe = f"{INSTANCE_DOCKERFILE}\n{env}\n{base_commit}\n{install}"
+    digest = hashlib.sha256(recipe.encode()).hexdigest()
+    return f"{local_name('instance')}:{sanitize_tag(instance_id)}-{digest[:12]}"
+
+
 def build_env(
     engine: Engine, base: BaseImage, house: Wheelhouse, *, work_dir: Path, log_dir: Path
 ) -> tuple[str, str, bool, float]:
     """Build (or reuse) the env image of a wheelhouse; returns (tag, id, reused, seconds)."""
-    env_key = hashlib.sha256(
-        f"{ENV_DOCKERFILE}\n{base.tag}\n{house.lock.digest}".encode()
-    ).hexdigest()
-    tag = f"swe-forge/env:py{base.python}-{env_key[:16]}"
+    tag = env_tag(base.tag, base.python, house.lock.digest)
     info = engine.image(tag)
     if info is not None:
         return tag, info.id, True, 0.0
@@ -213,7 +225,7 @@ def installable(read: Any) -> bool:
 
 def build_instance(
     engine: Engine,
-    env_tag: str,
+    env_image: str,
     repo: GitRepository,
     candidate: Candidate,
     *,
@@ -227,10 +239,7 @@ def build_instance(
     Returns (tag, id, scrubbed commit, source bytes, .git bytes, seconds).
     """
     start = time.perf_counter()
-    # The Dockerfile's text is part of the identity: a changed recipe never reuses a stale image.
-    recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}"
-    digest = hashlib.sha256(recipe.encode()).hexdigest()
-    tag = f"swe-forge/instance:{sanitize_tag(candidate.instance_id)}-{digest[:12]}"
+    tag = instance_tag(env_image, candidate.instance_id, candidate.base_commit, install)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
         scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
@@ -251,7 +260,7 @@ def build_instance(
             else "true"
         )
         (ctx / "Dockerfile").write_text(
-            INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd, materialize=MATERIALIZE)
+            INSTANCE_DOCKERFILE.format(env=env_image, install=cmd, materialize=MATERIALIZE)
         )
         # Our own .dockerignore at the context root: the repository's own one (inside
         # testbed/) must not decide what the image holds, and it does not at this level.
@@ -264,7 +273,7 @@ def build_instance(
                 f"{LABEL_PREFIX}.instance-id": candidate.instance_id,
                 f"{LABEL_PREFIX}.repo": candidate.repo,
                 f"{LABEL_PREFIX}.base-commit": candidate.base_commit,
-                f"{LABEL_PREFIX}.env": env_tag,
+                f"{LABEL_PREFIX}.env": env_image,
                 f"{LABEL_PREFIX}.scrubbed-commit": scrub.commit,
                 **extra_labels,
             },
@@ -273,10 +282,10 @@ def build_instance(
     return tag, info.id, scrub.commit, scrub.bytes, git_bytes, time.perf_counter() - start
 
 
-def layer_sizes(engine: Engine, instance_tag: str, env_tag: str) -> int:
+def layer_sizes(engine: Engine, instance_ref: str, env_image: str) -> int:
     """Bytes the instance adds on top of its env image (the sum of its own layers)."""
-    inst = engine.history_sizes(instance_tag)
-    env = engine.history_sizes(env_tag)
+    inst = engine.history_sizes(instance_ref)
+    env = engine.history_sizes(env_image)
     return sum(size for _by, size in inst[: len(inst) - len(env)])
 
 
@@ -380,16 +389,16 @@ class ImageBuilder:
             }
             rec.seconds["wheelhouse"] = round(house.seconds, 3)
             stage = "env"
-            env_tag, env_id, env_reused, env_s = build_env(
+            env_ref, env_id, env_reused, env_s = build_env(
                 self.engine, base, house, work_dir=self.work_dir, log_dir=self.log_dir
             )
-            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.env_image, rec.env_image_id = env_ref, env_id
             rec.reused["env"] = env_reused
             rec.seconds["env"] = round(env_s, 3)
             stage = "instance"
             tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
                 self.engine,
-                env_tag,
+                env_ref,
                 self._repo(candidate),
                 candidate,
                 install=install,
@@ -406,8 +415,8 @@ class ImageBuilder:
             rec.seconds["instance"] = round(inst_s, 3)
             rec.sizes["source_tree"] = source_bytes
             rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
-            env_info = self.engine.image(env_tag)
+            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_ref)
+            env_info = self.engine.image(env_ref)
             rec.sizes["env_image"] = env_info.size if env_info else 0
             rec.logs = {
                 "env": str(self.log_dir / f"env-{lock.digest[:16]}.log"),
