@@ -471,6 +471,7 @@ class Admitter:
                 "recipe_digest": rec.recipe_digest,
                 "scrubbed_commit": rec.scrubbed_commit,
                 "project_name": rec.project_name,
+                "registry": rec.registry.to_dict() if rec.registry else None,
             },
             harness={
                 "runner": self.runner.name,

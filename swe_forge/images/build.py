@@ -38,7 +38,7 @@ from swe_forge.images.recipe import InstallRecipe, detect_recipe, recipe_digest
 from swe_forge.images.resolve import Lock, Wheelhouse, resolve, wheelhouse
 from swe_forge.locks import file_lock
 from swe_forge.mining.sources import RepoSource, materialize
-from swe_forge.records import Candidate
+from swe_forge.records import Candidate, RegistryPins
 
 IMAGE_RECORD_SCHEMA_VERSION = 1
 _TAG_SAFE = re.compile(r"[^a-z0-9_.-]+")
@@ -121,6 +121,8 @@ class ImageRecord:
     #: Wheels of the wheelhouse: "total", "from_store" (not downloaded), "sdists_built".
     wheels: dict[str, int] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
+    #: Where the three images were pushed, pinned by digest (``images push``); None before.
+    registry: RegistryPins | None = None
     schema_version: int = IMAGE_RECORD_SCHEMA_VERSION
     record_type: str = "images"
 
@@ -128,13 +130,18 @@ class ImageRecord:
         """Plain data for JSON."""
         from dataclasses import asdict
 
-        return asdict(self)
+        data = asdict(self)
+        data["registry"] = self.registry.to_dict() if self.registry else None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageRecord:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (raises ValueError on a malformed ``registry`` block)."""
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        if fields.get("registry"):
+            fields["registry"] = RegistryPins.from_dict(fields["registry"])
+        return cls(**fields)
 
 
 def env_tag(base_tag: str, python: str, lock_digest: str) -> str:
