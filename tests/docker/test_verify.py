@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.engine import Engine, Limits
@@ -48,14 +47,12 @@ FILES = (
 
 
 @pytest.fixture(scope="module")
-def tasks(example_images: ExampleImages) -> dict[str, TaskManifest]:
-    path = example_images.root / "verify-tasks.jsonl"
-    run_admit(
-        example_images.candidates, path, config=load_config(), images_path=example_images.images
-    )
+def tasks(example_tasks: Path) -> dict[str, TaskManifest]:
     return {
         t.instance_id: t
-        for t in (TaskManifest.from_dict(json.loads(x)) for x in path.read_text().splitlines())
+        for t in (
+            TaskManifest.from_dict(json.loads(x)) for x in example_tasks.read_text().splitlines()
+        )
     }
 
 
