@@ -725,12 +725,11 @@ def check(
 
 
 def test_gold_patches_score_one(
-    example_images: ExampleImages, tasks: dict[str, TaskManifest], tmp_path: Path
+    example_tasks: Path, tasks: dict[str, TaskManifest], tmp_path: Path
 ) -> None:
     # Through the command, as a user runs it: every admitted task's gold patch resolves.
-    path = example_images.root / "verify-tasks.jsonl"
     run, report = run_verify(
-        path,
+        example_tasks,
         tmp_path / "results.jsonl",
         config=load_config(),
         gold=True,
@@ -753,15 +752,13 @@ def test_gold_scores_one_on_permissive_tasks(
         assert result.status == "resolved", result.detail
 
 
-def test_empty_prediction_report(
-    example_images: ExampleImages, tasks: dict[str, TaskManifest], tmp_path: Path
-) -> None:
+def test_empty_prediction_report(example_tasks: Path, tmp_path: Path) -> None:
     preds = tmp_path / "preds.json"
     preds.write_text(
         json.dumps([{"instance_id": TASK, "model_name_or_path": "m", "model_patch": ""}])
     )
     _, report = run_verify(
-        example_images.root / "verify-tasks.jsonl",
+        example_tasks,
         tmp_path / "r.jsonl",
         config=load_config(),
         predictions=preds,
