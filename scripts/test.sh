@@ -11,8 +11,10 @@ echo "==> ruff"
 echo "==> mypy"
 .venv/bin/mypy swe_forge
 if [ "${SWE_FORGE_NO_DOCKER:-}" != 1 ]; then
-  # Docker tests are part of the suite; they fail (never skip) without an engine.
+  # Docker tests are part of the suite; they fail (never skip) without an engine, and the
+  # registry tests without the loopback registry.
   bash scripts/ensure-docker.sh
+  bash scripts/ensure-registry.sh
 fi
 echo "==> pytest"
 .venv/bin/python -m pytest "$@"

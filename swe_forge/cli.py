@@ -28,6 +28,7 @@ from swe_forge.errors import (
     EXIT_INFRA_ERRORS,
     EXIT_INTERRUPTED,
     BuildError,
+    InputError,
     PartialFailure,
     SweForgeError,
     UsageError,
@@ -62,7 +63,11 @@ example_app = typer.Typer(help="The embedded example repository (the quickstart 
 app.add_typer(example_app, name="example")
 images_app = typer.Typer(
     help="Hermetic images: base (OS + Python, no registry), env (dependencies from a wheelhouse, "
-    "no network) and instance (the repository at its base commit, history scrubbed).",
+    "no network) and instance (the repository at its base commit, history scrubbed). Local "
+    "names start with swe-forge.invalid/, a registry that never resolves, so no pull can "
+    "fetch a stranger's image under them. To grade elsewhere: `images push` (pinned by "
+    "digest; `verify` and `admit` pull what is missing) or `images export` / `images import` "
+    "(one OCI archive, for machines without a registry).",
     no_args_is_help=True,
 )
 app.add_typer(images_app, name="images")
@@ -491,6 +496,176 @@ def images_prune(
     _out.print(f"{verb} {len(gone)} image(s)", markup=False)
 
 
+_RECORDS_FILE_HELP = "images.jsonl from `images build`, or tasks.jsonl from `admit`."
+
+
+@images_app.command("push", epilog=_ALL_EXIT_CODES)
+def images_push(
+    path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
+    registry: Annotated[
+        str,
+        typer.Option(
+            "--registry",
+            help="HOST[:PORT]/NAMESPACE of a registry (OCI distribution API v2), e.g. "
+            "127.0.0.1:5000/swe-forge. The host is required: a bare NAMESPACE would mean "
+            "Docker Hub.",
+            envvar="SWE_FORGE_REGISTRY",
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the pinned records here (default: FILE, in place)."
+        ),
+    ] = None,
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Push the base, env and instance images FILE names, and pin them by digest in FILE.
+
+    Each image goes to HOST/NAMESPACE/<kind>:<its local tag> (shared env and base images
+    once), and each record gets a registry block: HOST/NAMESPACE/<kind>@sha256:<digest> and
+    the image id a pull must give (image.registry in a task, registry in an image record).
+    On another machine, `verify` and `admit` then pull what is missing by digest and refuse
+    an image that is not the pinned one (exit 16).
+
+    \b
+    Example (scripts/ensure-registry.sh starts a registry on 127.0.0.1:5000):
+      swe-forge images push tasks.jsonl --registry 127.0.0.1:5000/swe-forge
+      DOCKER_HOST=unix:///other.sock swe-forge verify --tasks tasks.jsonl --gold
+    """
+    from swe_forge.commands.images import run_push
+
+    result = run_push(
+        path,
+        registry,
+        output=output,
+        only=instance,
+        reporter=RichReporter(_err, enabled=not as_json and _err.is_terminal, unit="images"),
+    )
+    summary = result.summary()
+    if as_json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    _out.print(
+        f"pushed {summary['images']} image(s) of {summary['records']} record(s) to "
+        f"{summary['registry']} in {summary['seconds']}s; pinned in {output or path}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@images_app.command("pull", epilog=_ALL_EXIT_CODES)
+def images_pull(
+    path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Pull by digest the pinned images FILE names that are not on this engine.
+
+    `verify` and `admit` do this themselves; this fetches ahead of time (a grading machine
+    before it goes offline). An image already here is checked by its id and not fetched.
+    What arrives must be the pinned image id (and, for an instance, that task's image):
+    anything else is refused with exit 16; an unreachable registry is exit 15.
+    """
+    from swe_forge.commands.images import run_pull
+
+    got = run_pull(
+        path,
+        only=instance,
+        reporter=RichReporter(_err, enabled=not as_json and _err.is_terminal, unit="images"),
+    )
+    pulled = sorted(ref for ref, _s in got.pulled)
+    unpinned = sorted(set(got.unpinned))
+    present = len(set(got.present))
+    if as_json:
+        summary = {"present": present, "pulled": pulled, "not_pinned": unpinned}
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        _out.print(
+            f"{len(pulled)} image(s) pulled and verified, {present} already here, "
+            f"{len(unpinned)} missing and not pinned",
+            markup=False,
+        )
+    if unpinned:
+        raise InputError(
+            f"{len(unpinned)} image(s) are not here and {path} pins no registry for them: "
+            f"{', '.join(unpinned[:3])}",
+            hint="push them from the machine that built them (`images push`), or import them",
+        )
+
+
+@images_app.command("export", epilog=_ALL_EXIT_CODES)
+def images_export(
+    path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The archive to write (a .tar file).")
+    ],
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Write the base, env and instance images FILE names into one OCI archive.
+
+    The archive is an OCI image layout (index.json, blobs/sha256/...) that `docker load`
+    also reads (it carries docker's manifest.json): layers uncompressed, shared layers once,
+    the same images always give the same bytes. Image ids are kept, so the tasks' pinned
+    ids hold on the machine that imports it.
+
+    \b
+    Example:
+      swe-forge images export tasks.jsonl -o images.tar
+      swe-forge images import images.tar      # on the machine without a registry
+    """
+    from swe_forge.commands.images import run_export
+
+    images = run_export(
+        path,
+        output,
+        only=instance,
+        reporter=RichReporter(_err, enabled=not as_json and _err.is_terminal, unit="images"),
+    )
+    _print_archived(images, f"exported to {output}", as_json)
+
+
+@images_app.command("import", epilog=_ALL_EXIT_CODES)
+def images_import(
+    archive: Annotated[
+        Path, typer.Argument(help="An archive from `images export` (or docker save).")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Load an image archive into this engine and check every image's id and names.
+
+    The ids are computed from the archive's image configurations and compared with what the
+    engine holds after the load (exit 16 on a difference). Set DOCKER_HOST to load into
+    another engine.
+    """
+    from swe_forge.commands.images import run_import
+
+    images = run_import(
+        archive, reporter=RichReporter(_err, enabled=not as_json and _err.is_terminal)
+    )
+    _print_archived(images, f"imported from {archive}", as_json)
+
+
+def _print_archived(images: list[Any], what: str, as_json: bool) -> None:
+    rows = [{"names": list(i.names), "id": i.id, "layers": i.layers} for i in images]
+    if as_json:
+        print(json.dumps({"images": rows}, indent=2, sort_keys=True))
+        return
+    for row in rows:
+        _out.print(
+            f"{row['id']}  {', '.join(row['names']) or '(no name)'}", markup=False, soft_wrap=True
+        )
+    _out.print(f"{len(rows)} image(s) {what}", markup=False, soft_wrap=True)
+
+
 @app.command(epilog=_ALL_EXIT_CODES)
 def admit(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
@@ -550,6 +725,9 @@ def admit(
 
     Each task and each rejection is written as soon as it is decided; run the same command
     again after an interruption and only the candidates left are done.
+
+    Images of an --images file that `images push` pinned and that are not on this engine are
+    pulled by digest and checked against the pinned ids (exit 16 when refused).
     """
     from swe_forge.commands.admit import run_admit
 
@@ -625,8 +803,10 @@ def export(
 _VERIFY_EXIT_CODES = (
     "Exit codes: 0 every prediction graded; 21 some ended in an infrastructure error (never "
     "scored as the model's failure: run again, with --out only those are graded again); "
-    "2 usage error; 4 bad input (an empty or wrong file, an unknown --instance, an output "
-    f"path that cannot be written). All codes:\n\n{_EXIT_CODES}"
+    "15 the registry of a pinned image cannot be reached; 16 a pinned image is refused (the "
+    "registry has no such digest, or it is not the image the task pins); 2 usage error; "
+    "4 bad input (an empty or wrong file, an unknown --instance, an output path that cannot "
+    f"be written). All codes:\n\n{_EXIT_CODES}"
 )
 
 
@@ -686,6 +866,9 @@ def verify(
     and pytest's exit status in agreement. Statuses: resolved, unresolved, invalid_patch,
     apply_failed, timeout, resource_limit, tamper_detected, infra_error (never the model's
     fault; results are kept in OUTPUT.partial as they are graded).
+
+    A task's image that is not on this engine (DOCKER_HOST picks the engine) is pulled first
+    by the digest `images push` pinned, and used only if it is the image id the task pins.
     """
     from swe_forge.batch.shard import parse_shard
     from swe_forge.commands.verify import run_verify

@@ -16,16 +16,28 @@ import os
 import socket
 import tarfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from swe_forge.errors import BuildError, DockerError
+from swe_forge.errors import BuildError, DigestError, DockerError, RegistryError
 
 #: Every image and container swe-forge makes carries this label (for ls and prune).
 LABEL_PREFIX = "org.swe-forge"
+#: The registry component of every image name swe-forge gives. A name without one (such as
+#: ``swe-forge/instance``) means Docker Hub to ``docker pull``, which would fetch whatever a
+#: stranger published under it; ``.invalid`` is reserved (RFC 2606) and never resolves, so a
+#: pull of one of our local names fails instead of fetching anything.
+LOCAL_REGISTRY = "swe-forge.invalid"
+
+
+def local_name(kind: str) -> str:
+    """The repository of a local image of one kind: ``swe-forge.invalid/<kind>``."""
+    return f"{LOCAL_REGISTRY}/{kind}"
+
+
 #: Bytes of build output kept per image: the head and the tail, with a marker between.
 LOG_LIMIT = 256 * 1024
 
@@ -65,6 +77,20 @@ class ImageInfo:
     created: str
 
 
+_REGISTRY_HINT = (
+    "is the registry running and reachable from the Docker engine? "
+    "(scripts/ensure-registry.sh starts one on 127.0.0.1:5000)"
+)
+#: Per-layer statuses of a push or pull that mean the layer is done.
+_LAYER_DONE = ("Pushed", "Layer already exists", "Pull complete", "Already exists", "Mounted from")
+
+
+def _not_found(message: str) -> bool:
+    """Does an engine's pull error say the registry has no such manifest or repository?"""
+    text = message.lower()
+    return "manifest unknown" in text or "not found" in text or "name unknown" in text
+
+
 def bounded(text: str, limit: int = LOG_LIMIT) -> str:
     """Keep the head and the tail of a long log (errors are usually at the end)."""
     data = text.encode("utf-8", "replace")
@@ -79,24 +105,35 @@ def bounded(text: str, limit: int = LOG_LIMIT) -> str:
 class Engine:
     """A connection to the Docker engine.
 
+    The engine is ``host`` when given (``unix:///path/docker.sock``, ``tcp://host:2375``),
+    else what the environment says, as the docker CLI reads it: ``DOCKER_HOST`` (and
+    ``DOCKER_TLS_VERIFY``, ``DOCKER_CERT_PATH``), else the default socket. So a second engine
+    with its own socket serves every command with ``DOCKER_HOST=unix:///its.sock``.
+
     Raises on construction:
         DockerError: the SDK cannot reach an engine (no socket, daemon not running).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, host: str | None = None) -> None:
         try:
             import docker
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise DockerError("the docker Python package is missing") from exc
+        where = host or os.environ.get("DOCKER_HOST") or "the default socket"
         try:
-            self.client = docker.from_env(timeout=600)
+            if host:
+                self.client = docker.DockerClient(base_url=host, timeout=600)
+            else:
+                self.client = docker.from_env(timeout=600)
             self.client.ping()
         except Exception as exc:
             raise DockerError(
-                f"no Docker engine is reachable ({type(exc).__name__}: {exc})",
+                f"no Docker engine is reachable at {where} ({type(exc).__name__}: {exc})",
                 hint="run scripts/ensure-docker.sh (it installs and starts dockerd), "
                 "or set DOCKER_HOST",
             ) from exc
+        #: Where this engine listens (for messages).
+        self.host = where
         self.api = self.client.api
         self._errors = docker.errors
         #: Labels put on every container (a batch run marks its own, to clean up after a kill).
@@ -206,6 +243,120 @@ class Engine:
         if info is None:
             raise BuildError(f"build of {tag} produced no image")
         return info
+
+    # ------------------------------------------------------------------ registries
+    def push(
+        self, image: str, repository: str, tag: str, progress: Callable[[str], None] | None = None
+    ) -> str:
+        """Push the local image ``image`` (an id) as ``repository:tag``; return the digest the
+        registry stored its manifest under (``sha256:...``), checked to name that image.
+
+        The image is given the name ``repository:tag`` for the push, and the name is taken
+        away again afterwards unless it is the image's only one (that would remove the
+        image). ``progress`` hears one line per layer as it is pushed or found present.
+
+        Raises:
+            RegistryError: the registry cannot be reached or refused the push.
+            DigestError: the digest the push answered does not name the pushed image.
+        """
+        self.api.tag(image, repository, tag, force=True)
+        name = f"{repository}:{tag}"
+        try:
+            digest = ""
+            for chunk in self.api.push(repository, tag=tag, stream=True, decode=True):
+                if "error" in chunk:
+                    raise RegistryError(
+                        f"push of {name} failed: {str(chunk['error']).strip()}",
+                        hint=_REGISTRY_HINT,
+                    )
+                aux = chunk.get("aux") or {}
+                digest = str(aux.get("Digest") or digest)
+                status = str(chunk.get("status") or "")
+                if progress and chunk.get("id") and status.startswith(_LAYER_DONE):
+                    progress(f"{chunk['id']}: {status}")
+            if not digest.startswith("sha256:"):
+                raise RegistryError(f"the registry named no digest for {name}", hint=_REGISTRY_HINT)
+            # The engine records what it pushed under repository@digest: that must be it.
+            pinned, own = self.image(f"{repository}@{digest}"), self.image(image)
+            if pinned is None or own is None or pinned.id != own.id:
+                raise DigestError(
+                    f"the push of {name} answered {digest}, which is not that image here",
+                    hint="push again; if it persists, do not trust this registry",
+                )
+            return digest
+        except self._errors.APIError as exc:
+            raise RegistryError(f"push of {name} failed: {exc}", hint=_REGISTRY_HINT) from exc
+        finally:
+            info = self.image(name)
+            if info is not None and len(info.tags) > 1:
+                with suppress(self._errors.APIError):
+                    self.api.remove_image(name, noprune=True)
+
+    def pull(
+        self, reference: str, progress: Callable[[str], None] | None = None
+    ) -> ImageInfo | None:
+        """Pull ``reference`` (``repo@sha256:...`` or ``repo:tag``); None when the registry
+        answers that it has no such image.
+
+        Pulled by digest, the engine checks what it receives against the digest (the
+        manifest's hash, and through it every layer's), so what arrives is what was pinned.
+
+        Raises:
+            RegistryError: the registry cannot be reached or refused the pull.
+        """
+        try:
+            for chunk in self.api.pull(reference, stream=True, decode=True):
+                if "error" in chunk:
+                    message = str(chunk["error"]).strip()
+                    if _not_found(message):
+                        return None
+                    raise RegistryError(
+                        f"pull of {reference} failed: {message}", hint=_REGISTRY_HINT
+                    )
+                status = str(chunk.get("status") or "")
+                if progress and chunk.get("id") and status.startswith(_LAYER_DONE):
+                    progress(f"{chunk['id']}: {status}")
+        except self._errors.APIError as exc:
+            if _not_found(str(exc)):
+                return None
+            raise RegistryError(f"pull of {reference} failed: {exc}", hint=_REGISTRY_HINT) from exc
+        return self.image(reference)
+
+    def save(self, names: list[str], chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """``docker save`` of several images into one archive (shared layers once), as a
+        stream of chunks in the engine's own archive format.
+
+        Raises:
+            DockerError: an image does not exist or the engine refused.
+        """
+        # The SDK only saves one image per call (``get_image``); the engine's endpoint takes
+        # several names, and one call writes each shared layer (the base's) once.
+        try:
+            res = self.api._get(self.api._url("/images/get"), params={"names": names}, stream=True)
+            self.api._raise_for_status(res)
+        except self._errors.APIError as exc:
+            raise DockerError(f"cannot save {', '.join(names)}: {exc}") from exc
+        yield from self.api._stream_raw_result(res, chunk_size, False)
+
+    def load(self, archive: IO[bytes]) -> list[str]:
+        """``docker load`` of an archive (read as a stream); return what the engine says it
+        loaded: ``name:tag`` for named images, the id for the others.
+
+        Raises:
+            DockerError: the engine refused the archive.
+        """
+        loaded = []
+        try:
+            for chunk in self.api.load_image(archive):
+                if "error" in chunk:
+                    raise DockerError(f"the engine refused the archive: {chunk['error']}")
+                text = str(chunk.get("stream") or "").strip()
+                for prefix in ("Loaded image: ", "Loaded image ID: "):
+                    if text.startswith(prefix):
+                        loaded.append(text[len(prefix) :])
+        except self._errors.APIError as exc:
+            raise DockerError(f"the engine refused the archive: {exc}") from exc
+        return loaded
 
     def history_sizes(self, ref: str) -> list[tuple[str, int]]:
         """(created_by, size) of each layer, newest first."""

@@ -27,6 +27,8 @@ code  class                  meaning
 12    DockerError            no Docker engine, or the engine refused a request
 13    BuildError             an image could not be built (base, env or instance)
 14    AuditFailure           an image failed its audit (history or test leak)
+15    RegistryError          a registry could not be reached, or refused a push or a pull
+16    DigestError            an image does not match the digest or id a manifest pins
 130   -                      interrupted (Ctrl-C)
 ====  =====================  ==========================================================
 """
@@ -139,6 +141,18 @@ class AuditFailure(SweForgeError):
     exit_code = 14
 
 
+class RegistryError(SweForgeError):
+    """A registry could not be reached, or refused a push or a pull."""
+
+    exit_code = 15
+
+
+class DigestError(SweForgeError):
+    """An image does not match the digest or id a manifest pins (tampered, or not there)."""
+
+    exit_code = 16
+
+
 #: Every error class with its exit code, for ``--help`` and the docs.
 ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     UsageError,
@@ -154,6 +168,8 @@ ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     DockerError,
     BuildError,
     AuditFailure,
+    RegistryError,
+    DigestError,
 )
 
 

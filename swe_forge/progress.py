@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -35,6 +36,18 @@ class NullReporter:
 
     def finish(self) -> None:
         """Ignore."""
+
+
+class NoteReporter(NullReporter):
+    """Passes notes to a callback and shows no bar: a step inside another stage's bar (the
+    images one candidate of an admission run pulls)."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self._note = note
+
+    def note(self, message: str) -> None:
+        """Pass on."""
+        self._note(message)
 
 
 class RecordingReporter(NullReporter):

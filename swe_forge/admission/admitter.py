@@ -32,10 +32,11 @@ from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import audit_image, file_index
 from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
+from swe_forge.images.registry import needs_of_record, provide
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
-from swe_forge.progress import NullReporter, Reporter
+from swe_forge.progress import NoteReporter, NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
 from swe_forge.verify import capabilities
 from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
@@ -175,6 +176,10 @@ class Admitter:
         t = time.perf_counter()
         if images is not None and images.status == "ok":
             rec = images
+            # Built elsewhere and pushed: what is not here is pulled by digest and checked
+            # (a DigestError ends the run: a record pointing at other images is not a
+            # candidate's failure).
+            provide(self.engine, needs_of_record(rec), NoteReporter(say))
         else:
             say("building images")
             with self.build_slots:
@@ -474,6 +479,7 @@ class Admitter:
                 "recipe_digest": rec.recipe_digest,
                 "scrubbed_commit": rec.scrubbed_commit,
                 "project_name": rec.project_name,
+                "registry": rec.registry.to_dict() if rec.registry else None,
             },
             harness={
                 "runner": self.runner.name,

@@ -199,7 +199,9 @@ def swebench_row(task: TaskManifest) -> dict[str, Any]:
             parse.
     """
     row = task.to_swebench()
-    row["image"] = swebench_image(task.image)
+    # Pushed (`images push`): the instance image's reference pinned by digest.
+    pinned = task.image_reference()
+    row["image"] = pinned if _PINNED.match(pinned) else swebench_image(task.image)
     row["eval_script"] = eval_script(task)
     row["log_parser"] = log_parser([*task.FAIL_TO_PASS, *task.PASS_TO_PASS])
     row["eval_type"] = EVAL_TYPE

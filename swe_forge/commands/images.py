@@ -1,4 +1,4 @@
-"""``swe-forge images base | build | ls | audit | prune``."""
+"""``swe-forge images base | build | ls | audit | prune | push | pull | export | import``."""
 
 from __future__ import annotations
 
@@ -10,15 +10,27 @@ from typing import Any
 
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo
-from swe_forge.errors import SweForgeError, UsageError
+from swe_forge.errors import InputError, SweForgeError, UsageError
 from swe_forge.git.repo import GitRepository
+from swe_forge.images.archive import ArchivedImage
 from swe_forge.images.audit import AuditReport, audit_image, file_index
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
 from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
-from swe_forge.jsonl import AtomicWriter
+from swe_forge.images.registry import (
+    Provided,
+    PushResult,
+    Registry,
+    export_images,
+    import_images,
+    needs_of_record,
+    needs_of_task,
+    provide,
+    push_images,
+)
+from swe_forge.jsonl import AtomicWriter, read_jsonl
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
-from swe_forge.records import Candidate, read_candidates, read_image_records
+from swe_forge.records import Candidate, TaskManifest, read_candidates, read_image_records
 
 
 def run_base(
@@ -205,3 +217,63 @@ def run_prune(*, keep: Path | None, everything: bool, dry_run: bool) -> list[Ima
         if not dry_run:
             engine.remove_image(info.id, force=True)
     return victims
+
+
+def run_push(
+    path: Path,
+    registry: str,
+    *,
+    output: Path | None = None,
+    only: list[str] | None = None,
+    reporter: Reporter | None = None,
+) -> PushResult:
+    """Push the images an images or tasks file names; write it (in place by default) with
+    each record's images pinned by digest."""
+    return push_images(
+        Engine(),
+        path,
+        Registry.parse(registry),
+        output or path,
+        only=only or (),
+        reporter=reporter,
+    )
+
+
+def run_pull(
+    path: Path, *, only: list[str] | None = None, reporter: Reporter | None = None
+) -> Provided:
+    """Make the images an images or tasks file pins present here, pulled by digest: every
+    image of an image record (what ``admit`` uses), the instance image of a task (what
+    ``verify`` runs)."""
+    wanted = set(only or ())
+    needs = []
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        if wanted and data.get("instance_id") not in wanted:
+            continue
+        try:
+            if data.get("record_type") == "images":
+                needs += needs_of_record(ImageRecord.from_dict(data))
+            elif data.get("record_type", "task") == "task" and isinstance(data.get("image"), dict):
+                needs += needs_of_task(TaskManifest.from_dict(data))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: not a record with images ({exc})") from exc
+    if not needs:
+        raise InputError(
+            f"{path} names no image" + (" of the given --instance" if wanted else ""),
+            hint="give an images.jsonl or a tasks.jsonl (swe-forge format)",
+        )
+    return provide(Engine(), needs, reporter)
+
+
+def run_export(
+    path: Path, dest: Path, *, only: list[str] | None = None, reporter: Reporter | None = None
+) -> list[ArchivedImage]:
+    """Write the images an images or tasks file names into one OCI archive."""
+    return export_images(Engine(), path, dest, only=only or (), reporter=reporter)
+
+
+def run_import(archive: Path, *, reporter: Reporter | None = None) -> list[ArchivedImage]:
+    """Load an archive from ``images export`` (or ``docker save``) and check the ids."""
+    if not archive.is_file():
+        raise InputError(f"no such file: {archive}")
+    return import_images(Engine(), archive, reporter=reporter)

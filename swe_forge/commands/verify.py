@@ -14,6 +14,7 @@ from typing import Any
 from swe_forge.config import Config
 from swe_forge.engine import Engine
 from swe_forge.errors import InputError, UsageError
+from swe_forge.images.registry import needs_of_task, provide
 from swe_forge.jsonl import AtomicWriter, read_jsonl, write_jsonl
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.progress import NullReporter, Reporter
@@ -296,6 +297,7 @@ def run_verify(
     if out_dir is not None:
         batch = _Batch(verifier, tasks, config, reporter, jobs)
         return batch.run(preds, out_dir, run, shard, force, start)
+    _provide(verifier.engine, tasks, preds, reporter)
     # Each result is appended to OUTPUT.partial the moment it is graded (a crash or Ctrl-C
     # keeps every finished grade there); OUTPUT itself is written at the end, in input order.
     out = AtomicWriter(output)
@@ -328,6 +330,19 @@ def run_verify(
     if report_path is not None:
         report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return run, report
+
+
+def _provide(
+    engine: Engine, tasks: dict[str, TaskManifest], preds: list[Prediction], reporter: Reporter
+) -> None:
+    """Pull by digest the pinned images of the tasks to grade that are not on this engine.
+
+    Before any grading: a refused image (a digest the registry does not have, an image
+    that is not the pinned one) ends the run with its own exit code instead of becoming an
+    infrastructure error of each prediction.
+    """
+    ids = sorted({p.instance_id for p in preds})
+    provide(engine, [need for i in ids for need in needs_of_task(tasks[i])], reporter)
 
 
 def _result_of(fut: Future[VerifyResult], p: Prediction) -> VerifyResult:
@@ -382,6 +397,7 @@ class _Batch:
         }
         state = RunState(out_dir, identity=identity, force=force)
         todo = [p for p in mine if not state.done("verify", prediction_key(p))]
+        _provide(self.verifier.engine, self.tasks, todo, self.reporter)
         self.reporter.start("verify", len(todo))
 
         def one(p: Prediction) -> None:

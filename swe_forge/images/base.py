@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo
+from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo, local_name
 from swe_forge.errors import BuildError
 from swe_forge.locks import file_lock
 
@@ -89,9 +89,10 @@ class BaseRecipe:
 
     @property
     def tag(self) -> str:
-        """``swe-forge/base:<distro>-py<version>[-build]-<hash12>``."""
+        """``swe-forge.invalid/base:<distro>-py<version>[-build]-<hash12>``."""
         flavour = "-build" if self.is_build else ""
-        return f"swe-forge/base:{self.distro}-py{self.python}{flavour}-{self.digest()[:12]}"
+        name = local_name("base")
+        return f"{name}:{self.distro}-py{self.python}{flavour}-{self.digest()[:12]}"
 
 
 def recipe_for_python(python: str, distros: tuple[str, ...]) -> BaseRecipe:

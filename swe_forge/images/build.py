@@ -30,7 +30,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from swe_forge.config import Config, RepoOverride
-from swe_forge.engine import LABEL_PREFIX, Engine
+from swe_forge.engine import LABEL_PREFIX, Engine, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
@@ -44,7 +44,7 @@ from swe_forge.images.recipe import (
 from swe_forge.images.resolve import Lock, Wheelhouse, resolve, wheelhouse
 from swe_forge.locks import file_lock
 from swe_forge.mining.sources import RepoSource, materialize
-from swe_forge.records import Candidate
+from swe_forge.records import Candidate, RegistryPins
 
 IMAGE_RECORD_SCHEMA_VERSION = 1
 _TAG_SAFE = re.compile(r"[^a-z0-9_.-]+")
@@ -127,6 +127,8 @@ class ImageRecord:
     #: Wheels of the wheelhouse: "total", "from_store" (not downloaded), "sdists_built".
     wheels: dict[str, int] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
+    #: Where the three images were pushed, pinned by digest (``images push``); None before.
+    registry: RegistryPins | None = None
     schema_version: int = IMAGE_RECORD_SCHEMA_VERSION
     record_type: str = "images"
 
@@ -134,23 +136,56 @@ class ImageRecord:
         """Plain data for JSON."""
         from dataclasses import asdict
 
-        return asdict(self)
+        data = asdict(self)
+        data["registry"] = self.registry.to_dict() if self.registry else None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageRecord:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (raises ValueError on a malformed ``registry`` block)."""
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        if fields.get("registry"):
+            fields["registry"] = RegistryPins.from_dict(fields["registry"])
+        return cls(**fields)
+
+
+def env_tag(base_tag: str, python: str, lock_digest: str) -> str:
+    """``swe-forge.invalid/env:py<version>-<hash16>``, a hash of the Dockerfile, the base and
+    the lock: the same lock on the same base is one env image."""
+    key = hashlib.sha256(f"{ENV_DOCKERFILE}\n{base_tag}\n{lock_digest}".encode()).hexdigest()
+    return f"{local_name('env')}:py{python}-{key[:16]}"
+
+
+def install_command(install: bool) -> str:
+    """The instance image's install step: the project installed editable, offline."""
+    if not install:
+        return "true"
+    pip = "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation"
+    # A setup.py that falls back to pure Python when its C extension cannot be built (task
+    # images carry no compiler) runs setup() a second time in the same process, which
+    # setuptools' PEP 660 editable build cannot survive (markupsafe); its legacy
+    # `setup.py develop` mode can.
+    return (
+        f"{{ {pip} -e /testbed || {{ test -f /testbed/setup.py "
+        f"&& SETUPTOOLS_ENABLE_FEATURES=legacy-editable {pip} -e /testbed; }}; }}"
+    )
+
+
+def instance_tag(env: str, instance_id: str, base_commit: str, install: bool) -> str:
+    """``swe-forge.invalid/instance:<instance id>-<hash12>``; the hash covers the Dockerfile's
+    text, the install step, the env image and the commit, so a changed recipe never reuses a
+    stale image."""
+    recipe = f"{INSTANCE_DOCKERFILE}\n{env}\n{base_commit}\n{install}\n{install_command(install)}"
+    digest = hashlib.sha256(recipe.encode()).hexdigest()
+    return f"{local_name('instance')}:{sanitize_tag(instance_id)}-{digest[:12]}"
 
 
 def build_env(
     engine: Engine, base: BaseImage, house: Wheelhouse, *, work_dir: Path, log_dir: Path
 ) -> tuple[str, str, bool, float]:
     """Build (or reuse) the env image of a wheelhouse; returns (tag, id, reused, seconds)."""
-    env_key = hashlib.sha256(
-        f"{ENV_DOCKERFILE}\n{base.tag}\n{house.lock.digest}".encode()
-    ).hexdigest()
-    tag = f"swe-forge/env:py{base.python}-{env_key[:16]}"
+    tag = env_tag(base.tag, base.python, house.lock.digest)
     info = engine.image(tag)
     if info is not None:
         return tag, info.id, True, 0.0
@@ -219,7 +254,7 @@ def installable(read: Any) -> bool:
 
 def build_instance(
     engine: Engine,
-    env_tag: str,
+    env_image: str,
     repo: GitRepository,
     candidate: Candidate,
     *,
@@ -233,21 +268,8 @@ def build_instance(
     Returns (tag, id, scrubbed commit, source bytes, .git bytes, seconds).
     """
     start = time.perf_counter()
-    pip = "/opt/venv/bin/pip install --no-index --no-cache-dir --no-deps --no-build-isolation"
-    # A setup.py that falls back to pure Python when its C extension cannot be built (task
-    # images carry no compiler) runs setup() a second time in the same process, which
-    # setuptools' PEP 660 editable build cannot survive (markupsafe); its legacy
-    # `setup.py develop` mode can.
-    cmd = (
-        f"{{ {pip} -e /testbed || {{ test -f /testbed/setup.py "
-        f"&& SETUPTOOLS_ENABLE_FEATURES=legacy-editable {pip} -e /testbed; }}; }}"
-        if install
-        else "true"
-    )
-    # The Dockerfile's text is part of the identity: a changed recipe never reuses a stale image.
-    recipe = f"{INSTANCE_DOCKERFILE}\n{env_tag}\n{candidate.base_commit}\n{install}\n{cmd}"
-    digest = hashlib.sha256(recipe.encode()).hexdigest()
-    tag = f"swe-forge/instance:{sanitize_tag(candidate.instance_id)}-{digest[:12]}"
+    cmd = install_command(install)
+    tag = instance_tag(env_image, candidate.instance_id, candidate.base_commit, install)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
         scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
@@ -262,7 +284,7 @@ def build_instance(
         if existing is not None:
             return tag, existing.id, scrub.commit, scrub.bytes, git_bytes, 0.0
         (ctx / "Dockerfile").write_text(
-            INSTANCE_DOCKERFILE.format(env=env_tag, install=cmd, materialize=MATERIALIZE)
+            INSTANCE_DOCKERFILE.format(env=env_image, install=cmd, materialize=MATERIALIZE)
         )
         # Our own .dockerignore at the context root: the repository's own one (inside
         # testbed/) must not decide what the image holds, and it does not at this level.
@@ -275,7 +297,7 @@ def build_instance(
                 f"{LABEL_PREFIX}.instance-id": candidate.instance_id,
                 f"{LABEL_PREFIX}.repo": candidate.repo,
                 f"{LABEL_PREFIX}.base-commit": candidate.base_commit,
-                f"{LABEL_PREFIX}.env": env_tag,
+                f"{LABEL_PREFIX}.env": env_image,
                 f"{LABEL_PREFIX}.scrubbed-commit": scrub.commit,
                 **extra_labels,
             },
@@ -284,10 +306,10 @@ def build_instance(
     return tag, info.id, scrub.commit, scrub.bytes, git_bytes, time.perf_counter() - start
 
 
-def layer_sizes(engine: Engine, instance_tag: str, env_tag: str) -> int:
+def layer_sizes(engine: Engine, instance_ref: str, env_image: str) -> int:
     """Bytes the instance adds on top of its env image (the sum of its own layers)."""
-    inst = engine.history_sizes(instance_tag)
-    env = engine.history_sizes(env_tag)
+    inst = engine.history_sizes(instance_ref)
+    env = engine.history_sizes(env_image)
     return sum(size for _by, size in inst[: len(inst) - len(env)])
 
 
@@ -418,16 +440,16 @@ class ImageBuilder:
             }
             rec.seconds["wheelhouse"] = round(house.seconds, 3)
             stage = "env"
-            env_tag, env_id, env_reused, env_s = build_env(
+            env_ref, env_id, env_reused, env_s = build_env(
                 self.engine, base, house, work_dir=self.work_dir, log_dir=self.log_dir
             )
-            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.env_image, rec.env_image_id = env_ref, env_id
             rec.reused["env"] = env_reused
             rec.seconds["env"] = round(env_s, 3)
             stage = "instance"
             tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
                 self.engine,
-                env_tag,
+                env_ref,
                 self._repo(candidate),
                 candidate,
                 install=install,
@@ -444,8 +466,8 @@ class ImageBuilder:
             rec.seconds["instance"] = round(inst_s, 3)
             rec.sizes["source_tree"] = source_bytes
             rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_tag)
-            env_info = self.engine.image(env_tag)
+            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_ref)
+            env_info = self.engine.image(env_ref)
             rec.sizes["env_image"] = env_info.size if env_info else 0
             rec.logs = {
                 "env": str(self.log_dir / f"env-{lock.digest[:16]}.log"),

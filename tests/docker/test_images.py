@@ -9,7 +9,7 @@ import pytest
 
 from swe_forge.commands.images import read_candidates, run_audit, run_build
 from swe_forge.config import load_config
-from swe_forge.engine import Engine
+from swe_forge.engine import Engine, local_name
 from swe_forge.example import load_expectations
 from swe_forge.images.audit import audit_image
 from tests.docker.conftest import ExampleImages
@@ -27,7 +27,7 @@ def test_every_candidate_gets_images(example_images: ExampleImages) -> None:
     # One lock for the whole example: every task shares one env image.
     assert len({r["env_image"] for r in recs.values()}) == 1
     assert all(
-        r["python"] == "3.11" and str(r["base_image"]).startswith("swe-forge/base:bookworm")
+        r["python"] == "3.11" and str(r["base_image"]).startswith(local_name("base") + ":bookworm")
         for r in recs.values()
     )
 
@@ -105,7 +105,7 @@ def test_audit_catches_leaks(
     )
     (ctx / "leaked.py").write_text(added)
     (ctx / "Dockerfile").write_text(f"FROM {rec['instance_image']}\n{LEAKS[leak]}\n")
-    tag = f"swe-forge-test/leaky:{leak.replace('_', '-')}"
+    tag = f"{local_name('test-leaky')}:{leak.replace('_', '-')}"
     engine.build(ctx, tag, labels={"org.swe-forge.kind": "test-leak"})
     try:
         report = audit_image(

@@ -163,6 +163,13 @@ def test_image_is_pinned_reference_else_local_id() -> None:
         swebench_image({})
 
 
+def test_a_pushed_task_gives_swebench_its_pinned_reference() -> None:
+    pins = {"version": 1, "registry": "registry.example:5000/swe-forge",
+            "images": {"instance": {"reference": PINNED, "id": ID, "local": "x"}}}  # fmt: skip
+    row = swebench_row(manifest(image={"id": ID, "tag": "t", "registry": pins}))
+    assert row["image"] == PINNED
+
+
 def test_log_parser_keeps_ids_with_whitespace_whole() -> None:
     assert log_parser(["tests/t.py::test_x[a-b]"]) == "parse_log_pytest"
     assert log_parser(["tests/t.py::test_x[a b]"]) == "parse_log_pytest_v2"
