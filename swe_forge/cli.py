@@ -318,11 +318,16 @@ def license_cmd(
 def example_create(
     directory: Annotated[Path, typer.Argument(help="Where to create the repository.")],
     force: Annotated[bool, typer.Option(help="Replace DIRECTORY if it exists.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Write the example project as a git repository of merged PRs (same SHAs every time)."""
     from swe_forge.example import create_example
 
     info = create_example(directory, force=force)
+    if as_json:
+        data = {"repo": info.repo, "path": str(info.path), "prs": info.num_prs}
+        print(json.dumps({**data, "head": info.head_sha}, indent=2, sort_keys=True))
+        return
     _out.print(
         f"created {info.repo} at {info.path}: {info.num_prs} pull requests, "
         f"HEAD {info.head_sha[:12]}",
@@ -332,7 +337,12 @@ def example_create(
 
 
 @example_app.command("expected", epilog=_ALL_EXIT_CODES)
-def example_expected() -> None:
+def example_expected(
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print it as JSON (what this command prints anyway)."),
+    ] = False,
+) -> None:
     """Print the example's expectation file (which PR becomes what, and why)."""
     from swe_forge.example import load_expectations
 
@@ -347,11 +357,17 @@ def images_base(
             "--distro", help="bullseye (3.9), bookworm (3.11), trixie (3.13); repeatable."
         ),
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Build the base images (debootstrap + docker import; nothing is pulled)."""
     from swe_forge.commands.images import run_base
 
-    for b in run_base(_config(), distro or [], RichReporter(_err, enabled=False)):
+    built = run_base(_config(), distro or [], RichReporter(_err, enabled=False))
+    if as_json:
+        rows = [{"tag": b.tag, "python": b.python, "built": b.built} for b in built]
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return
+    for b in built:
         state = f"built in {b.seconds:.1f}s" if b.built else "present"
         _out.print(f"{b.tag}  Python {b.python}  {state}", markup=False, soft_wrap=True)
 
@@ -451,6 +467,9 @@ def images_audit(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write one JSON report per image.")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the reports as JSON (exit 14 still tells).")
+    ] = False,
 ) -> None:
     """Check instance images from outside: one scrubbed commit, no test-patch content anywhere,
     the project installed only from /testbed. Exit code 14 when any image fails."""
@@ -468,9 +487,13 @@ def images_audit(
     if output is not None:
         write_jsonl(output, (json.dumps(r.to_dict(), sort_keys=True) for r in reports))
     failed = [r for r in reports if not r.passed]
-    _out.print(
-        f"{len(reports) - len(failed)} of {len(reports)} images passed the audit", markup=False
-    )
+    if as_json:
+        print(json.dumps([r.to_dict() for r in reports], indent=2, sort_keys=True))
+    else:
+        _out.print(
+            f"{len(reports) - len(failed)} of {len(reports)} images passed the audit",
+            markup=False,
+        )
     if failed:
         raise AuditFailure(
             f"{len(failed)} image(s) failed the audit: {', '.join(r.instance_id for r in failed)}",
@@ -485,11 +508,16 @@ def images_prune(
     ] = None,
     everything: Annotated[bool, typer.Option("--all", help="Remove base images too.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Remove swe-forge's instance and env images (and base images with --all)."""
     from swe_forge.commands.images import run_prune
 
     gone = run_prune(keep=keep, everything=everything, dry_run=dry_run)
+    if as_json:
+        rows = [{"id": info.id, "tags": list(info.tags)} for info in gone]
+        print(json.dumps({"dry_run": dry_run, "images": rows}, indent=2, sort_keys=True))
+        return
     verb = "would remove" if dry_run else "removed"
     for info in gone:
         _out.print(f"{verb} {', '.join(info.tags) or info.id}", markup=False, soft_wrap=True)
@@ -707,6 +735,16 @@ def admit(
             "(by default a run resumes: candidates already in either file are skipped).",
         ),
     ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Candidates decided at once (image builds stay one at a time). The files "
+            "come out in candidate order whatever the jobs.",
+        ),
+    ] = 1,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
     ] = False,
@@ -749,6 +787,7 @@ def admit(
         audit_images=not no_audit,
         reporter=reporter,
         restart=restart,
+        jobs=jobs,
     )
     summary = result.summary()
     if as_json:
@@ -1004,6 +1043,10 @@ def run(
         bool, typer.Option(help="Continue in a folder made with other settings.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the summary as JSON (what this command prints anyway)."),
+    ] = False,
 ) -> None:
     """Mine and admit a list of repositories as a batch: parallel, sharded, resumable.
 
@@ -1039,6 +1082,10 @@ def merge(
     shards: Annotated[list[Path], typer.Argument(help="The --out folders of the shards.")],
     out: Annotated[Path, typer.Option("--out", help="The merged folder.")],
     force: Annotated[bool, typer.Option(help="Merge even shards of different settings.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the summary as JSON (what this command prints anyway)."),
+    ] = False,
 ) -> None:
     """Combine shard folders into one tasks file, one rejections file and one summary.
 

@@ -10,6 +10,7 @@ by a kill in the middle of a write is cut off first (its candidate is simply don
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -139,3 +140,26 @@ class DecisionLog:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def sort_decisions(path: Path, order: list[str]) -> None:
+    """Rewrite a task or rejection file in candidate order (atomically): decisions made by
+    several jobs arrive in the order they finish, and the same inputs must give the same
+    file."""
+    if not path.exists():
+        return
+    rank = {iid: n for n, iid in enumerate(order)}
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+    def key(line: str) -> tuple[int, str]:
+        iid = str(json.loads(line).get("instance_id") or "")
+        return rank.get(iid, len(rank)), iid
+
+    ordered = sorted(lines, key=key)
+    if ordered == lines:
+        return
+    tmp = path.with_name(path.name + ".sorting")
+    tmp.write_text("".join(ln + "\n" for ln in ordered), encoding="utf-8")
+    with tmp.open("rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

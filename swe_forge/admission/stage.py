@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -91,12 +93,15 @@ def admit_candidates(
     *,
     images: dict[str, ImageRecord] | None = None,
     reporter: Reporter | None = None,
+    jobs: int = 1,
 ) -> AdmitResult:
-    """Decide every candidate not yet decided in ``sink``, in order; hand over each decision
-    as soon as it is made.
+    """Decide every candidate not yet decided in ``sink``, in order (``jobs`` at once); hand
+    over each decision as soon as it is made.
 
     An exception (Ctrl-C included) ends the run with every finished decision kept by the
-    sink: the same call again does only the rest.
+    sink: the same call again does only the rest. With several jobs, decisions reach the sink
+    in the order they finish; ``result.admitted`` and ``result.rejected`` are in candidate
+    order whatever the jobs.
     """
     start = time.perf_counter()
     reporter = reporter or NullReporter()
@@ -116,16 +121,18 @@ def admit_candidates(
         )
         + f", {len(todo)} to do"
     )
-    try:
-        for i, cand in enumerate(todo, 1):
-            prefix = f"[{i}/{len(todo)}] {cand.instance_id}"
-            began = time.perf_counter()
-            reporter.note(f"{prefix}: started")
+    lock = threading.Lock()
 
-            def say(line: str, prefix: str = prefix) -> None:
-                reporter.note(f"{prefix}: {line}")
+    def one(i: int, cand: Candidate) -> None:
+        prefix = f"[{i}/{len(todo)}] {cand.instance_id}"
+        began = time.perf_counter()
+        reporter.note(f"{prefix}: started")
 
-            made, timings = decider.admit(cand, images.get(cand.instance_id), progress=say)
+        def say(line: str) -> None:
+            reporter.note(f"{prefix}: {line}")
+
+        made, timings = decider.admit(cand, images.get(cand.instance_id), progress=say)
+        with lock:
             result.timings.append(timings)
             if isinstance(made, TaskManifest):
                 sink.task(made)
@@ -135,7 +142,25 @@ def admit_candidates(
                 result.rejected.append(made)
             reporter.note(f"{prefix}: {_describe(made)} ({time.perf_counter() - began:.0f}s)")
             reporter.advance()
+
+    try:
+        if jobs <= 1:
+            for i, cand in enumerate(todo, 1):
+                one(i, cand)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(one, i, c) for i, c in enumerate(todo, 1)]
+                try:
+                    for fut in futures:
+                        fut.result()
+                except BaseException:
+                    for fut in futures:
+                        fut.cancel()
+                    raise
     finally:
         reporter.finish()
         result.seconds = time.perf_counter() - start
+        rank = {c.instance_id: n for n, c in enumerate(candidates)}
+        result.admitted.sort(key=lambda m: rank.get(m.instance_id, len(rank)))
+        result.rejected.sort(key=lambda r: rank.get(r.instance_id or "", len(rank)))
     return result

@@ -117,6 +117,24 @@ def test_interrupted_run_resumes_with_only_the_rest(
     assert again.decisions == N and rej.read_bytes() == ref_rej.read_bytes()
 
 
+def test_several_jobs_write_the_same_files_in_candidate_order(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    cands = mined(make_repo, tmp_path)
+    cfg = load_config()
+    ref_tasks, ref_rej = tmp_path / "ref" / "tasks.jsonl", tmp_path / "ref" / "rejected.jsonl"
+    run_admit(cands, ref_tasks, config=cfg, rejected=ref_rej)
+    tasks, rej = tmp_path / "jobs" / "tasks.jsonl", tmp_path / "jobs" / "rejected.jsonl"
+    seen = RecordingReporter()
+    result = run_admit(cands, tasks, config=cfg, rejected=rej, jobs=3, reporter=seen)
+    assert result.summary()["rejected"] == {"gold_refused": N}
+    assert rej.read_bytes() == ref_rej.read_bytes() and tasks.read_bytes() == b""
+    assert [r.instance_id for r in result.rejected] == [
+        c.instance_id for c in read_candidates(cands)
+    ]
+    assert len([n for n in seen.notes if n.endswith(": started")]) == N
+
+
 def test_files_that_cannot_be_resumed_are_refused(
     make_repo: Callable[..., RepoBuilder], tmp_path: Path
 ) -> None:

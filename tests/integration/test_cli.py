@@ -284,6 +284,29 @@ def test_verify_refuses_bad_input_in_one_line(tmp_path: Path, case: str, expect:
     assert not (tmp_path / "results.jsonl").exists()
 
 
+ALL_COMMANDS = [
+    ["mine"], ["license"], ["admit"], ["verify"], ["run"], ["merge"], ["report"], ["export"],
+    ["example", "create"], ["example", "expected"], ["images", "base"],
+    ["images", "build"], ["images", "ls"], ["images", "audit"], ["images", "prune"],
+    ["images", "push"], ["images", "pull"], ["images", "export"], ["images", "import"],
+]  # fmt: skip
+
+
+def test_every_command_speaks_json_and_lists_its_exit_codes_under_h() -> None:
+    # Every command the CLI lists is in ALL_COMMANDS (a new command must speak --json too).
+    listed = set()
+    for group in ([], ["images"], ["example"]):
+        text = cli(*group, "-h").stdout
+        section = text.split("Commands:", 1)[1].split("\n\n", 1)[0]
+        listed |= {(*group, ln.split()[0]) for ln in section.splitlines() if ln.startswith("  ")}
+    assert listed - {("images",), ("example",)} == {tuple(c) for c in ALL_COMMANDS}
+    for args in ALL_COMMANDS:
+        out = cli(*args, "-h")
+        assert out.returncode == 0, args
+        text = " ".join(out.stdout.split())
+        assert "--json" in text and "Exit codes" in text and "4 InputError" in text, args
+
+
 def test_every_command_lists_its_exit_codes() -> None:
     for args in (["verify"], ["mine"], ["admit"], ["run"], ["export"], ["images", "build"]):
         out = cli(*args, "-h")
