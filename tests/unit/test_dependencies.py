@@ -22,6 +22,7 @@ USED_AS = {
     "packaging": r"^\s*(import|from) packaging\b",
     "poetry-core": r"^\s*(import|from) poetry\.core\b",
     "uv": r"Path\(sys\.executable\)\.parent / \"uv\"",
+    "pydantic": r"^\s*(import|from) pydantic\b",
 }
 
 
