@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from swe_forge.errors import InputError
+from swe_forge.errors import InputError, UsageError
 from swe_forge.jsonl import read_jsonl
 
 if TYPE_CHECKING:
@@ -543,6 +543,64 @@ def read_task_manifests(path: Path, only: Iterable[str] = ()) -> list[TaskManife
         if missing:
             raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
     return out
+
+
+Record = Candidate | TaskManifest | Rejection | VerifyResult
+
+
+def read_records(
+    path: Path, record_type: str | None = None, only: Iterable[str] = ()
+) -> tuple[str, list[Record]]:
+    """The records of one type in a JSON Lines file, in file order: ``(type, records)``.
+
+    ``record_type`` picks one type from a file that holds several (else the file must hold
+    one); ``only`` keeps the records of these instance ids.
+
+    Raises:
+        UsageError: an unknown ``record_type``, or several types in the file and none picked.
+        InputError: the file is missing or holds no record of the type, a line is not a
+            record of ours (a ``--format swebench`` row has no ``record_type``), or an id of
+            ``only`` is not in the file.
+    """
+    if record_type is not None and record_type not in RECORD_TYPES:
+        raise UsageError(
+            f"unknown record type {record_type!r}", hint=f"use one of: {', '.join(RECORD_TYPES)}"
+        )
+    found: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        kind = data.get("record_type")
+        if kind not in RECORD_TYPES:
+            raise InputError(
+                f"{path}:{lineno}: not a candidate, task, rejection or verify result "
+                f"(record_type {kind!r})",
+                hint="give a file that mine, admit (without --format swebench) or verify wrote",
+            )
+        found.setdefault(str(kind), []).append((lineno, data))
+    if record_type is None:
+        if len(found) > 1:
+            raise UsageError(
+                f"{path} holds records of several types: {', '.join(sorted(found))}",
+                hint="pick one with --records TYPE",
+            )
+        if not found:
+            raise InputError(f"no records in {path}")
+        record_type = next(iter(found))
+    cls = RECORD_TYPES[record_type]
+    wanted = set(only)
+    out: list[Record] = []
+    for lineno, data in found.get(record_type, []):
+        try:
+            record = cls.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: not a {record_type} record ({exc})") from exc
+        if not wanted or getattr(record, "instance_id", None) in wanted:
+            out.append(record)
+    if not out and not wanted:
+        raise InputError(f"no {record_type} records in {path}")
+    missing = wanted - {getattr(r, "instance_id", None) for r in out}
+    if missing:
+        raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
+    return record_type, out
 
 
 def read_image_records(path: Path) -> dict[str, ImageRecord]:
