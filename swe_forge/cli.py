@@ -721,7 +721,8 @@ def admit(
             "--format",
             help="'swe-forge' (full manifests) or 'swebench' (SWE-bench 5 instances: its "
             "fields, FAIL_TO_PASS/PASS_TO_PASS as JSON strings, and image, eval_script, "
-            "log_parser, eval_type for its harness; `swe-forge export` makes them later).",
+            "log_parser, eval_type for its harness; `swe-forge export` makes them later). "
+            "Parquet: `swe-forge export --format parquet` once the run is done.",
         ),
     ] = "swe-forge",
     no_audit: Annotated[
@@ -769,6 +770,15 @@ def admit(
     """
     from swe_forge.commands.admit import run_admit
 
+    if output_format == "parquet":
+        # A decision is appended to the files the moment it is made, and a killed run resumes
+        # from them: a parquet file can be neither appended to nor resumed from.
+        raise UsageError(
+            "admit writes JSON Lines as it decides (so a killed run resumes); it cannot "
+            "write parquet",
+            hint=f"admit to {output}, then: swe-forge export {output} -o tasks.parquet "
+            "--format parquet",
+        )
     if output_format not in ("swe-forge", "swebench"):
         raise UsageError(f"--format {output_format!r}", hint="use swe-forge or swebench")
     # Progress goes to stderr in every mode (a real project takes minutes per candidate);
@@ -805,38 +815,126 @@ def admit(
 
 @app.command(epilog=_ALL_EXIT_CODES)
 def export(
-    tasks: Annotated[
-        Path, typer.Argument(help="tasks.jsonl from `swe-forge admit` (full manifests).")
+    records: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="tasks.jsonl from `swe-forge admit` (full manifests); with --format parquet "
+            "also candidates or rejections (mine, admit) or results.jsonl (verify).",
+        ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the rows.")],
     output_format: Annotated[
         str,
         typer.Option(
             "--format",
-            help="'swebench': SWE-bench 5 instances (as `admit --format swebench` writes).",
+            help="'swebench': SWE-bench 5 instances (as `admit --format swebench` writes). "
+            "'parquet': one parquet file of one record type, with the columns "
+            "schemas/<type>.columns.txt declares (needs swe-forge[parquet]).",
         ),
     ] = "swebench",
+    record_type: Annotated[
+        str | None,
+        typer.Option(
+            "--records",
+            help="parquet: the record type to take from a file that holds several "
+            "(candidate, task, rejection, verify_result).",
+        ),
+    ] = None,
     instance: Annotated[
         list[str] | None, typer.Option("--instance", help="Only these instance ids; repeatable.")
     ] = None,
+    push_to_hub: Annotated[
+        str | None,
+        typer.Option(
+            "--push-to-hub",
+            metavar="REPO",
+            help="parquet: also upload the file to this Hugging Face Hub dataset repository "
+            "(owner/name, created when missing) as data/<file name>; needs swe-forge[hub] "
+            "and a token (HF_TOKEN or `hf auth login`).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
-    """Write admitted tasks in another format, in the input's order.
+    """Write records in another format, in the input's order.
 
     swebench: the rows SWE-bench 5's harness grades with our images (`image`: the pinned
     registry reference, else the local image id; `eval_script`: resets the test files to HEAD,
     applies the test patch, runs the gates' tests between SWE-bench's markers; `log_parser`;
     `eval_type`). For comparison with SWE-bench's numbers: rewards come from `swe-forge
     verify` (see the README).
-    """
-    from swe_forge.commands.export import run_export
 
-    count = run_export(tasks, output, output_format=output_format, only=instance)
-    if as_json:
+    parquet: tasks, candidates, rejections or verify results, one type per file, with
+    columns declared by the record type: every file of a type has the same schema, so shards
+    load together (`datasets.load_dataset("parquet", data_files=[...])`), and a file reads
+    back to the same records. Test-id maps are lists of {test, outcome}; free-form blocks
+    (a task's image, harness, gates, licence, provenance and audit; a rejection's extra; a
+    result's verifier) are JSON strings.
+    """
+    from swe_forge.commands.export import run_export, run_export_parquet
+
+    if output_format != "parquet" and (record_type or push_to_hub):
+        raise UsageError(
+            "--records and --push-to-hub go with --format parquet",
+            hint="add --format parquet, or drop them",
+        )
+    if output_format == "parquet":
+        result = run_export_parquet(
+            records, output, record_type=record_type, only=instance, push_to_hub=push_to_hub
+        )
+        count, noun = result.count, f"{result.record_type} record(s)"
+        summary: dict[str, Any] = {
+            "format": output_format,
+            "output": str(output),
+            "record_type": result.record_type,
+            "records": result.count,
+        }
+        if result.pushed:
+            summary["pushed"] = result.pushed
+    else:
+        count, noun = (
+            run_export(records, output, output_format=output_format, only=instance),
+            "task(s)",
+        )
         summary = {"format": output_format, "output": str(output), "tasks": count}
+    if as_json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return
-    _out.print(f"{count} task(s) -> {output} ({output_format})", markup=False)
+    _out.print(f"{count} {noun} -> {output} ({output_format})", markup=False)
+    if summary.get("pushed"):
+        _out.print(f"pushed to the Hugging Face Hub: {summary['pushed']}", markup=False)
+
+
+@app.command(epilog=_ALL_EXIT_CODES)
+def schema(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The folder of the schema files.")
+    ] = Path("schemas"),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Write nothing; exit 4 when a file differs from what the code gives."
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Write the published schemas of the records, derived from their classes.
+
+    For each record type (candidate, task, rejection, verify_result): TYPE.schema.json, the
+    JSON Schema (draft 2020-12) of one JSON line, and TYPE.columns.txt, the columns of its
+    parquet files. The repository's schemas/ is what this writes; a test keeps it current.
+    """
+    from swe_forge.commands.schema import run_schema
+
+    written = run_schema(output, check=check)
+    if as_json:
+        files = sorted(str(p) for p in written)
+        print(json.dumps({"folder": str(output), "check": check, "files": files}, indent=2))
+        return
+    if check:
+        _out.print(f"schemas in {output} are current", markup=False)
+        return
+    _out.print(f"{len(written)} schema file(s) -> {output}", markup=False)
 
 
 _VERIFY_EXIT_CODES = (

@@ -6,6 +6,15 @@ Every record serialises to one JSON object per line with a ``schema_version`` an
 ``created_at``, ``version``, ``environment_setup_commit``); our own data lives in nested blocks
 (``license``, ``provenance``, ``files``). Serialisation is deterministic: sorted keys, no
 wall-clock times, so the same inputs give byte-identical files.
+
+Each record is defined once, as a pydantic dataclass: the class validates what it is built
+from (``from_dict`` is the model's own validation, plus the few compatibility rules written
+below), and the published JSON Schema (``schemas/*.schema.json``, ``swe-forge schema``) and
+the parquet columns (``swe_forge.parquet``) are derived from it. They stay dataclasses, so
+positional construction, ``dataclasses.replace`` and ``asdict`` work as before, and
+``to_dict`` is ``asdict``: the JSON written for a record is byte for byte what it was when
+these were plain dataclasses. Two markers (:class:`Pairs`, :class:`Fields`) say how a field
+that is a ``dict`` is laid out in a table; they change nothing in the JSON.
 """
 
 from __future__ import annotations
@@ -13,19 +22,81 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
-from swe_forge.errors import InputError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
+
+from swe_forge.errors import InputError, UsageError
 from swe_forge.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageRecord
 
-CANDIDATE_SCHEMA_VERSION = 1
-REJECTION_SCHEMA_VERSION = 1
+CANDIDATE_SCHEMA_VERSION: Final = 1
+REJECTION_SCHEMA_VERSION: Final = 1
+
+#: Every record class reads its fields' docstrings into its JSON Schema, and writes every
+#: field (a field with a default is still written: the schema marks it required).
+_CONFIG = ConfigDict(
+    use_attribute_docstrings=True, json_schema_serialization_defaults_required=True
+)
+
+
+class Pairs:
+    """Marks a ``dict[str, V]`` field that a table stores as a list of ``{key, value}``
+    structs with these names (e.g. ``{test, outcome}``): the keys are data (test ids), not
+    column names, so a map of them cannot be a struct, and a list keeps its order."""
+
+    def __init__(self, key: str, value: str) -> None:
+        self.key = key
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Pairs({self.key!r}, {self.value!r})"
+
+
+class Fields:
+    """Marks a ``dict[str, str]`` whose keys are exactly these names: a table stores it as a
+    struct of string fields (a dict with other keys cannot be stored, and says so)."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def __repr__(self) -> str:
+        return f"Fields{self.names!r}"
+
+
+_R = TypeVar("_R")
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def adapter(cls: type[_R]) -> TypeAdapter[_R]:
+    """The (cached) pydantic adapter of a record class: validation and JSON Schema."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
+def validate(cls: type[_R], data: dict[str, Any]) -> _R:
+    """Build a record of ``cls`` from plain data with the model's validation.
+
+    Keys the model does not know are ignored (a newer writer's additions).
+
+    Raises:
+        ValueError: a field is missing or has the wrong type; one line naming each field.
+    """
+    try:
+        return adapter(cls).validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or cls.__name__}: {err['msg']}"
+            for err in exc.errors()[:5]
+        )
+        raise ValueError(problems) from None
 
 
 class Reason(StrEnum):
@@ -63,30 +134,37 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class LicenseEvidence:
-    """One signal about a repository's licence at a commit.
+    """One signal about a repository's licence at a commit."""
 
-    ``blob`` is the licence file's blob id (files only: metadata evidence is shared between
-    commits whose licence lines are equal, so it names no single blob).
-    """
-
-    source: str  # "file" | "pyproject" | "setup.cfg" | "setup.py" | "classifier"
+    source: str
+    """Where it was read: "file", "pyproject", "setup.cfg", "setup.py" or "classifier"."""
     path: str
+    """The file it was read from."""
     spdx: str
+    """The SPDX expression it gives."""
     score: float = 1.0
+    """How closely a licence file matched its text (1.0 for metadata)."""
     blob: str = ""
+    """The licence file's blob id (files only: metadata evidence is shared between commits
+    whose licence lines are equal, so it names no single blob)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class LicenseVerdict:
     """The licence of a repository at one commit, and whether policy allows it."""
 
-    expression: str  # SPDX expression, or "" when unknown
+    expression: str
+    """SPDX expression, or "" when unknown."""
     allowed: bool
-    reason: str  # "" when allowed, else a Reason value
+    """Whether the licence policy (configs/licenses.yaml) allows it."""
+    reason: str
+    """"" when allowed, else a rejection reason (license_not_permissive, ...)."""
     detail: str
+    """For humans."""
     evidence: tuple[LicenseEvidence, ...] = ()
+    """What the expression was read from."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -94,47 +172,48 @@ class LicenseVerdict:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LicenseVerdict:
-        """Inverse of :meth:`to_dict`."""
-        ev = tuple(LicenseEvidence(**e) for e in data.get("evidence", ()))
-        return cls(
-            expression=data["expression"],
-            allowed=data["allowed"],
-            reason=data["reason"],
-            detail=data["detail"],
-            evidence=ev,
-        )
+        """Inverse of :meth:`to_dict`; raises ValueError when malformed."""
+        return validate(cls, data)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Provenance:
     """Where a candidate came from and what produced it."""
 
-    source: str  # the absolute path or the clone URL the repository was mined from
+    source: str
+    """The absolute path or the clone URL the repository was mined from."""
     pr_number: int
     merge_commit: str
-    merge_kind: str  # "merge" | "squash"
+    merge_kind: str
+    """"merge" or "squash"."""
     default_branch: str
-    problem_statement_source: str  # "commit_message" | "github_issue" | "github_pr"
+    problem_statement_source: str
+    """"commit_message", "github_issue" or "github_pr"."""
     linked_issues: tuple[int, ...] = ()
     tool_version: str = ""
+    """The swe-forge version that mined it."""
     config_hash: str = ""
+    """sha256 of the configuration it was mined with."""
     policy_hash: str = ""
+    """sha256 of the licence policy and blocklists it was mined with."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class ChangedFiles:
     """The files a PR changes, by where they went in the split."""
 
-    patch_files: tuple[str, ...]  # in ``patch`` (source, and docs/CI/packaging riding along)
-    test_files: tuple[str, ...]  # in ``test_patch``
+    patch_files: tuple[str, ...]
+    """In ``patch`` (source, and docs/CI/packaging riding along)."""
+    test_files: tuple[str, ...]
+    """In ``test_patch``."""
     lines_added: int = 0
     lines_removed: int = 0
 
 
-STATEMENT_QUALITY_VERSION = 1
+STATEMENT_QUALITY_VERSION: Final = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class StatementQuality:
     """How much the problem statement tells an agent (``swe_forge.mining.statement``).
 
@@ -148,12 +227,18 @@ class StatementQuality:
     """
 
     score: float
+    """0..1: how much the statement tells (it ranks; it rejects nothing)."""
     flags: tuple[str, ...] = ()
+    """Sorted: thin, revert, commit_sha, cross_reference, exact_string."""
     evidence: tuple[str, ...] = ()
+    """What raised the flags."""
     words: int = 0
     cleaned: bool = False
+    """Cleaning removed tool noise from the PR's text."""
     generated: bool = False
-    version: int = STATEMENT_QUALITY_VERSION
+    """Written from test failures, not by a person."""
+    version: Literal[1] = STATEMENT_QUALITY_VERSION
+    """This block's own version."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StatementQuality:
@@ -161,17 +246,10 @@ class StatementQuality:
         version = data.get("version", STATEMENT_QUALITY_VERSION)
         if version != STATEMENT_QUALITY_VERSION:
             raise ValueError(f"unsupported statement_quality version {version}")
-        return cls(
-            score=float(data["score"]),
-            flags=tuple(data.get("flags", ())),
-            evidence=tuple(data.get("evidence", ())),
-            words=int(data.get("words", 0)),
-            cleaned=bool(data.get("cleaned", False)),
-            generated=bool(data.get("generated", False)),
-        )
+        return validate(cls, data)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Candidate:
     """A merged PR split into a gold patch and a held-out test patch.
 
@@ -193,8 +271,9 @@ class Candidate:
     provenance: Provenance
     files: ChangedFiles
     statement_quality: StatementQuality | None = None
-    schema_version: int = CANDIDATE_SCHEMA_VERSION
-    record_type: str = "candidate"
+    """None in records made before it existed."""
+    schema_version: Literal[1] = CANDIDATE_SCHEMA_VERSION
+    record_type: Literal["candidate"] = "candidate"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -212,31 +291,12 @@ class Candidate:
         version = data.get("schema_version", CANDIDATE_SCHEMA_VERSION)
         if version != CANDIDATE_SCHEMA_VERSION:
             raise ValueError(f"unsupported candidate schema_version {version}")
-        prov = dict(data["provenance"])
-        prov["linked_issues"] = tuple(prov.get("linked_issues", ()))
-        files = dict(data["files"])
-        files["patch_files"] = tuple(files["patch_files"])
-        files["test_files"] = tuple(files["test_files"])
-        return cls(
-            instance_id=data["instance_id"],
-            repo=data["repo"],
-            base_commit=data["base_commit"],
-            patch=data["patch"],
-            test_patch=data["test_patch"],
-            problem_statement=data["problem_statement"],
-            hints_text=data["hints_text"],
-            created_at=data["created_at"],
-            version=data["version"],
-            environment_setup_commit=data["environment_setup_commit"],
-            license=LicenseVerdict.from_dict(data["license"]),
-            provenance=Provenance(**prov),
-            files=ChangedFiles(**files),
-            statement_quality=(
-                StatementQuality.from_dict(data["statement_quality"])
-                if data.get("statement_quality") is not None
-                else None
-            ),
-        )
+        quality = data.get("statement_quality")
+        if quality is not None and quality.get("version", STATEMENT_QUALITY_VERSION) != (
+            STATEMENT_QUALITY_VERSION
+        ):
+            raise ValueError(f"unsupported statement_quality version {quality.get('version')}")
+        return validate(cls, data)
 
 
 REGISTRY_PINS_VERSION = 1
@@ -329,7 +389,7 @@ class RegistryPins:
         return cls(registry=str(data["registry"]), images=images)
 
 
-TASK_SCHEMA_VERSION = 1
+TASK_SCHEMA_VERSION: Final = 1
 
 #: SWE-bench's instance fields, in its order (for --format swebench).
 SWEBENCH_FIELDS = (
@@ -348,7 +408,7 @@ SWEBENCH_FIELDS = (
 )
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class TaskManifest:
     """An admitted task: a SWE-bench instance plus everything the verifier needs.
 
@@ -371,15 +431,23 @@ class TaskManifest:
     version: str
     environment_setup_commit: str
     FAIL_TO_PASS: list[str]
+    """Tests that fail in every gate run before the fix and pass in every run after it."""
     PASS_TO_PASS: list[str]
+    """Tests that pass in every gate run, before and after."""
     image: dict[str, Any]
+    """The pinned instance image: id, tag, env, base, python, lock and recipe digests."""
     harness: dict[str, Any]
+    """The runner, test files, command, and sha256 of test patch, gold patch and harness."""
     gates: dict[str, Any]
+    """Seeds, scope, evidence and the per-run outcomes and durations of the gates."""
     license: dict[str, Any]
+    """The candidate's licence verdict."""
     provenance: dict[str, Any]
+    """The candidate's provenance, and the swe-forge version that admitted it."""
     audit: dict[str, Any]
-    schema_version: int = TASK_SCHEMA_VERSION
-    record_type: str = "task"
+    """Sufficiency flags, capabilities and the image audit."""
+    schema_version: Literal[1] = TASK_SCHEMA_VERSION
+    record_type: Literal["task"] = "task"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -423,11 +491,10 @@ class TaskManifest:
         for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
             if isinstance(fields.get(key), str):
                 fields[key] = json.loads(fields[key])
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in fields.items() if k in known})
+        return validate(cls, fields)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Rejection:
     """Why a PR (or a whole repository, when ``pr_number`` is None) did not become a record.
 
@@ -436,15 +503,20 @@ class Rejection:
     """
 
     stage: str
+    """The stage that rejected it: mine or admit."""
     repo: str
     reason: str
+    """One machine-readable code."""
     detail: str
+    """For humans."""
     instance_id: str | None = None
+    """None for a repository-level rejection."""
     pr_number: int | None = None
     commit: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    schema_version: int = REJECTION_SCHEMA_VERSION
-    record_type: str = "rejection"
+    """Free-form evidence of the stage that rejected it."""
+    schema_version: Literal[1] = REJECTION_SCHEMA_VERSION
+    record_type: Literal["rejection"] = "rejection"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -456,18 +528,71 @@ class Rejection:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rejection:
-        """Build a rejection from its JSON form."""
-        keys = {
-            "stage",
-            "repo",
-            "reason",
-            "detail",
-            "instance_id",
-            "pr_number",
-            "commit",
-            "extra",
-        }
-        return cls(**{k: v for k, v in data.items() if k in keys})
+        """Build a rejection from its JSON form (its version and type are this class's, as
+        they always were: a rejection's fields have not changed)."""
+        fields = {k: v for k, v in data.items() if k not in ("schema_version", "record_type")}
+        return validate(cls, fields)
+
+
+RESULT_SCHEMA_VERSION: Final = 2
+
+
+@dataclass(config=_CONFIG)
+class VerifyResult:
+    """The grade of one prediction (``swe-forge verify``)."""
+
+    instance_id: str
+    model_name_or_path: str
+    status: str
+    """resolved, unresolved, invalid_patch, apply_failed, timeout, resource_limit,
+    tamper_detected or infra_error."""
+    reward: float
+    """1.0 when resolved, else 0.0."""
+    violations: list[Annotated[dict[str, str], Fields("code", "detail")]] = field(
+        default_factory=list
+    )
+    """Why the patch was refused or the run judged tampered: a code and a detail each."""
+    tests: Annotated[dict[str, str], Pairs("test", "outcome")] = field(default_factory=dict)
+    """Every test that ran (canaries excluded): test id -> outcome."""
+    fail_to_pass: Annotated[dict[str, str], Pairs("test", "outcome")] = field(default_factory=dict)
+    """The task's FAIL_TO_PASS tests: test id -> outcome."""
+    pass_to_pass: Annotated[dict[str, str], Pairs("test", "outcome")] = field(default_factory=dict)
+    """The task's PASS_TO_PASS tests: test id -> outcome."""
+    timings: Annotated[dict[str, float], Pairs("step", "seconds")] = field(default_factory=dict)
+    """Seconds by step (guards, container_start, ...)."""
+    verifier: dict[str, Any] = field(default_factory=dict)
+    """What graded it: versions and digests of the verifier and its harness."""
+    detail: str = ""
+    attempts: int = 1
+    """Runs it took (infrastructure errors are retried)."""
+    schema_version: int = RESULT_SCHEMA_VERSION
+    """2 (results of version 1 read as they are)."""
+    record_type: Literal["verify_result"] = "verify_result"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One deterministic, compact JSON line, like every record's (``verify`` writes its
+        results with ``json.dumps(to_dict(), sort_keys=True)``; both read back the same)."""
+        return _dump(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerifyResult:
+        """Build a result from its JSON form; raises ValueError when malformed."""
+        if data.get("record_type", "verify_result") != "verify_result":
+            raise ValueError(f"not a verify result: {data.get('record_type')!r}")
+        return validate(cls, data)
+
+
+#: Every record class by its ``record_type``.
+RECORD_TYPES: dict[str, type[Candidate | TaskManifest | Rejection | VerifyResult]] = {
+    "candidate": Candidate,
+    "task": TaskManifest,
+    "rejection": Rejection,
+    "verify_result": VerifyResult,
+}
 
 
 def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
@@ -527,6 +652,64 @@ def read_task_manifests(path: Path, only: Iterable[str] = ()) -> list[TaskManife
         if missing:
             raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
     return out
+
+
+Record = Candidate | TaskManifest | Rejection | VerifyResult
+
+
+def read_records(
+    path: Path, record_type: str | None = None, only: Iterable[str] = ()
+) -> tuple[str, list[Record]]:
+    """The records of one type in a JSON Lines file, in file order: ``(type, records)``.
+
+    ``record_type`` picks one type from a file that holds several (else the file must hold
+    one); ``only`` keeps the records of these instance ids.
+
+    Raises:
+        UsageError: an unknown ``record_type``, or several types in the file and none picked.
+        InputError: the file is missing or holds no record of the type, a line is not a
+            record of ours (a ``--format swebench`` row has no ``record_type``), or an id of
+            ``only`` is not in the file.
+    """
+    if record_type is not None and record_type not in RECORD_TYPES:
+        raise UsageError(
+            f"unknown record type {record_type!r}", hint=f"use one of: {', '.join(RECORD_TYPES)}"
+        )
+    found: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for lineno, data in enumerate(read_jsonl(path), 1):
+        kind = data.get("record_type")
+        if kind not in RECORD_TYPES:
+            raise InputError(
+                f"{path}:{lineno}: not a candidate, task, rejection or verify result "
+                f"(record_type {kind!r})",
+                hint="give a file that mine, admit (without --format swebench) or verify wrote",
+            )
+        found.setdefault(str(kind), []).append((lineno, data))
+    if record_type is None:
+        if len(found) > 1:
+            raise UsageError(
+                f"{path} holds records of several types: {', '.join(sorted(found))}",
+                hint="pick one with --records TYPE",
+            )
+        if not found:
+            raise InputError(f"no records in {path}")
+        record_type = next(iter(found))
+    cls = RECORD_TYPES[record_type]
+    wanted = set(only)
+    out: list[Record] = []
+    for lineno, data in found.get(record_type, []):
+        try:
+            record = cls.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: not a {record_type} record ({exc})") from exc
+        if not wanted or getattr(record, "instance_id", None) in wanted:
+            out.append(record)
+    if not out and not wanted:
+        raise InputError(f"no {record_type} records in {path}")
+    missing = wanted - {getattr(r, "instance_id", None) for r in out}
+    if missing:
+        raise InputError(f"not in {path}: {', '.join(sorted(missing))}")
+    return record_type, out
 
 
 def read_image_records(path: Path) -> dict[str, ImageRecord]:

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,12 @@ from swe_forge.gates.sandbox import (
 )
 from swe_forge.mining.classify import FileKind, PathClassifier
 from swe_forge.records import TaskManifest
+
+# VerifyResult moved to records.py with the other records; imported from here too.
+from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 
-RESULT_SCHEMA_VERSION = 2
 STATUSES = (
     "resolved",
     "unresolved",
@@ -78,30 +80,6 @@ _EXHAUSTED = (
     "[Errno 12]",
     "[Errno 11]",
 )
-
-
-@dataclass
-class VerifyResult:
-    """The grade of one prediction."""
-
-    instance_id: str
-    model_name_or_path: str
-    status: str
-    reward: float
-    violations: list[dict[str, str]] = field(default_factory=list)
-    tests: dict[str, str] = field(default_factory=dict)
-    fail_to_pass: dict[str, str] = field(default_factory=dict)
-    pass_to_pass: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    verifier: dict[str, Any] = field(default_factory=dict)
-    detail: str = ""
-    attempts: int = 1
-    schema_version: int = RESULT_SCHEMA_VERSION
-    record_type: str = "verify_result"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,7 @@ def test_verify_refuses_bad_input_in_one_line(tmp_path: Path, case: str, expect:
 
 ALL_COMMANDS = [
     ["mine"], ["license"], ["admit"], ["verify"], ["run"], ["merge"], ["report"], ["export"],
-    ["example", "create"], ["example", "expected"], ["images", "base"],
+    ["schema"], ["example", "create"], ["example", "expected"], ["images", "base"],
     ["images", "build"], ["images", "ls"], ["images", "audit"], ["images", "prune"],
     ["images", "push"], ["images", "pull"], ["images", "export"], ["images", "import"],
 ]  # fmt: skip

@@ -22,6 +22,7 @@ USED_AS = {
     "packaging": r"^\s*(import|from) packaging\b",
     "poetry-core": r"^\s*(import|from) poetry\.core\b",
     "uv": r"Path\(sys\.executable\)\.parent / \"uv\"",
+    "pydantic": r"^\s*(import|from) pydantic\b",
 }
 
 
@@ -32,3 +33,24 @@ def test_every_declared_dependency_is_used() -> None:
     code = "\n".join(p.read_text() for p in (ROOT / "swe_forge").rglob("*.py"))
     unused = [n for n, pattern in USED_AS.items() if not re.search(pattern, code, re.M)]
     assert unused == []
+
+
+#: The optional extras: how each of their distributions shows up in the code.
+EXTRAS_USED_AS = {
+    "parquet": {"pyarrow": r"^\s*(import|from) pyarrow\b"},
+    "hub": {"huggingface_hub": r"^\s*(import|from) huggingface_hub\b"},
+}
+
+
+def test_every_extra_is_used() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert set(extras) == {"dev", *EXTRAS_USED_AS}, "an extra was added or dropped"
+    code = "\n".join(p.read_text() for p in (ROOT / "swe_forge").rglob("*.py"))
+    for extra, used_as in EXTRAS_USED_AS.items():
+        names = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower() for d in extras[extra]}
+        assert names - {"swe-forge"} == set(used_as), extra
+        assert all(re.search(pattern, code, re.M) for pattern in used_as.values()), extra
+    # The dev extra installs both, so their code is tested in CI.
+    assert "swe-forge[parquet,hub]" in extras["dev"]

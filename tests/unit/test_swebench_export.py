@@ -189,7 +189,7 @@ def test_export_command(tmp_path: Path) -> None:
         run_export(out, tmp_path / "again.jsonl")
     assert not (tmp_path / "again.jsonl").exists()
     with pytest.raises(UsageError):
-        run_export(tasks, out, output_format="parquet")
+        run_export(tasks, out, output_format="csv")
     with pytest.raises(InputError, match="not in"):
         run_export(tasks, out, only=["o__r-9"])
 
