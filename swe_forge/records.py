@@ -389,7 +389,25 @@ class RegistryPins:
         return cls(registry=str(data["registry"]), images=images)
 
 
-TASK_SCHEMA_VERSION: Final = 1
+TASK_SCHEMA_VERSION: Final = 2
+#: Task manifest versions this swe-forge reads (1: before the ``environment`` block).
+TASK_SCHEMA_VERSIONS: Final = (1, 2)
+#: Fields of a task manifest (dotted: inside a block) that must never reach the policy being
+#: trained or evaluated: the fix, the held-out tests and their names, the gates' per-test
+#: outcomes, the audit (it quotes the PR's own text and the tests), and what names the PR
+#: upstream (with them the fix is one web search away).
+HIDDEN_FROM_POLICY: Final = (
+    "patch",
+    "test_patch",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+    "harness",
+    "gates",
+    "audit",
+    "provenance.merge_commit",
+    "provenance.pr_number",
+    "provenance.linked_issues",
+)
 
 #: SWE-bench's instance fields, in its order (for --format swebench).
 SWEBENCH_FIELDS = (
@@ -446,7 +464,12 @@ class TaskManifest:
     """The candidate's provenance, and the swe-forge version that admitted it."""
     audit: dict[str, Any]
     """Sufficiency flags, capabilities and the image audit."""
-    schema_version: Literal[1] = TASK_SCHEMA_VERSION
+    environment: dict[str, Any] = field(default_factory=dict)
+    """What an RL trainer needs to run the task alone: the image, platform, work dir, user,
+    PATH, the entrypoint and the command that resets the work tree, network (none), CPU,
+    memory and pids limits, the verify timeouts, and ``hidden_from_policy`` (the fields the
+    policy must never see). Empty in version 1 manifests."""
+    schema_version: Literal[1, 2] = TASK_SCHEMA_VERSION
     record_type: Literal["task"] = "task"
 
     def to_dict(self) -> dict[str, Any]:
@@ -485,7 +508,7 @@ class TaskManifest:
         """Read a manifest (our format; SWE-bench's JSON-string lists are accepted too)."""
         if data.get("record_type", "task") != "task":
             raise ValueError(f"not a task record: {data.get('record_type')!r}")
-        if data.get("schema_version", TASK_SCHEMA_VERSION) != TASK_SCHEMA_VERSION:
+        if data.get("schema_version", TASK_SCHEMA_VERSION) not in TASK_SCHEMA_VERSIONS:
             raise ValueError(f"unsupported task schema_version {data.get('schema_version')}")
         fields = dict(data)
         for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
@@ -534,7 +557,7 @@ class Rejection:
         return validate(cls, fields)
 
 
-RESULT_SCHEMA_VERSION: Final = 2
+RESULT_SCHEMA_VERSION: Final = 3
 
 
 @dataclass(config=_CONFIG)
@@ -565,8 +588,15 @@ class VerifyResult:
     detail: str = ""
     attempts: int = 1
     """Runs it took (infrastructure errors are retried)."""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """What exactly was graded, by what: ``task_sha256`` (the task's JSON line),
+    ``image_id`` and ``image_reference``, ``patch_sha256``, ``tool_version``, ``config_hash``
+    (the verify settings), ``run_id`` (one per verify run)."""
+    log_excerpt: str = ""
+    """The end of the test run's output, bounded (4,000 characters), canary names redacted.
+    It shows held-out tests: never hand it to the policy being graded."""
     schema_version: int = RESULT_SCHEMA_VERSION
-    """2 (results of version 1 read as they are)."""
+    """3 (results of versions 1 and 2 read as they are)."""
     record_type: Literal["verify_result"] = "verify_result"
 
     def to_dict(self) -> dict[str, Any]:

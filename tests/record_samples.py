@@ -112,7 +112,15 @@ _TASK: dict[str, Any] = {
         "image": None,
         "clock": {"controlled": False, "reads": 0},
     },
-    "schema_version": 1,
+    "environment": {
+        "version": 1,
+        "workdir": "/testbed",
+        "user": "1000:1000",
+        "network": "none",
+        "limits": {"cpus": 1.0, "memory": "4g", "pids": 256},
+        "hidden_from_policy": ["patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"],
+    },
+    "schema_version": 2,
     "record_type": "task",
 }
 
@@ -148,7 +156,17 @@ _RESULT: dict[str, Any] = {
     "verifier": {"harness_sha256": "9" * 64, "version": "0.1.0", "canaries": {"armed": 2}},
     "detail": "test_file: the patch changes tests/test_a.py",
     "attempts": 1,
-    "schema_version": 2,
+    "provenance": {
+        "task_sha256": "1" * 64,
+        "image_id": "sha256:" + "2" * 64,
+        "image_reference": "sha256:" + "2" * 64,
+        "patch_sha256": "3" * 64,
+        "tool_version": "0.1.0",
+        "config_hash": "4" * 64,
+        "run_id": "0123456789abcdef",
+    },
+    "log_excerpt": "tests/test_a.py::test_x FAILED\nE   assert 1 == 2\n",
+    "schema_version": 3,
     "record_type": "verify_result",
 }
 

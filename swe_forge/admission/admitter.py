@@ -31,13 +31,14 @@ from swe_forge.gates.scope import PatchScope, patch_scope
 from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import audit_image, file_index
-from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
+from swe_forge.images.base import ENV_PATH
+from swe_forge.images.build import MATERIALIZE, ImageBuilder, ImageRecord, cache_root
 from swe_forge.images.registry import needs_of_record, provide
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
-from swe_forge.records import Candidate, Rejection, TaskManifest
+from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, Rejection, TaskManifest
 from swe_forge.verify import capabilities
 from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
 from swe_forge.verify.verifier import Verifier, VerifySettings
@@ -455,6 +456,25 @@ class Admitter:
     ) -> TaskManifest:
         prov = dict(cand.to_dict()["provenance"])
         prov["admitted_with"] = __version__
+        v = self.verifier.settings
+        environment = {
+            "version": 1,
+            "image": rec.instance_image_id,
+            "platform": f"linux/{_platform_arch()}",
+            "workdir": "/testbed",
+            "user": "1000:1000",
+            "home": "/home/swe",
+            "path": ENV_PATH,
+            # The image's entrypoint checks the work tree out of its one commit; this puts it
+            # back as it was between episodes in one container.
+            "entrypoint": ["/bin/sh", "-c", f'{MATERIALIZE} && exec "$@"', "swe-forge-entrypoint"],
+            "reset": f"{MATERIALIZE} && git -C /testbed clean -qfdx",
+            "network": "none",
+            "limits": {"cpus": v.limits.cpus, "memory": v.limits.memory, "pids": v.limits.pids},
+            "verify_timeout_seconds": v.timeout_seconds,
+            "test_timeout_seconds": v.test_timeout_seconds,
+            "hidden_from_policy": list(HIDDEN_FROM_POLICY),
+        }
         return TaskManifest(
             instance_id=cand.instance_id,
             repo=cand.repo,
@@ -505,4 +525,13 @@ class Admitter:
             license=cand.license.to_dict(),
             provenance=prov,
             audit={"sufficiency": flags, "image": image_audit},
+            environment=environment,
         )
+
+
+def _platform_arch() -> str:
+    """The Docker platform architecture of this machine (images are built for it)."""
+    import platform
+
+    machine = platform.machine().lower()
+    return {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)

@@ -29,6 +29,9 @@ from swe_forge.engine import LABEL_PREFIX, Engine, ImageInfo, local_name
 from swe_forge.errors import BuildError
 from swe_forge.locks import file_lock
 
+#: PATH in every image (the project's venv first).
+ENV_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 #: Debian releases we bootstrap, with their Python and glibc versions.
 DISTROS: dict[str, tuple[str, str]] = {
     "bullseye": ("3.9", "2.31"),
@@ -231,7 +234,7 @@ def _build(
             tar_path,
             recipe.tag,
             changes=[
-                "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",  # noqa: E501
+                f"ENV PATH={ENV_PATH}",
                 "ENV LANG=C.UTF-8",
                 "ENV PYTHONDONTWRITEBYTECODE=1",
                 "ENV PIP_DISABLE_PIP_VERSION_CHECK=1",

@@ -25,12 +25,14 @@ caught by another check:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+import uuid
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +165,12 @@ class Verifier:
         classifier: PathClassifier,
         settings: VerifySettings | None = None,
         cache_dir: Path | None = None,
+        run_id: str | None = None,
     ) -> None:
         from swe_forge.mining.sources import cache_dir as default_cache
 
+        #: Recorded in every result: which verify run graded it (random unless given).
+        self.run_id = run_id or uuid.uuid4().hex[:16]
         self.engine = engine
         self.classifier = classifier
         self.settings = settings or VerifySettings()
@@ -197,6 +202,7 @@ class Verifier:
             try:
                 result = self._verify_once(task, patch, model)
                 result.attempts = attempts
+                result.provenance = self.provenance(task, patch)
                 return result
             except (InfraError, DockerError, SandboxError) as exc:
                 last = str(exc)
@@ -212,7 +218,24 @@ class Verifier:
             detail=last[-2000:],
             attempts=attempts,
             verifier=self._block(None),
+            provenance=self.provenance(task, patch),
         )
+
+    def provenance(self, task: TaskManifest, patch: str) -> dict[str, Any]:
+        """What a result was graded from: digests of the task, image and patch, this tool's
+        version, the verify settings' hash and this verifier's run id."""
+        from swe_forge import __version__
+
+        settings = json.dumps(asdict(self.settings), sort_keys=True, default=str)
+        return {
+            "task_sha256": hashlib.sha256(task.to_json().encode("utf-8")).hexdigest(),
+            "image_id": str(task.image.get("id") or ""),
+            "image_reference": task.image_reference(),
+            "patch_sha256": hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest(),
+            "tool_version": __version__,
+            "config_hash": hashlib.sha256(settings.encode()).hexdigest(),
+            "run_id": self.run_id,
+        }
 
     def calibrate(self, task: TaskManifest) -> Calibration:
         """Grade the gold patch with every canary the F2P tests allow (not strict) and scan
@@ -369,6 +392,7 @@ class Verifier:
             raise
         timings["run"] = time.perf_counter() - t
         _merge_seconds(timings, run)
+        result.log_excerpt = log_excerpt(run)
         if calibrate is not None:
             self._calibrated(calibrate, run)
         status, detail, violations = judge(task, run, strict_canaries=calibrate is None)
@@ -465,6 +489,28 @@ class Verifier:
             result.verifier = self._block(None)
         result.verifier["terminal_reward"] = result.reward
         return result
+
+
+#: Characters of the test run's output a result keeps.
+LOG_EXCERPT_CHARS = 4000
+
+
+def log_excerpt(run: dict[str, Any]) -> str:
+    """The end of a run's output, bounded, with the canaries' names redacted (a name would
+    tell code under test which tests are canaries in later runs of the same shape)."""
+    text = str(run.get("output_tail") or "")[-LOG_EXCERPT_CHARS:]
+    for name in sorted(_canary_names(run), key=len, reverse=True):
+        text = text.replace(name, "<canary>")
+    return text
+
+
+def _canary_names(run: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for nodeid in run.get("canary_map") or {}:
+        tail = str(nodeid).rsplit("::", 1)[-1].split("[", 1)[0]
+        if tail:
+            names.add(tail)
+    return names
 
 
 def _merge_seconds(timings: dict[str, float], answer: dict[str, Any]) -> None:

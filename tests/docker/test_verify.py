@@ -19,8 +19,10 @@ Three layers are attacked separately:
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -743,6 +745,22 @@ def test_gold_patches_score_one(
     for r in run.results:
         canaries = r.verifier["canaries"]
         assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
+    # Each result says what exactly it graded, by what, in which run; its log excerpt is
+    # bounded and names no canary (their names carry the run's token).
+    assert len({r.provenance["run_id"] for r in run.results}) == 1
+    for r in run.results:
+        task = tasks[r.instance_id]
+        prov = r.provenance
+        assert prov["patch_sha256"] == hashlib.sha256(task.patch.encode()).hexdigest()
+        assert prov["task_sha256"] == hashlib.sha256(task.to_json().encode()).hexdigest()
+        assert prov["image_id"] == task.image["id"] and prov["tool_version"]
+        assert len(prov["config_hash"]) == 64
+        assert 0 < len(r.log_excerpt) <= 4000 and "passed" in r.log_excerpt
+        # A canary is named <test>_<5 letters of the supervisor's alphabet><site>.
+        assert not re.search(r"\w_[a-hjkmnp-z]{5}\d+\b", r.log_excerpt), r.log_excerpt
+        env = task.environment
+        assert env["network"] == "none" and env["workdir"] == "/testbed"
+        assert {"patch", "test_patch", "FAIL_TO_PASS"} <= set(env["hidden_from_policy"])
 
 
 def test_gold_scores_one_on_permissive_tasks(

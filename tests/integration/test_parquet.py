@@ -89,7 +89,7 @@ def test_the_columns_are_declared_not_inferred(tmp_path: Path) -> None:
     assert schema.equals(arrow_schema("verify_result"))
     assert json.loads(schema.metadata[b"swe_forge"]) == {
         "record_type": "verify_result",
-        "schema_version": 2,
+        "schema_version": 3,
     }
     assert str(schema.field("tests").type.value_type) == (
         "struct<test: string not null, outcome: string not null>"

@@ -71,10 +71,18 @@ def test_old_files_still_read() -> None:
     swebench = {**task, "FAIL_TO_PASS": json.dumps(task["FAIL_TO_PASS"])}
     want = task["FAIL_TO_PASS"]
     assert want == TaskManifest.from_dict(swebench).FAIL_TO_PASS
-    # Results of schema 1 read as they are; keys of a newer writer are ignored.
+    # Results of schemas 1 and 2 read as they are; keys of a newer writer are ignored.
     v1 = {**samples.result(), "schema_version": 1, "from_the_future": True}
     assert VerifyResult(**samples.result()).to_dict() == samples.result()
     assert VerifyResult.from_dict(v1).schema_version == 1
+    v2 = samples.result(schema_version=2)
+    del v2["provenance"], v2["log_excerpt"]
+    back = VerifyResult.from_dict(v2)
+    assert back.schema_version == 2 and back.provenance == {} and back.log_excerpt == ""
+    # A task of version 1 (before the environment block) reads with an empty one.
+    t1 = samples.task(schema_version=1)
+    del t1["environment"]
+    assert TaskManifest.from_dict(t1).environment == {}
     # A rejection's version and type are its own (they were never read).
     assert Rejection.from_dict({**samples.rejection(), "schema_version": 9}).schema_version == 1
 
