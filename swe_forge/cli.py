@@ -949,7 +949,17 @@ _VERIFY_EXIT_CODES = (
 
 @app.command(epilog=_VERIFY_EXIT_CODES)
 def verify(
-    tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl from `swe-forge admit`.")],
+    tasks_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="TASKS",
+            help="tasks.jsonl from `swe-forge admit` (like the input file of every command; "
+            "--tasks says the same).",
+        ),
+    ] = None,
+    tasks: Annotated[
+        Path | None, typer.Option("--tasks", help="tasks.jsonl from `swe-forge admit`.")
+    ] = None,
     predictions: Annotated[
         Path | None,
         typer.Option(
@@ -1012,8 +1022,15 @@ def verify(
 
     if shard and out is None:
         raise UsageError("--shard needs --out", hint="a shard's results live in its own folder")
+    if (tasks is None) == (tasks_file is None):
+        raise UsageError(
+            "give the tasks file once: swe-forge verify TASKS (or --tasks TASKS)",
+            hint="see swe-forge verify -h",
+        )
+    source = tasks or tasks_file
+    assert source is not None
     _run, data = run_verify(
-        tasks,
+        source,
         output,
         config=_config(),
         predictions=predictions,

@@ -315,3 +315,13 @@ def test_every_command_lists_its_exit_codes() -> None:
         assert "Exit codes" in text and "4 InputError" in text, args
     verify = " ".join(cli("verify", "-h").stdout.split())
     assert "21 infra_errors" in verify and "21 some ended in an infrastructure error" in verify
+
+
+def test_verify_takes_its_tasks_file_like_every_command(tmp_path: Path) -> None:
+    tasks = _lines(tmp_path / "tasks.jsonl", [_task("o__r-1")])
+    both = cli("verify", str(tasks), "--tasks", str(tasks), "--gold")
+    assert both.returncode == 2 and "give the tasks file once" in both.stderr
+    # Positional or --tasks: read the same way (here refused the same way: no such task).
+    for args in ([str(tasks)], ["--tasks", str(tasks)]):
+        out = cli("verify", *args, "--gold", "--instance", "nope")
+        assert out.returncode == 4 and "no such task" in out.stderr
