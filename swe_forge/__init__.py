@@ -1,3 +1,21 @@
-"""swe-forge: SWE-bench-style tasks from git history, and a verifier that cannot be fooled."""
+"""swe-forge: SWE-bench-style tasks from git history, and a verifier that cannot be fooled.
+
+For trainers: ``swe_forge.verify_patch(task, patch)`` grades one patch and
+``swe_forge.compute_score(data_source, solution_str, ground_truth, extra_info)`` is a reward
+function in the shape RL trainers call (see :mod:`swe_forge.api`).
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "compute_score", "verify_patch"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazily: the command line and the harness must not pay for the API's imports.
+    if name in ("verify_patch", "compute_score"):
+        from swe_forge import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'swe_forge' has no attribute {name!r}")
