@@ -568,18 +568,22 @@ class Engine:
         processes, and of other machines sharing the engine, are left alone."""
         here = process_identity(None)
         gone = 0
-        for ctr in self.client.containers.list(
-            all=True, filters={"label": LABEL_PREFIX + ".owner"}
-        ):
-            owner = str((ctr.labels or {}).get(LABEL_PREFIX + ".owner", ""))
+        try:
+            # The low-level listing: one request, labels included (the SDK's list() inspects
+            # each container, and one removed meanwhile by another process would fail it).
+            found = self.api.containers(all=True, filters={"label": LABEL_PREFIX + ".owner"})
+        except Exception:  # a clean-up never fails its caller
+            return 0
+        for ctr in found:
+            owner = str((ctr.get("Labels") or {}).get(LABEL_PREFIX + ".owner", ""))
             boot, _, rest = owner.partition(":")
             pid, _, _start = rest.partition(":")
             if boot != here or not pid.isdigit():
                 continue
             if process_identity(int(pid)) == owner:
                 continue  # its process is alive
-            with suppress(self._errors.NotFound, self._errors.APIError):
-                ctr.remove(force=True, v=True)
+            with suppress(Exception):
+                self.api.remove_container(ctr["Id"], force=True, v=True)
                 gone += 1
         return gone
 

@@ -165,9 +165,9 @@ class VerifyRun:
                 reports.setdefault(r.model_name_or_path, {})[r.instance_id] = _instance_report(
                     r, task
                 )
-        # An instance graded for several models counts as resolved only when every one
-        # resolved it (SWE-bench grades one model per run).
-        by["resolved"] -= by["unresolved"]
+        # SWE-bench grades one model per run; with several predictions for an instance, it
+        # is resolved when one of them resolved it (per model: ``reports``).
+        by["unresolved"] -= by["resolved"]
         submitted = sorted({r.instance_id for r in self.results})
         return {
             "schema_version": 2,

@@ -72,3 +72,18 @@ def test_duplicate_predictions() -> None:
     ]
     with pytest.raises(InputError, match="two different predictions for a from m"):
         deduplicate([p, Prediction("a", "m", "y")], Path("p.jsonl"))
+
+
+def test_an_instance_resolved_by_one_of_several_predictions_counts_as_resolved() -> None:
+    tasks = {"a": task("a")}
+    run = VerifyRun(
+        results=[
+            VerifyResult("a", "gold", "resolved", 1.0),
+            VerifyResult("a", "attack", "tamper_detected", 0.0),
+        ]
+    )
+    report = run.report(tasks)
+    assert report["resolved_ids"] == ["a"] and report["unresolved_ids"] == []
+    assert report["reports"]["gold"]["a"]["resolved"] is True
+    assert report["reports"]["attack"]["a"]["resolved"] is False
+    assert report["predictions"] == 2 and report["submitted_instances"] == 1
