@@ -87,3 +87,17 @@ def test_an_instance_resolved_by_one_of_several_predictions_counts_as_resolved()
     assert report["reports"]["gold"]["a"]["resolved"] is True
     assert report["reports"]["attack"]["a"]["resolved"] is False
     assert report["predictions"] == 2 and report["submitted_instances"] == 1
+
+
+def test_the_log_excerpt_is_bounded_and_names_no_canary() -> None:
+    from swe_forge.verify.verifier import LOG_EXCERPT_CHARS, log_excerpt
+
+    canary = "tests/test_a.py::TestX::test_fix_qwert0[1-2]"
+    tail = (
+        "x" * 10_000
+        + "\nFAILED tests/test_a.py::TestX::test_fix_qwert0[1-2] - assert 1 == <object>\n"
+        + "FAILED tests/test_a.py::test_fix - assert 1 == 2\n"
+    )
+    text = log_excerpt({"output_tail": tail, "canary_map": {canary: {"test": "t", "site": 0}}})
+    assert len(text) <= LOG_EXCERPT_CHARS and "qwert0" not in text
+    assert "TestX::<canary>[1-2]" in text and "test_a.py::test_fix - assert 1 == 2" in text
