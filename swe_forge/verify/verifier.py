@@ -452,6 +452,9 @@ class Verifier:
                 },
                 "timeout": self.settings.timeout_seconds,
                 "test_timeout": self.settings.test_timeout_seconds,
+                # The tests in the project's own order, the canaries at random places: the
+                # gates shuffle to find order-dependent tests, grading must not trip on them.
+                "order": "natural",
                 "output_limit": self.settings.limits.output_bytes,
                 "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
                 "canaries": canaries,

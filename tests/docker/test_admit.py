@@ -60,7 +60,8 @@ def test_manifest_contents(
     import hashlib
 
     for t in tasks.values():
-        assert t["schema_version"] == 1 and t["record_type"] == "task"
+        assert t["schema_version"] == 2 and t["record_type"] == "task"
+        assert t["environment"]["image"] == t["image"]["id"]
         assert t["image"]["id"].startswith("sha256:") and t["image"]["python"] == "3.11"
         h = t["harness"]
         assert h["runner"] == "pytest" and h["test_files"]

@@ -258,6 +258,25 @@ def test_calibration_runs_every_canary_before_the_real_tests(tmp_path: Path) -> 
     assert any(set(order[:2]) != set(canaries) for order in seen)
 
 
+def test_grading_order_keeps_the_real_tests_in_collection_order(tmp_path: Path) -> None:
+    write(tmp_path, PROJECT)
+    real = [
+        "tests/test_one.py::test_param[1-2]",
+        "tests/test_one.py::test_param[a b-c::d]",
+        "tests/test_one.py::TestGroup::test_method",
+    ]
+    canaries = ["tests/test_one.py::test_fail"]
+    places = set()
+    for seed in range(1, 9):
+        select = {"tests": real, "canaries": canaries, "order": "natural"}
+        ran = list(
+            outcomes(run_harness(tmp_path, "tests/test_one.py", seed=seed, select=select)[0])
+        )
+        assert [t for t in ran if t in real] == real  # the order pytest collects them in
+        places.add(ran.index(canaries[0]))
+    assert len(places) > 1  # the canary's place varies with the seed
+
+
 def test_canaries_carry_no_mark(tmp_path: Path) -> None:
     # Nothing on a collected item tells a canary from a test: no marker, no keyword.
     write(

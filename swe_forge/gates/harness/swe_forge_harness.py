@@ -13,7 +13,9 @@ itself (pytest's exit status, the files, the limits). What the plugin does:
 - streams one event per line to the pipe in ``SWE_FORGE_FD`` (only the supervisor reads it),
   each numbered and authenticated with an HMAC of the key, so code that writes to the pipe
   cannot add, drop or reorder a claim without being seen;
-- keeps only the selected tests, shuffled with the seed in ``SWE_FORGE_ORDER_SEED``;
+- keeps only the selected tests, shuffled with the seed in ``SWE_FORGE_ORDER_SEED`` (when the
+  secret says ``order: natural``: the real tests in collection order, the canaries put at
+  random places among them);
 - records one outcome per test node id with failures sticky: a failed setup, call, teardown or
   *subtest* report fails the test, and no later "passed" report undoes it (pytest 9 reports
   unittest ``subTest`` and ``subtests`` failures before the parent's own "passed");
@@ -325,6 +327,22 @@ def _build():
     except (TypeError, ValueError):
         test_timeout = 0.0
     first = bool(secret.get("canaries_first"))
+    natural = secret.get("order") == "natural"
+
+    def arrange(items, seed):
+        # "natural": the real tests in the order pytest collects them (the order the
+        # project's own CI runs them in: suites whose tests share state pass in it), the
+        # canaries each put at a random place among them, so their position says nothing.
+        # Otherwise everything shuffled (the gates, to find tests that depend on order).
+        rng = random.Random(seed)
+        if natural:
+            out = [i for i in items if i.nodeid not in canaries]
+            for item in sorted((i for i in items if i.nodeid in canaries), key=lambda i: i.nodeid):
+                out.insert(rng.randrange(len(out) + 1), item)
+            items[:] = out
+        else:
+            items.sort(key=lambda item: item.nodeid)
+            rng.shuffle(items)
 
     def order(items):
         # Calibration only: every canary before every real test, the worst case for state a
@@ -334,7 +352,7 @@ def _build():
                 i for i in items if i.nodeid not in canaries
             ]
 
-    return send, select, count_as, import_allowed, test_timeout, order
+    return send, select, count_as, import_allowed, test_timeout, order, arrange
 
 
 def _scanner():
@@ -422,8 +440,7 @@ def pytest_collection_modifyitems(session, config, items):
     _PRIVATE[1](items, config)
     seed = os.environ.get("SWE_FORGE_ORDER_SEED")
     if seed is not None:
-        items.sort(key=lambda item: item.nodeid)
-        random.Random(int(seed)).shuffle(items)
+        _PRIVATE[6](items, int(seed))
     _PRIVATE[5](items)
     _send({"event": "collected", "count": len(items)})
     _check(config)

@@ -865,6 +865,8 @@ def run_tests(job, result):
     secret = {"key": key.hex(), "strict": bool((spec.get("canaries") or {}).get("strict", True))}
     if spec.get("test_timeout"):
         secret["test_timeout"] = float(spec["test_timeout"])
+    if spec.get("order") in ("natural", "shuffled"):
+        secret["order"] = spec["order"]
     if spec.get("select") is not None:
         secret["tests"] = sorted(spec["select"])
         secret["canaries"] = sorted(canary_map)
