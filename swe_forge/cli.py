@@ -999,6 +999,23 @@ def verify(
     force: Annotated[
         bool, typer.Option(help="Continue a --out folder made with other settings.")
     ] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local: --jobs threads on this machine; ray: one Ray task per prediction "
+            "(1 CPU and verify.memory each) on the cluster at --address (pip install "
+            "'swe-forge[ray]').",
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="With --executor ray: the cluster (HOST:PORT, auto, ray://...); default "
+            "RAY_ADDRESS, else a Ray instance started for this run.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON.")] = False,
 ) -> None:
     """Grade candidate patches in fresh judge's containers from the pinned images.
@@ -1016,6 +1033,10 @@ def verify(
 
     A task's image that is not on this engine (DOCKER_HOST picks the engine) is pulled first
     by the digest `images push` pinned, and used only if it is the image id the task pins.
+
+    With --executor ray each prediction is a Ray task (a node that dies mid-task is retried by
+    Ray, an infra_error result up to verify.infra_retries times); every node needs swe-forge,
+    a Docker engine and the tasks' images. The results are the same as a local run's.
     """
     from swe_forge.batch.shard import parse_shard
     from swe_forge.commands.verify import run_verify
@@ -1043,6 +1064,8 @@ def verify(
         out_dir=out,
         shard=parse_shard(shard),
         force=force,
+        executor=executor,
+        address=address,
     )
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))

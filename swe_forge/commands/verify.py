@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,15 +243,29 @@ def run_verify(
     out_dir: Path | None = None,
     shard: tuple[int, int] = (1, 1),
     force: bool = False,
+    executor: str = "local",
+    address: str | None = None,
 ) -> tuple[VerifyRun, dict[str, Any]]:
     """Grade predictions (or the gold patches, or one patch file) and write results.
 
     With ``out_dir`` the run is a resumable batch: each graded prediction is a unit file in
     the folder, a rerun grades only what is missing, ``shard`` keeps one deterministic slice,
     and ``results.jsonl`` and ``report.json`` are assembled in the folder at the end.
+
+    ``executor`` is ``local`` (``jobs`` threads in this process) or ``ray`` (one Ray task per
+    prediction on the cluster at ``address``; needs the ``ray`` extra): same outputs either way.
     """
     start = time.perf_counter()
     reporter = reporter or NullReporter()
+    if executor not in ("local", "ray"):
+        raise UsageError(f"no such executor: {executor}", hint="use --executor local or ray")
+    if address is not None and executor != "ray":
+        raise UsageError("--address needs --executor ray", hint="add --executor ray")
+    if executor == "ray":
+        # Before anything else: a missing extra is a usage error, not a crash mid-run.
+        from swe_forge.executors.ray import import_ray
+
+        import_ray()
     if sum(bool(x) for x in (predictions, gold, patch_file)) != 1:
         raise UsageError("give exactly one of --predictions, --gold, or --instance with --patch")
     wanted = [instance] if isinstance(instance, str) else list(instance or [])
@@ -294,8 +309,9 @@ def run_verify(
         Engine(), PathClassifier(config.classify), VerifySettings.from_config(config.verify)
     )
     run = VerifyRun(jobs=jobs)
+    grader = _Grader(verifier, tasks, config, jobs, executor, address)
     if out_dir is not None:
-        batch = _Batch(verifier, tasks, config, reporter, jobs)
+        batch = _Batch(verifier, tasks, config, reporter, jobs, grader)
         return batch.run(preds, out_dir, run, shard, force, start)
     _provide(verifier.engine, tasks, preds, reporter)
     # Each result is appended to OUTPUT.partial the moment it is graded (a crash or Ctrl-C
@@ -303,21 +319,15 @@ def run_verify(
     out = AtomicWriter(output)
     reporter.start("verify", len(preds))
     done: dict[int, VerifyResult] = {}
+
+    def record(i: int, result: VerifyResult) -> None:
+        done[i] = result
+        out.write(json.dumps(result.to_dict(), sort_keys=True))
+        reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
+        reporter.advance()
+
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {
-                pool.submit(
-                    verifier.verify, tasks[p.instance_id], p.model_patch, p.model_name_or_path
-                ): i
-                for i, p in enumerate(preds)
-            }
-            for fut in as_completed(futures):
-                i = futures[fut]
-                result = _result_of(fut, preds[i])
-                done[i] = result
-                out.write(json.dumps(result.to_dict(), sort_keys=True))
-                reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
-                reporter.advance()
+        grader.grade(preds, record)
     except BaseException:
         out.abort()
         raise
@@ -360,6 +370,52 @@ def _result_of(fut: Future[VerifyResult], p: Prediction) -> VerifyResult:
         )
 
 
+@dataclass
+class _Grader:
+    """Grades predictions with the chosen executor, handing each final result to a callback
+    the moment it is known (in completion order)."""
+
+    verifier: Verifier
+    tasks: dict[str, TaskManifest]
+    config: Config
+    jobs: int
+    executor: str = "local"
+    address: str | None = None
+
+    def grade(
+        self, preds: list[Prediction], on_result: Callable[[int, VerifyResult], None]
+    ) -> None:
+        if self.executor == "ray":
+            self._grade_ray(preds, on_result)
+            return
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+            futures = {
+                pool.submit(
+                    self.verifier.verify,
+                    self.tasks[p.instance_id],
+                    p.model_patch,
+                    p.model_name_or_path,
+                ): i
+                for i, p in enumerate(preds)
+            }
+            for fut in as_completed(futures):
+                i = futures[fut]
+                on_result(i, _result_of(fut, preds[i]))
+
+    def _grade_ray(
+        self, preds: list[Prediction], on_result: Callable[[int, VerifyResult], None]
+    ) -> None:
+        from swe_forge.executors.ray import Job, RayExecutor
+
+        jobs = [Job(self.tasks[p.instance_id], p.model_patch, p.model_name_or_path) for p in preds]
+        try:
+            RayExecutor(self.config, self.address).grade(jobs, on_result)
+        finally:
+            # A worker node killed mid-run leaves its judge's container behind (its owner
+            # process is dead): remove them, so a Ray run leaves no container either.
+            self.verifier.engine.reap_orphans()
+
+
 def prediction_key(p: Prediction) -> str:
     """A prediction's unit id: task, model and the patch's hash."""
     digest = hashlib.sha256(p.model_patch.encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -373,6 +429,7 @@ class _Batch:
     config: Config
     reporter: Reporter
     jobs: int
+    grader: _Grader
 
     def run(
         self,
@@ -400,19 +457,8 @@ class _Batch:
         _provide(self.verifier.engine, self.tasks, todo, self.reporter)
         self.reporter.start("verify", len(todo))
 
-        def one(p: Prediction) -> None:
-            try:
-                result = self.verifier.verify(
-                    self.tasks[p.instance_id], p.model_patch, p.model_name_or_path
-                )
-            except Exception as exc:  # never lose the other predictions' grades
-                result = VerifyResult(
-                    p.instance_id,
-                    p.model_name_or_path,
-                    "infra_error",
-                    0.0,
-                    detail=f"{type(exc).__name__}: {exc}"[:2000],
-                )
+        def one(i: int, result: VerifyResult) -> None:
+            p = todo[i]
             if result.status != "infra_error":
                 # Infrastructure errors are not recorded: the next run grades them again.
                 line = json.dumps(result.to_dict(), sort_keys=True)
@@ -420,8 +466,7 @@ class _Batch:
             self.reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
             self.reporter.advance()
 
-        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            list(pool.map(one, todo))
+        self.grader.grade(todo, one)
         self.reporter.finish()
         rows = sorted(
             state.load("verify"), key=lambda r: (r["instance_id"], r["model_name_or_path"])

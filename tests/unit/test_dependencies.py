@@ -39,6 +39,7 @@ def test_every_declared_dependency_is_used() -> None:
 EXTRAS_USED_AS = {
     "parquet": {"pyarrow": r"^\s*(import|from) pyarrow\b"},
     "hub": {"huggingface_hub": r"^\s*(import|from) huggingface_hub\b"},
+    "ray": {"ray": r"^\s*(import|from) ray\b"},
 }
 
 
@@ -52,5 +53,5 @@ def test_every_extra_is_used() -> None:
         names = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower() for d in extras[extra]}
         assert names - {"swe-forge"} == set(used_as), extra
         assert all(re.search(pattern, code, re.M) for pattern in used_as.values()), extra
-    # The dev extra installs both, so their code is tested in CI.
-    assert "swe-forge[parquet,hub]" in extras["dev"]
+    # The dev extra installs every other, so their code is tested in CI.
+    assert "swe-forge[parquet,hub,ray]" in extras["dev"]

@@ -1,0 +1,110 @@
+"""The Ray executor without a cluster: the missing extra, sizes, and which failures are
+retried (a fake ``ray`` module stands in for the cluster)."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.errors import UsageError
+from swe_forge.executors import ray as ray_executor
+from swe_forge.records import VerifyResult
+
+
+def test_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(UsageError) as err:
+        ray_executor.import_ray()
+    assert err.value.exit_code == 2
+    assert "pip install 'swe-forge[ray]'" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_memory_bytes() -> None:
+    assert ray_executor.memory_bytes("4g") == 4 << 30
+    assert ray_executor.memory_bytes("512m") == 512 << 20
+    assert ray_executor.memory_bytes("1024") == 1024
+    with pytest.raises(UsageError):
+        ray_executor.memory_bytes("lots")
+
+
+class Ref:
+    """An object ref: hashable by identity, like Ray's."""
+
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+
+class FakeRay:
+    """Runs 'tasks' at once; each call returns the next scripted outcome for its model."""
+
+    def __init__(self, script: dict[str, list[Any]]) -> None:
+        self.script = script
+        self.options: dict[str, Any] = {}
+        self.calls: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def put(self, value: Any) -> Any:
+        return value
+
+    def remote(self, fn: Any) -> Any:
+        fake = self
+
+        class Remote:
+            def options(self, **kw: Any) -> Any:
+                fake.options = kw
+                return self
+
+            def remote(self, task: dict[str, Any], patch: str, model: str, cfg: Any) -> Any:
+                fake.calls.append(model)
+                return Ref(fake.script[model].pop(0))
+
+        return Remote()
+
+    def wait(self, refs: list[Any], num_returns: int = 1) -> tuple[list[Any], list[Any]]:
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref: Any) -> Any:
+        if isinstance(ref.outcome, Exception):
+            raise ref.outcome
+        return VerifyResult(
+            "t-1", "m", ref.outcome, 1.0 if ref.outcome == "resolved" else 0.0
+        ).to_dict()
+
+
+def test_only_infrastructure_errors_are_resubmitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config()
+    retries = config.verify.infra_retries
+    fake = FakeRay(
+        {
+            "flaky": ["infra_error", "resolved"],
+            "dead-node": [RuntimeError("NodeDiedError"), "unresolved"],
+            "bad": ["invalid_patch"],
+            "broken": ["infra_error"] * (retries + 1),
+        }
+    )
+    monkeypatch.setattr(ray_executor, "import_ray", lambda: fake)
+    task = SimpleNamespace(instance_id="t-1", to_dict=lambda: {"instance_id": "t-1"})
+    jobs = [ray_executor.Job(task, "p", m) for m in ("flaky", "dead-node", "bad", "broken")]  # type: ignore[arg-type]
+    got: dict[int, str] = {}
+    ray_executor.RayExecutor(config).grade(jobs, lambda i, r: got.setdefault(i, r.status))
+    assert got == {0: "resolved", 1: "unresolved", 2: "invalid_patch", 3: "infra_error"}
+    assert fake.calls.count("bad") == 1 and fake.calls.count("broken") == retries + 1
+    assert fake.options["num_cpus"] == 1 and fake.options["memory"] == 4 << 30
+    assert fake.options["retry_exceptions"] is False and fake.options["max_retries"] > 0
+
+
+def test_no_ray_import_by_default() -> None:
+    import subprocess
+
+    code = (
+        "import sys, swe_forge.cli, swe_forge.commands.verify, swe_forge.executors; "
+        "sys.exit('ray' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
