@@ -503,3 +503,31 @@ def test_a_test_past_the_per_test_limit_fails_alone(tmp_path: Path) -> None:
     messages = {e["nodeid"]: e.get("message", "") for e in events if e["event"] == "test"}
     assert "per-test limit of 1 s" in str(messages["tests/test_hang.py::test_hangs"])
     assert status == 1
+
+
+def test_a_thread_left_blocked_does_not_keep_the_run_alive(tmp_path: Path) -> None:
+    # python-dotenv: a writer thread waits on a FIFO forever; the test itself fails at the
+    # per-test limit, and the process must still end (with pytest's status) once pytest is
+    # done, not wait for that thread.
+    write(
+        tmp_path,
+        {
+            "tests/test_thread.py": (
+                "import os, threading\n\n"
+                "def test_leaves_a_thread():\n"
+                "    r, w = os.pipe()\n"
+                "    threading.Thread(target=os.read, args=(r, 1)).start()\n"
+                "    os.read(r, 1)\n\n"
+                "def test_other():\n"
+                "    pass\n"
+            )
+        },
+    )
+    start = time.monotonic()
+    events, status = run_harness(tmp_path, "tests", seed=None, select={"test_timeout": 1})
+    assert time.monotonic() - start < 30
+    assert outcomes(events) == {
+        "tests/test_thread.py::test_leaves_a_thread": "failed",
+        "tests/test_thread.py::test_other": "passed",
+    }
+    assert status == 1 and events[-1]["event"] == "end"

@@ -596,6 +596,7 @@ else:
 
 
 def pytest_sessionfinish(session, exitstatus):
+    _STATE["session"] = session
     config = _CONFIG.get("config")
     if config is not None:
         _check(config)
@@ -610,6 +611,32 @@ def pytest_sessionfinish(session, exitstatus):
             "seconds": round(time.time() - _STARTED, 3),
         }
     )
+
+
+def _unconfigure(config):
+    # A test that left a non-daemon thread blocked (a writer waiting on a pipe nobody reads,
+    # after the per-test limit failed it) would keep the interpreter from ever exiting, and
+    # the whole run would time out with every result in hand. Once pytest is done, such a
+    # process ends with pytest's own exit status.
+    session = _STATE.get("session")
+    if session is None:
+        return
+    stray = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if stray:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(int(getattr(session, "exitstatus", 1) or 0))
+
+
+if hasattr(pytest, "hookimpl"):
+    pytest_unconfigure = pytest.hookimpl(trylast=True)(_unconfigure)
+else:
+    pytest_unconfigure = pytest.mark.trylast(_unconfigure)
 
 
 # At import, before any code under test can run: the secret, the channel, the import gate,
