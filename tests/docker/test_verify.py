@@ -1174,13 +1174,15 @@ def test_the_judges_container(verifier: Verifier, tasks: dict[str, TaskManifest]
 def test_host_is_unaffected(
     engine: Engine, tasks: dict[str, TaskManifest], verifier: Verifier, base_file: dict[str, str]
 ) -> None:
-    scratch_before = {p for p in os.listdir("/tmp") if p.startswith("sfv-")}
+    # This process's scratch folders only (other swe-forge runs on the machine make theirs).
+    mine = f"sfv-{os.getpid()}-"
+    scratch_before = {p for p in os.listdir("/tmp") if p.startswith(mine)}
     task = permissive(tasks[TASK])
     for name in ("fork_bomb", "disk_fill_work_tree", "attack_the_judge", "forged_reports"):
         verifier.verify(task, runtime_attacks(base_file)[name][0], name)
     image = str(task.image["id"])
     assert engine.client.containers.list(all=True, filters={"ancestor": image}) == []
-    assert {p for p in os.listdir("/tmp") if p.startswith("sfv-")} <= scratch_before
+    assert {p for p in os.listdir("/tmp") if p.startswith(mine)} <= scratch_before
     assert not Path("/etc/evil").exists() and not Path("../evil.py").exists()
 
 
