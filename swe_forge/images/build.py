@@ -315,25 +315,57 @@ def layer_sizes(engine: Engine, instance_ref: str, env_image: str) -> int:
 
 def test_imports(candidate: Candidate, read: Callable[[str], bytes | None]) -> frozenset[str]:
     """Top-level modules the task's tests import: its test files and the conftest.py files
-    above them at the base commit, and the lines the test patch adds."""
+    above them at the base commit, the lines the test patch adds, and the test helpers those
+    import relatively (``from .test_preconf import ...``: cattrs' tests import optional
+    integrations through a shared helper module), two levels deep."""
     paths = set(candidate.files.test_files)
     for f in candidate.files.test_files:
         parts = f.split("/")[:-1]
         paths |= {"/".join([*parts[:i], "conftest.py"]) for i in range(len(parts) + 1)}
-    texts = []
-    for p in sorted(paths):
-        if p.endswith(".py"):
-            data = read(p)
-            if data is not None:
-                texts.append(data.decode("utf-8", "replace"))
-    texts.append(
-        "\n".join(
-            line[1:]
-            for line in candidate.test_patch.splitlines()
-            if line.startswith("+") and not line.startswith("+++")
-        )
+    added = "\n".join(
+        line[1:]
+        for line in candidate.test_patch.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
     )
+    texts = [added]
+    seen: set[str] = set()
+    todo = sorted(p for p in paths if p.endswith(".py"))
+    for _depth in range(3):
+        helpers: list[str] = []
+        for p in todo:
+            if p in seen:
+                continue
+            seen.add(p)
+            data = read(p)
+            if data is None:
+                continue
+            text = data.decode("utf-8", "replace")
+            texts.append(text)
+            helpers += relative_import_paths(p, text)
+        todo = sorted(set(helpers) - seen)
     return imported_modules(texts)
+
+
+_RELATIVE = re.compile(r"^\s*from\s+(\.+)([\w.]*)\s+import\s+\(?([\w, ]+)", re.M)
+
+
+def relative_import_paths(path: str, text: str) -> list[str]:
+    """Files that ``path``'s relative imports may name (``from .a import b``: ``a.py`` and
+    ``a/__init__.py`` beside it; ``from . import a``: ``a.py``)."""
+    base = path.split("/")[:-1]
+    out: list[str] = []
+    for m in _RELATIVE.finditer(text):
+        dots, mod, names = m.group(1), m.group(2), m.group(3)
+        up = len(dots) - 1
+        if up >= len(base):  # past the top package
+            continue
+        where = base[: len(base) - up]
+        if mod:
+            stem = "/".join([*where, *mod.split(".")])
+            out += [f"{stem}.py", f"{stem}/__init__.py"]
+        else:
+            out += ["/".join([*where, f"{n.strip()}.py"]) for n in names.split(",") if n.strip()]
+    return out
 
 
 class ImageBuilder:

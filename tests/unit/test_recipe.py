@@ -542,3 +542,29 @@ def test_extras_the_tests_import_are_installed() -> None:
         pythons=("3.11", "3.12"),
     )
     assert "PyYAML>=6.0" not in r.requirements and r.extras == ("test",)
+
+
+def test_test_imports_follow_the_tests_relative_helpers() -> None:
+    # cattrs: tests/preconf/test_pyyaml.py imports `from ..test_preconf import everythings`,
+    # and that helper imports bson, msgpack... which only the extras install.
+    from swe_forge.images.build import relative_import_paths, test_imports
+    from swe_forge.records import Candidate
+    from tests import record_samples as samples
+
+    files = {
+        "tests/preconf/test_pyyaml.py": "import yaml\nfrom ..test_preconf import everythings\n",
+        "tests/test_preconf.py": "import bson\nfrom . import helpers\n",
+        "tests/helpers.py": "import msgpack\n",
+        "tests/conftest.py": "import hypothesis\n",
+    }
+    data = samples.candidate()
+    data["files"] = {**data["files"], "test_files": ["tests/preconf/test_pyyaml.py"]}
+    data["test_patch"] = "+++ b/tests/preconf/test_pyyaml.py\n+import ujson\n"
+    cand = Candidate.from_dict(data)
+    found = test_imports(cand, lambda p: files[p].encode() if p in files else None)
+    assert {"yaml", "bson", "msgpack", "hypothesis", "ujson"} <= found
+    assert relative_import_paths("a/b/c.py", "from ...x import y\n") == []
+    assert relative_import_paths("a/b/c.py", "from .m.n import (y,\n") == [
+        "a/b/m/n.py",
+        "a/b/m/n/__init__.py",
+    ]
