@@ -21,11 +21,12 @@ from typing import Any
 from swe_forge import __version__
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+from swe_forge.ecosystems import Ecosystem, detect_ecosystem, ecosystem_named
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import SweForgeError
 from swe_forge.gates.clock import clock_reads
 from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
-from swe_forge.gates.runner import PytestRunner, protect_spec
+from swe_forge.gates.runner import PytestRunner, TestRunner, protect_spec
 from swe_forge.gates.sandbox import Sandbox
 from swe_forge.gates.scope import PatchScope, patch_scope
 from swe_forge.gates.sufficiency import SufficiencySettings, assess
@@ -174,6 +175,9 @@ class Admitter:
         refused = self.gold_guard(cand)
         if refused:
             return self._reject(cand, "gold_refused", refused), timings
+        eco = self.ecosystem(cand)
+        if eco is not None:
+            return self._admit_ecosystem(cand, eco, images, say, timings)
         t = time.perf_counter()
         if images is not None and images.status == "ok":
             rec = images
@@ -208,6 +212,67 @@ class Admitter:
             verdict = self._gate(cand, rec, files, say)
         timings["gate"] = time.perf_counter() - t
         return self._after_gate(cand, rec, files, verdict, timings)
+
+    def ecosystem(self, cand: Candidate) -> Ecosystem | None:
+        """The adapter of the candidate's repository at its base commit (None for Python,
+        which keeps its own code path)."""
+        repo = self._repo(cand)
+        if repo is None:
+            return None
+
+        def read(path: str) -> bytes | None:
+            assert repo is not None
+            found = repo.blob_at(cand.base_commit, path)
+            return found[1] if found else None
+
+        name = detect_ecosystem(read)
+        return None if name == "python" else ecosystem_named(name)
+
+    def _admit_ecosystem(
+        self,
+        cand: Candidate,
+        eco: Ecosystem,
+        images: ImageRecord | None,
+        say: Callable[[str], None],
+        timings: dict[str, float],
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
+        """The same stages for another ecosystem: its images, its runner, its scope."""
+        t = time.perf_counter()
+        if images is not None and images.status == "ok":
+            rec = images
+            provide(self.engine, needs_of_record(rec), NoteReporter(say))
+        else:
+            say(f"building images ({eco.name})")
+            with self.build_slots:
+                rec = self.builder.build(cand)
+        timings["build"] = time.perf_counter() - t
+        if rec.status != "ok":
+            return self._reject(
+                cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
+            ), timings
+        files = eco.test_files(cand.test_patch)
+        if not files and self.gate.scope == "touched":
+            return self._reject(
+                cand, "no_test_files", "the test patch touches no test file"
+            ), timings
+        runner = eco.runner(str(rec.project_name or ""))
+        t = time.perf_counter()
+        with self.test_slots:
+            verdict = run_gate(
+                self.sandbox,
+                rec.instance_image_id or rec.instance_image,
+                runner,
+                test_patch=cand.test_patch,
+                gold_patch=cand.patch,
+                test_files=files,
+                protect=eco.protect(cand.test_patch),
+                settings=self.gate,
+                labels=self.engine.default_labels,
+                scope=eco.scope(cand.test_patch),
+                progress=say,
+            )
+        timings["gate"] = time.perf_counter() - t
+        return self._after_gate(cand, rec, files, verdict, timings, eco=eco, runner=runner)
 
     def scope(self, cand: Candidate) -> PatchScope:
         """The tests the candidate's test patch adds or changes (read against the base
@@ -272,6 +337,8 @@ class Admitter:
         files: list[str],
         verdict: GateVerdict,
         timings: dict[str, float],
+        eco: Ecosystem | None = None,
+        runner: TestRunner | None = None,
     ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
         timings["runs"] = sum(r.seconds for r in verdict.runs)
         runs = [r.to_dict() for r in verdict.runs]
@@ -317,10 +384,14 @@ class Admitter:
             if not report.passed:
                 detail = "; ".join(f["detail"] for f in report.findings)
                 return self._reject(cand, "image_audit_failed", detail), timings
-        manifest = self._manifest(cand, rec, files, verdict, suff.flags, image_audit, runs)
+        manifest = self._manifest(
+            cand, rec, files, verdict, suff.flags, image_audit, runs, runner=runner
+        )
         manifest.problem_statement = statement
         manifest.audit["statement"] = statement_audit
         manifest.audit["clock"] = self.clock(cand)
+        if eco is not None:
+            self._ecosystem_blocks(manifest, cand, rec, eco)
         # Calibration: the gold patch graded once with every canary its fail-to-pass tests
         # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
         # gold patch fails are armed; the capabilities in use become the gate's allowance.
@@ -349,11 +420,14 @@ class Admitter:
         }
         if cal.leaked:
             manifest.harness["canaries"]["leaked"] = cal.leaked
-        manifest.audit["capabilities"] = {
-            "scope": self.verifier.settings.capability_scope,
-            "base": capabilities.base_capabilities(cal.base_capabilities, self.verifier.is_source),
-            "gold": cal.gold_capabilities,
-        }
+        if eco is None:
+            manifest.audit["capabilities"] = {
+                "scope": self.verifier.settings.capability_scope,
+                "base": capabilities.base_capabilities(
+                    cal.base_capabilities, self.verifier.is_source
+                ),
+                "gold": cal.gold_capabilities,
+            }
         # The task must be gradable as shipped: the gold patch has to score 1.0 through the
         # very verifier (guards, capability gate, sandbox, canaries, checks) that grades agents.
         t = time.perf_counter()
@@ -373,6 +447,37 @@ class Admitter:
             "canaries": graded.verifier.get("canaries"),
         }
         return manifest, timings
+
+    def _ecosystem_blocks(
+        self, manifest: TaskManifest, cand: Candidate, rec: ImageRecord, eco: Ecosystem
+    ) -> None:
+        """What another ecosystem adds to a manifest: its toolchain and module, its
+        environment, and the capabilities the base code and the gold patch use."""
+        recipe = dict(rec.recipe)
+        manifest.image["ecosystem"] = eco.name
+        manifest.image["toolchain"] = recipe.get("toolchain", "")
+        manifest.image["toolchain_source"] = recipe.get("toolchain_source", "")
+        manifest.harness["module"] = rec.project_name or ""
+        env = dict(manifest.environment or {})
+        env_vars = recipe.get("env")
+        if isinstance(env_vars, dict):
+            env["env"] = dict(sorted(env_vars.items()))
+        manifest.environment = env
+        repo = self._repo(cand)
+        base: list[str] = []
+        if repo is not None:
+
+            def read(path: str) -> bytes | None:
+                assert repo is not None
+                found = repo.blob_at(cand.base_commit, path)
+                return found[1] if found else None
+
+            base = eco.base_capabilities(repo.paths(cand.base_commit), read)
+        manifest.audit["capabilities"] = {
+            "scope": "patch",
+            "base": base,
+            "gold": eco.capabilities(cand.patch),
+        }
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:
         """The task's problem statement and where it came from.
@@ -453,7 +558,9 @@ class Admitter:
         flags: list[dict[str, str]],
         image_audit: dict[str, Any] | None,
         runs: list[dict[str, Any]],
+        runner: TestRunner | None = None,
     ) -> TaskManifest:
+        runner = runner or self.runner
         prov = dict(cand.to_dict()["provenance"])
         prov["admitted_with"] = __version__
         v = self.verifier.settings
@@ -502,9 +609,9 @@ class Admitter:
                 "registry": rec.registry.to_dict() if rec.registry else None,
             },
             harness={
-                "runner": self.runner.name,
+                "runner": runner.name,
                 "test_files": files,
-                "test_command": self.runner.command(files, order_seed=0),
+                "test_command": runner.command(files, order_seed=0),
                 "test_patch_sha256": sha256(cand.test_patch),
                 "gold_patch_sha256": sha256(cand.patch),
                 "harness_sha256": self.verifier.harness_sha256,

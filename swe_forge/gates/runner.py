@@ -178,7 +178,7 @@ def run_tests(
             patches = [{"name": "test", "path": session.put("test.patch", test_patch)}]
             if gold_patch is not None:
                 patches.append({"name": "gold", "path": session.put("gold.patch", gold_patch)})
-            job = {
+            job: dict[str, Any] = {
                 "patches": patches,
                 "protect": protect,
                 "run": {
@@ -194,6 +194,10 @@ def run_tests(
                     "canaries": None,
                 },
             }
+            run_spec = getattr(runner, "run_spec", None)
+            if run_spec is not None:
+                # Another ecosystem's runner: its command, environment and report format.
+                job["run"].update(run_spec(test_files, order_seed=order_seed, hash_seed=hash_seed))
             try:
                 answer = session.call("all", job, timeout=timeout + 300)
             except SandboxTimeout:

@@ -39,6 +39,7 @@ HARNESS_FILES = (
     "swe_forge_supervisor.py",
     "swe_forge_capabilities.py",
     "swe_forge_canaries.py",
+    "swe_forge_polyglot.py",
 )
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"

@@ -172,11 +172,14 @@ def install_command(install: bool) -> str:
     )
 
 
-def instance_tag(env: str, instance_id: str, base_commit: str, install: bool) -> str:
+def instance_tag(
+    env: str, instance_id: str, base_commit: str, install: bool, install_cmd: str | None = None
+) -> str:
     """``swe-forge.invalid/instance:<instance id>-<hash12>``; the hash covers the Dockerfile's
     text, the install step, the env image and the commit, so a changed recipe never reuses a
-    stale image."""
-    recipe = f"{INSTANCE_DOCKERFILE}\n{env}\n{base_commit}\n{install}\n{install_command(install)}"
+    stale image. ``install_cmd`` is another ecosystem's install step (pip's by default)."""
+    cmd = install_command(install) if install_cmd is None else install_cmd
+    recipe = f"{INSTANCE_DOCKERFILE}\n{env}\n{base_commit}\n{install}\n{cmd}"
     digest = hashlib.sha256(recipe.encode()).hexdigest()
     return f"{local_name('instance')}:{sanitize_tag(instance_id)}-{digest[:12]}"
 
@@ -262,14 +265,17 @@ def build_instance(
     work_dir: Path,
     log_dir: Path,
     extra_labels: dict[str, str],
+    install_cmd: str | None = None,
 ) -> tuple[str, str, str, int, int, float]:
-    """Build the instance image.
+    """Build the instance image (``install_cmd``: another ecosystem's install step).
 
     Returns (tag, id, scrubbed commit, source bytes, .git bytes, seconds).
     """
     start = time.perf_counter()
-    cmd = install_command(install)
-    tag = instance_tag(env_image, candidate.instance_id, candidate.base_commit, install)
+    cmd = install_command(install) if install_cmd is None else install_cmd
+    tag = instance_tag(
+        env_image, candidate.instance_id, candidate.base_commit, install, install_cmd
+    )
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="instance-") as tmp:
         ctx = Path(tmp)
         scrub = scrubbed_checkout(repo, candidate.base_commit, ctx / "testbed")
@@ -409,8 +415,25 @@ class ImageBuilder:
         )
         return recipe, installable(read)
 
+    def ecosystem(self, candidate: Candidate) -> str:
+        """The ecosystem of the candidate's repository at its base commit."""
+        from swe_forge.ecosystems import detect_ecosystem
+
+        repo = self._repo(candidate)
+
+        def read(path: str) -> bytes | None:
+            got = repo.blob_at(candidate.base_commit, path)
+            return got[1] if got else None
+
+        return detect_ecosystem(read)
+
     def build(self, candidate: Candidate) -> ImageRecord:
         """Build the three images of one candidate; failures come back in the record."""
+        eco = self.ecosystem(candidate)
+        if eco != "python":
+            from swe_forge.ecosystems import ecosystem_named
+
+            return ecosystem_named(eco).build(self, candidate)
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
         try:

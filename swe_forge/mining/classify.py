@@ -27,7 +27,29 @@ class FileKind(StrEnum):
 
 
 #: File names (matched case-insensitively, whole name) that are test code wherever they are.
-_TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py")
+_TEST_FILE_PATTERNS = (
+    "test_*.py",
+    "*_test.py",
+    "*_tests.py",
+    "tests.py",
+    "conftest.py",
+    # Other ecosystems' test files (Go; JavaScript/TypeScript).
+    "*_test.go",
+    "*.test.js",
+    "*.test.ts",
+    "*.test.jsx",
+    "*.test.tsx",
+    "*.test.mjs",
+    "*.test.cjs",
+    "*.spec.js",
+    "*.spec.ts",
+    "*.spec.jsx",
+    "*.spec.tsx",
+    "*.spec.mjs",
+    "*.spec.cjs",
+)
+#: Directory names of other ecosystems' test data and tests, at any depth (Go's ``testdata``).
+_ECOSYSTEM_TEST_DIRS = ("testdata",)
 #: Test-runner configuration files that only the tests use; held out with the tests.
 _TEST_CONFIG_FILES = ("pytest.ini", "pytest.toml", ".pytest.toml")
 #: Runner configuration outside test directories; held out with the tests.
@@ -41,7 +63,13 @@ _RUNNER_FILES = (
     ".pytest.toml",
 )
 #: File names of test *modules* (files that hold tests, not helpers or fixtures).
-TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py", "*_tests.py", "tests.py")
+TEST_MODULE_PATTERNS = (
+    "test_*.py",
+    "*_test.py",
+    "*_tests.py",
+    "tests.py",
+    *(p for p in _TEST_FILE_PATTERNS if not p.endswith(".py")),
+)
 #: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).
 _TYPING_TEST_TOP = (
     "typing-examples",
@@ -209,7 +237,9 @@ class PathClassifier:
             return FileKind.SOURCE
         name = parts[-1].lower()
         dirs = [p.lower() for p in parts[:-1]]
-        if any(d in self._test_dirs for d in dirs) or (dirs and dirs[0] in self._top_test_dirs):
+        if any(d in self._test_dirs or d in _ECOSYSTEM_TEST_DIRS for d in dirs) or (
+            dirs and dirs[0] in self._top_test_dirs
+        ):
             return FileKind.TEST
         if dirs and dirs[0] in _TYPING_TEST_TOP:
             return FileKind.TEST

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge.config import VerifyConfig
+from swe_forge.ecosystems import for_runner
+from swe_forge.ecosystems.base import capability_violations
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import DockerError
 from swe_forge.gates.runner import PytestRunner, protect_spec
@@ -241,6 +243,13 @@ class Verifier:
         """Grade the gold patch with every canary the F2P tests allow (not strict) and scan
         the whole base tree; keep the canaries the gold patch fails."""
         cal = Calibration()
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        if eco is not None:
+            # Canaries of other ecosystems are made-up failing tests, not perturbed assertions:
+            # nothing to calibrate; the gold patch is graded as an agent's patch would be.
+            cal.result = self._verify_once(task, task.patch, "gold")
+            cal.made = int((cal.result.verifier.get("canaries") or {}).get("run") or 0)
+            return cal
         result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
         if result.status == "unresolved" and cal.made:
@@ -283,6 +292,19 @@ class Verifier:
             result.violations = report.violations
             detail = "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        if eco is not None:
+            # Another ecosystem's runner configuration and capabilities, from the patch text
+            # (what the base code and the gold patch already do is allowed).
+            caps = task.audit.get("capabilities") or {}
+            found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
+            found += capability_violations(
+                eco.capabilities(patch), base=caps.get("base") or (), gold=caps.get("gold") or ()
+            )
+            if found:
+                result.violations = found
+                detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
+                return self._final(result, "invalid_patch", timings, start, detail)
         if sha256(task.test_patch) != task.harness.get("test_patch_sha256"):
             detail = "the task's test patch does not match its sha256 (a corrupted task file)"
             return self._final(result, "infra_error", timings, start, detail)
@@ -426,6 +448,14 @@ class Verifier:
         *,
         allowance: set[str],
     ) -> dict[str, Any]:
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        if eco is not None:
+            return eco.run_job(
+                task,
+                test_patch_path,
+                timeout=self.settings.timeout_seconds,
+                output_limit=self.settings.limits.output_bytes,
+            )
         files = [str(f) for f in task.harness.get("test_files", [])]
         argv = PytestRunner().argv(files)
         f2p = list(task.FAIL_TO_PASS)
@@ -573,12 +603,14 @@ def judge(
     tamper += [str(x) for x in events.get("tamper", [])]
     code = run.get("exit_code")
     ended = bool(events.get("ended"))
+    # Another ecosystem's runner (report mode) is named as such; pytest's wording is kept.
+    who = "the test runner" if "raw_exit_code" in run else "pytest"
     if ended and isinstance(code, int) and code >= 0 and events.get("exitstatus") != code:
-        tamper.append(f"pytest exited {code} but its session ended with {events.get('exitstatus')}")
+        tamper.append(f"{who} exited {code} but its session ended with {events.get('exitstatus')}")
     if code == 0 and not ended:
-        tamper.append("pytest exited 0 without ending its session")
+        tamper.append(f"{who} exited 0 without ending its session")
     if code == 0 and not events.get("connected"):
-        tamper.append("pytest exited 0 but the harness never spoke")
+        tamper.append(f"{who} exited 0 but the harness never spoke")
     if tamper:
         return (
             "tamper_detected",
@@ -627,6 +659,12 @@ def judge(
                     for n, spec in fired[:10]
                 ],
             )
+    if code != 0 and "raw_exit_code" in run and mapping:
+        # Another ecosystem's runner: its canaries are tests of their own that fail, so the
+        # runner fails; nothing else may have failed, and every package must have built.
+        others = [k for k, v in tests.items() if v == "failed" and k not in mapping]
+        if not others and not events.get("collect_errors") and code == 1:
+            code = 0
     if code != 0:
         # Every expected test passed, yet pytest failed: something failed that the harness did
         # not see (a subtest, a forged report). The exit status is the supervisor's own view.

@@ -856,6 +856,19 @@ def run_tests(job, result):
     canary_map = {}
     if spec.get("canaries"):
         canary_map = write_canaries(job, spec["canaries"], result)
+    report = spec.get("report")
+    polyglot = None
+    if report:
+        # Another ecosystem's runner: its structured stream is the report (no plugin speaks).
+        sys.path.insert(0, BIN)
+        import swe_forge_polyglot as polyglot
+
+        made = polyglot.write_extra_files(TESTBED, spec.get("extra_files"), safe_rel)
+        wanted = spec.get("canary_map") or {}
+        # A canary whose file could not be written is not expected to fail.
+        made_dirs = {os.path.dirname(p) or "." for p in made}
+        canary_map = {k: v for k, v in wanted.items() if k.split("::", 1)[0] in made_dirs}
+        result["canaries"] = {"made": len(canary_map)}
     files, dirs = lock_down(job)
     before = digest_files(files)
     # The harness's secret: a per-run key for its events, the tests, which of them are
@@ -907,6 +920,10 @@ def run_tests(job, result):
     # the supervisor must not need one.
     channel = Channel(read_fd, key)
     out_read, out_write = os.pipe()
+    # Report mode: the runner's stdout is its structured stream, kept whole (up to the output
+    # limit) apart from stderr, whose tail is kept as the output.
+    rep_read, rep_write = os.pipe() if report else (None, None)
+    stream = bytearray()
     payload = json.dumps(secret).encode("utf-8")
 
     def give_secret():
@@ -940,12 +957,30 @@ def run_tests(job, result):
                 over.set()
                 return
 
+    def pump_report():
+        while True:
+            try:
+                chunk = os.read(rep_read, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            total[0] += len(chunk)
+            stream.extend(chunk)
+            if total[0] > limit:
+                over.set()
+                return
+
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    rep_reader = None
+    if report:
+        rep_reader = threading.Thread(target=pump_report, daemon=True)
+        rep_reader.start()
     giver.start()
     t = now()
     argv = list(spec["argv"])
-    if pytest_cov_installed(env.get("VIRTUAL_ENV")) and "--no-cov" not in argv:
+    if not report and pytest_cov_installed(env.get("VIRTUAL_ENV")) and "--no-cov" not in argv:
         # Coverage measures nothing we judge, slows every test, and a project's
         # --cov-fail-under turns a passing subset of its tests into exit status 1.
         argv.append("--no-cov")
@@ -955,9 +990,9 @@ def run_tests(job, result):
         cwd=TESTBED,
         env=env,
         stdin=subprocess.DEVNULL,
-        stdout=out_write,
+        stdout=rep_write if report else out_write,
         stderr=out_write,
-        pass_fds=(write_fd, key_read),
+        pass_fds=() if report else (write_fd, key_read),
         user=job["uid"],
         group=job["gid"],
         extra_groups=[],
@@ -969,6 +1004,8 @@ def run_tests(job, result):
     os.close(write_fd)
     os.close(key_read)
     os.close(out_write)
+    if report:
+        os.close(rep_write)
     try:
         # The OOM killer takes the tests, never the judge.
         with open(f"/proc/{proc.pid}/oom_score_adj", "w") as fh:
@@ -1004,6 +1041,9 @@ def run_tests(job, result):
         returncode = None
     reader.join(2)
     os.close(out_read)
+    if report:
+        rep_reader.join(5)
+        os.close(rep_read)
     channel.thread.join(5)
     watch_events = watcher.stop()
     after = digest_files(files)
@@ -1027,6 +1067,12 @@ def run_tests(job, result):
     )
     result["exit_code"] = returncode
     result["events"] = channel.log
+    if report:
+        result["events"] = polyglot.parse(report, bytes(stream))
+        result["raw_exit_code"] = returncode
+        if isinstance(returncode, int) and returncode > 0:
+            # Runners fail with their own codes (cargo 101, go 1 or 2): one failure code.
+            result["exit_code"] = 1
     result["canary_map"] = canary_map
     result["integrity"] = {
         "changed": changed,

@@ -1,0 +1,675 @@
+"""Go: modules, ``go test -json``, toolchains from the Go module proxy.
+
+- **Toolchain.** The Go release that was newest when the base commit was made (a fixed table
+  of minor releases and the patch release we pin for each, so the same date always gives the
+  same toolchain), raised to the ``go``/``toolchain`` lines of ``go.mod``. It comes from the
+  Go module proxy as the module ``golang.org/toolchain``, checked against the checksum
+  database by the host's ``go``, and is copied into the image at ``/usr/local/go``.
+- **Dependencies.** ``go mod download`` with the chosen toolchain on the host, for the base
+  tree and for the tree with the gold and test patches (a fix may add a module), into a
+  module cache copied into the env image at ``/opt/go/modcache``. go.mod and go.sum pin
+  exact versions, so the base date needs no resolver. Tests run with ``GOPROXY=off``,
+  ``GOFLAGS=-mod=readonly``, ``GOTOOLCHAIN=local`` and no network; a missing module fails the
+  image build, not a test.
+- **Tests.** ``go test -json -count=1 -shuffle=SEED`` on the packages of the test files; the
+  supervisor reads per-test events from test2json's stream (Go frames its own lines, so a
+  test's output is an ``output`` event, never a verdict) and checks them against the exit
+  status. Test ids are ``<package dir>::<TestName>[/<subtest>]`` (``.`` for the root).
+- **Judge's files.** ``*_test.go`` and ``testdata/`` are tests; ``go.work``, ``vendor/`` and
+  the ``replace``, ``toolchain`` and ``godebug`` directives of ``go.mod`` are runner
+  configuration a candidate may not change; ``go.mod`` and ``go.sum`` are locked in the run.
+- **Capabilities.** A candidate's Go source may not newly use what reaches the process or
+  the test binary's output (``os.Exit``, ``os.Stdout``, ``syscall``, ``unsafe``,
+  ``go:linkname``, ``runtime``, the ``testing`` package, text shaped like test2json's frames...)
+  unless the base code or the gold patch already does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.ecosystems.base import (
+    Reader,
+    added_lines,
+    canary_name,
+    digest_text,
+    scan_capabilities,
+    touched_paths,
+)
+from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.errors import BuildError, DockerError, SweForgeError
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.records import Candidate, TaskManifest
+
+#: Minor releases: (minor, first release date, the patch release pinned for it). The patch
+#: is the last of its line on the proxy: bug and security fixes only, and fixed for good.
+GO_RELEASES: tuple[tuple[str, str, str], ...] = (
+    ("1.17", "2021-08-16", "1.17.13"),
+    ("1.18", "2022-03-15", "1.18.10"),
+    ("1.19", "2022-08-02", "1.19.13"),
+    ("1.20", "2023-02-01", "1.20.14"),
+    ("1.21", "2023-08-08", "1.21.13"),
+    ("1.22", "2024-02-06", "1.22.12"),
+    ("1.23", "2024-08-13", "1.23.12"),
+    ("1.24", "2025-02-11", "1.24.13"),
+    ("1.25", "2025-08-12", "1.25.14"),
+    ("1.26", "2026-02-10", "1.26.11"),
+)
+#: Where the toolchain and the module cache live in the image.
+GOROOT = "/usr/local/go"
+MODCACHE = "/opt/go/modcache"
+BUILD_CACHE = "/opt/go/cache"
+GO_PATH_ENV = f"{GOROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: The environment of every go command in an image (build and tests).
+GO_ENV = {
+    "GOTOOLCHAIN": "local",
+    "GOPROXY": "off",
+    "GOSUMDB": "off",
+    "GOFLAGS": "-mod=readonly",
+    "GOMODCACHE": MODCACHE,
+    "CGO_ENABLED": "0",
+    "GOTELEMETRY": "off",
+    "GOWORK": "off",
+}
+ENV_DOCKERFILE = """\
+FROM {base}
+COPY go {goroot}
+COPY modcache {modcache}
+ENV PATH={path} {env}
+"""
+#: The instance's build step: every module the tests need must be in the cache (a missing
+#: one fails the build here, not a test later), and the build cache is warmed so that a test
+#: run compiles only what a patch changes.
+INSTALL = (
+    "export GOCACHE={cache} HOME=/root && cd /testbed && go list -deps -test ./... >/dev/null "
+    "&& {{ go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true; }} "
+    "&& chmod -R a+rX {cache}"
+)
+
+_GO_DIRECTIVE = re.compile(r"^go\s+(\d+\.\d+(?:\.\d+)?)\s*$", re.M)
+_TOOLCHAIN_DIRECTIVE = re.compile(r"^toolchain\s+go(\d+\.\d+(?:\.\d+)?)\s*$", re.M)
+_MODULE = re.compile(r"^module\s+(\S+)", re.M)
+_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
+_TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
+
+#: What a candidate's Go code may not newly use (see the module docstring).
+CAPABILITIES: dict[str, re.Pattern[str]] = {
+    "os.Exit": re.compile(r"\bos\.Exit\b"),
+    "os.Stdout/os.Stderr": re.compile(r"\bos\.(Stdout|Stderr|NewFile)\b"),
+    "fmt.Print": re.compile(r"\bfmt\.Print(ln|f)?\b|^\s*print(ln)?\("),
+    "syscall": re.compile(r"\"syscall\"|\bsyscall\.|golang\.org/x/sys/unix"),
+    "unsafe": re.compile(r"\"unsafe\""),
+    "runtime": re.compile(r"\"runtime\"|\"runtime/debug\"|\bruntime\.Goexit\b"),
+    "os/exec": re.compile(r"\"os/exec\""),
+    "os/signal": re.compile(r"\"os/signal\""),
+    "reflect": re.compile(r"\"reflect\""),
+    "testing": re.compile(r"\"testing\""),
+    "go:linkname": re.compile(r"//go:linkname"),
+    "cgo": re.compile(r"^\s*import\s+\"C\"|//\s*#cgo\b", re.M),
+    "init": re.compile(r"^func\s+init\s*\(", re.M),
+    "test-runner text": re.compile(r"--- (PASS|FAIL|SKIP)|=== (RUN|PAUSE|CONT)|\\x16|\\u0016|\x16"),
+}
+
+
+def go_mod_info(text: str) -> dict[str, str]:
+    """module, go and toolchain lines of a go.mod."""
+    out: dict[str, str] = {}
+    pairs = (("module", _MODULE), ("go", _GO_DIRECTIVE), ("toolchain", _TOOLCHAIN_DIRECTIVE))
+    for key, rx in pairs:
+        m = rx.search(text)
+        if m:
+            out[key] = m.group(1)
+    return out
+
+
+def _vkey(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def choose_toolchain(base_date: str, go_line: str = "", toolchain_line: str = "") -> str:
+    """The pinned Go release for a commit made on ``base_date`` (ISO date), no older than the
+    ``go`` and ``toolchain`` lines of its go.mod ask for."""
+    day = base_date[:10]
+    released = [r for r in GO_RELEASES if r[1] <= day] or [GO_RELEASES[0]]
+    choice = released[-1]
+    floor = max((v for v in (go_line, toolchain_line) if v), key=_vkey, default="")
+    if floor:
+        minor = ".".join(floor.split(".")[:2])
+        if _vkey(minor) > _vkey(choice[0]):
+            later = [r for r in GO_RELEASES if _vkey(r[0]) >= _vkey(minor)]
+            if not later:
+                raise BuildError(
+                    f"go.mod asks for Go {floor}, newer than any pinned toolchain",
+                    hint="add the release to swe_forge/ecosystems/go.py GO_RELEASES",
+                )
+            choice = later[0]
+    return choice[2]
+
+
+def host_go() -> str:
+    """The host's go command (used only to fetch and check modules)."""
+    found = shutil.which("go")
+    if not found:
+        raise BuildError("the go command is not on this machine", hint="install Go on the host")
+    return found
+
+
+def _go(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 1800) -> str:
+    full = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "GOFLAGS": "-mod=mod",
+        "GOTOOLCHAIN": "local",
+        "GOTELEMETRY": "off",
+        "CGO_ENABLED": "0",
+        **{k: v for k, v in os.environ.items() if k in ("GOPROXY", "GOSUMDB", "GONOSUMDB")},
+        **env,
+    }
+    proc = subprocess.run(
+        argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise BuildError(f"{' '.join(argv[:4])} failed:\n{tail}")
+    return proc.stdout
+
+
+def fetch_toolchain(version: str, cache: Path) -> Path:
+    """The extracted toolchain ``go<version>`` for linux/amd64 (fetched once per machine)."""
+    store = cache / "go" / "toolchains"
+    store.mkdir(parents=True, exist_ok=True)
+    module = f"golang.org/toolchain@v0.0.1-go{version}.linux-amd64"
+    with tempfile.TemporaryDirectory(dir=store) as tmp:
+        out = _go(
+            [host_go(), "mod", "download", "-json", module],
+            cwd=Path(tmp),
+            env={"GOMODCACHE": str(store)},
+        )
+    data = json.loads(out)
+    extracted = Path(data["Dir"])
+    if not (extracted / "bin" / "go").is_file():
+        raise BuildError(f"the toolchain module {module} has no bin/go")
+    # Module zips keep no file modes: the SDK is copied out once, its programs made executable
+    # (as the go command does when it switches toolchains itself).
+    sdk = cache / "go" / "sdk" / f"go{version}"
+    if not (sdk / "bin" / "go").is_file():
+        tmp_sdk = sdk.with_name(f".go{version}-{os.getpid()}")
+        shutil.rmtree(tmp_sdk, ignore_errors=True)
+        shutil.copytree(extracted, tmp_sdk, symlinks=True)
+        for path in tmp_sdk.rglob("*"):
+            if path.is_symlink():
+                continue
+            mode = 0o755 if path.is_dir() else 0o644
+            rel = path.relative_to(tmp_sdk).parts
+            if path.is_file() and (rel[0] == "bin" or rel[:2] == ("pkg", "tool")):
+                mode = 0o755
+            path.chmod(mode)
+        tmp_sdk.chmod(0o755)
+        shutil.rmtree(sdk, ignore_errors=True)
+        tmp_sdk.rename(sdk)
+    return sdk
+
+
+def download_modules(go_bin: Path, tree: Path, modcache: Path) -> None:
+    """Every module the packages and tests of ``tree`` need, into ``modcache``."""
+    env = {"GOMODCACHE": str(modcache), "GOFLAGS": "-mod=mod", "GOWORK": "off"}
+    _go([str(go_bin), "mod", "download"], cwd=tree, env=env)
+    # ``download`` alone misses what only tests of dependencies import on old go.mod files.
+    _go([str(go_bin), "list", "-e", "-deps", "-test", "./..."], cwd=tree, env=env)
+
+
+def package_dir(path: str) -> str:
+    """The package directory of a file (``.`` at the root)."""
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+@dataclass(frozen=True)
+class GoScope:
+    """The tests a test patch defines or changes: top-level test functions its added lines
+    declare, and every test of a test file it creates."""
+
+    names: frozenset[tuple[str, str]]  # (package dir, TestName)
+    new_dirs: frozenset[str]
+
+    def covers(self, test: str) -> bool:
+        """Is ``test`` (``dir::TestName/sub``) defined or changed by the test patch?"""
+        pkg, _, name = test.partition("::")
+        top = name.split("/", 1)[0]
+        return (pkg, top) in self.names
+
+
+class GoRunner:
+    """``go test -json`` on the packages of the test files."""
+
+    name = "go-test"
+
+    def __init__(self, module: str, packages: list[str] | None = None) -> None:
+        self.module = module
+        self.packages = packages
+
+    def _packages(self, test_files: list[str]) -> list[str]:
+        if self.packages is not None:
+            return self.packages
+        return sorted({package_dir(f) for f in test_files}) or ["..."]
+
+    def argv(self, test_files: list[str], *, order_seed: int = 0, run: str = "") -> list[str]:
+        """The test command: a warm build cache copied to tmpfs, then go test."""
+        pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
+        pkgs = ["./..." if p == "./..." else p for p in pkgs]
+        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", "-timeout=0"]
+        if run:
+            cmd.append(f"-run={run}")
+        cmd += pkgs
+        script = (
+            'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null; '
+            "exec " + " ".join(shlex.quote(a) for a in cmd)
+        )
+        return ["/bin/sh", "-c", script]
+
+    def command(self, test_files: list[str], *, order_seed: int) -> str:
+        """The command as one shell line (recorded in manifests)."""
+        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
+
+    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+        """The supervisor's ``run`` fields for one gate run."""
+        return {
+            "argv": self.argv(test_files, order_seed=order_seed),
+            "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
+            "report": {
+                "format": "go-test-json",
+                "module": self.module,
+                "packages": self._packages(test_files),
+            },
+        }
+
+
+class GoEcosystem:
+    """The Go adapter (see the module docstring)."""
+
+    name = "go"
+    runner_name = "go-test"
+
+    def detect(self, read: Reader) -> bool:
+        """A go.mod at the root."""
+        return read("go.mod") is not None
+
+    def is_test_file(self, path: str) -> bool:
+        """``*_test.go`` files."""
+        return path.endswith("_test.go")
+
+    def test_files(self, test_patch: str) -> list[str]:
+        """Test files the test patch adds or changes (not deleted ones)."""
+        from swe_forge.diffs import DiffParseError, parse_diff
+
+        try:
+            parsed = parse_diff(test_patch)
+        except DiffParseError:
+            return []
+        return sorted(
+            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
+        )
+
+    def scope(self, test_patch: str) -> GoScope:
+        """Test functions the test patch declares (in added lines or new files)."""
+        from swe_forge.diffs import DiffParseError, parse_diff
+
+        names: set[tuple[str, str]] = set()
+        new_dirs: set[str] = set()
+        try:
+            parsed = parse_diff(test_patch)
+        except DiffParseError:
+            parsed = []
+        for fp in parsed:
+            if not fp.new_path or not self.is_test_file(fp.new_path):
+                continue
+            pkg = package_dir(fp.new_path)
+            if fp.old_path is None:
+                new_dirs.add(pkg)
+            current = ""
+            for hunk in fp.hunks:
+                for tag, body in hunk.lines:
+                    line = body.decode("utf-8", "replace")
+                    m = _TEST_FUNC.match(line)
+                    if m:
+                        current = m.group(1)
+                        if tag == 0x2B:
+                            names.add((pkg, current))
+                    elif tag in (0x2B, 0x2D) and current:
+                        # A changed line inside a test function's body changes that test.
+                        names.add((pkg, current))
+                    if line.startswith("}"):
+                        current = ""
+        return GoScope(frozenset(names), frozenset(new_dirs))
+
+    def runner(self, module: str, packages: list[str] | None = None) -> GoRunner:
+        """The gate's runner for a module."""
+        return GoRunner(module, packages)
+
+    # -------------------------------------------------------------- judge's files, capabilities
+    def patch_violations(
+        self, patch: str, *, gold_patch: str, read_base: Reader | None
+    ) -> list[dict[str, str]]:
+        """go.work, vendor/ and go.mod's replace/toolchain/godebug lines (unless gold does)."""
+        out: list[dict[str, str]] = []
+        gold_paths = set(touched_paths(gold_patch))
+        for path in touched_paths(patch):
+            top = path.split("/", 1)[0]
+            workspace = path in ("go.work", "go.work.sum")
+            if (workspace or top == "vendor" or "/vendor/" in path) and path not in gold_paths:
+                out.append(
+                    {
+                        "code": "runner_config",
+                        "detail": f"{path}: workspace and vendored modules decide what code "
+                        "the tests link against",
+                    }
+                )
+        directives = _mod_directives(patch)
+        allowed = _mod_directives(gold_patch)
+        for line in sorted(directives - allowed):
+            out.append(
+                {
+                    "code": "runner_config",
+                    "detail": f"go.mod: {line.strip()[:200]} (replace, toolchain and godebug "
+                    "lines decide which code and which runtime the tests use)",
+                }
+            )
+        return out
+
+    def capabilities(self, patch: str) -> list[str]:
+        """Capabilities the added lines of non-test Go files use."""
+        lines = added_lines(patch, lambda p: p.endswith(".go") and not self.is_test_file(p))
+        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+
+    def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
+        """Capabilities the base tree's non-test Go files (outside vendor/) use."""
+        found: set[str] = set()
+        for path in paths:
+            if not path.endswith(".go") or self.is_test_file(path) or path.startswith("vendor/"):
+                continue
+            data = read(path)
+            if data is None:
+                continue
+            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
+            if len(found) == len(CAPABILITIES):
+                break
+        return sorted(found)
+
+    def protect(self, test_patch: str) -> dict[str, list[str]]:
+        """Files locked during a run: the test patch's paths, testdata trees, go.mod/go.sum."""
+        files = set(touched_paths(test_patch)) | {"go.mod", "go.sum"}
+        trees = set()
+        for path in touched_paths(test_patch):
+            parts = path.split("/")
+            if "testdata" in parts:
+                trees.add("/".join(parts[: parts.index("testdata") + 1]))
+        return {"files": sorted(files), "trees": sorted(trees)}
+
+    # ------------------------------------------------------------------------------ verifying
+    def run_job(
+        self,
+        task: TaskManifest,
+        test_patch_path: str,
+        *,
+        timeout: float,
+        output_limit: int,
+        canaries: bool = True,
+        rng: random.Random | None = None,
+    ) -> dict[str, Any]:
+        """The verifier's run: the expected tests and, per package of the FAIL_TO_PASS tests,
+        a canary test (a plausible name, a body that fails) that must be reported failed."""
+        rng = rng or random.SystemRandom()
+        module = str(task.harness.get("module") or "")
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        packages = sorted({t.split("::", 1)[0] for t in expected})
+        tops = {t.split("::", 1)[1].split("/", 1)[0] for t in expected if "::" in t}
+        files: list[dict[str, str]] = []
+        canary_map: dict[str, dict[str, Any]] = {}
+        if canaries:
+            for pkg in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
+                name = "Test" + canary_name(rng)
+                while name in tops:
+                    name += str(rng.randint(2, 9))
+                tops.add(name)
+                fname = canary_name(rng, "snake") + "_test.go"
+                path = fname if pkg == "." else f"{pkg}/{fname}"
+                files.append({"path": path, "template": "go", "name": name})
+                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == pkg)
+                canary_map[f"{pkg}::{name}"] = {"test": target, "site": 0}
+        run = "^(" + "|".join(sorted(re.escape(t) for t in tops)) + ")$"
+        runner = GoRunner(module, packages)
+        return {
+            "late_patches": [{"name": "test", "path": test_patch_path}],
+            "protect": self.protect(task.test_patch),
+            "run": {
+                "argv": runner.argv([], order_seed=rng.randrange(2**31), run=run),
+                "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
+                "timeout": timeout,
+                "output_limit": output_limit,
+                "select": None,
+                "canaries": None,
+                "extra_files": files,
+                "canary_map": canary_map,
+                "report": {"format": "go-test-json", "module": module, "packages": packages},
+            },
+        }
+
+    # ------------------------------------------------------------------------------- images
+    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+        """Toolchain, module cache, env and instance images (failures come back in the record)."""
+        from swe_forge.images.base import BaseRecipe, ensure_base
+        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+
+        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
+        stage = "recipe"
+        try:
+            repo = builder._repo(candidate)
+            commit = repo.commit(candidate.base_commit)
+            got = repo.blob_at(candidate.base_commit, "go.mod")
+            if got is None:
+                raise BuildError("no go.mod at the base commit")
+            info = go_mod_info(got[1].decode("utf-8", "replace"))
+            module = info.get("module", "")
+            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
+            version = choose_toolchain(date, info.get("go", ""), info.get("toolchain", ""))
+            rec.project_name = module
+            rec.recipe = {
+                "ecosystem": "go",
+                "module": module,
+                "go_directive": info.get("go", ""),
+                "toolchain": f"go{version}",
+                "toolchain_source": f"golang.org/toolchain@v0.0.1-go{version}.linux-amd64",
+                "base_date": date,
+                "env": dict(GO_ENV),
+            }
+            stage = "toolchain"
+            t = time.perf_counter()
+            goroot = fetch_toolchain(version, builder.cache)
+            rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
+            stage = "base"
+            base = ensure_base(
+                builder.engine,
+                BaseRecipe.for_distro("bookworm"),
+                mirror=builder.config.images.debian_mirror,
+                work_dir=builder.work_dir,
+                log_dir=builder.log_dir,
+            )
+            rec.base_image = base.tag
+            rec.reused["base"] = not base.built
+            stage = "resolve"
+            t = time.perf_counter()
+            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="go-") as tmp:
+                ctx = Path(tmp)
+                modcache = ctx / "modcache"
+                modcache.mkdir()
+                sums = self._download(repo, candidate, goroot, ctx, modcache)
+                rec.lock_digest = digest_text(f"go{version}", *sums)
+                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
+                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
+                stage = "env"
+                env_tag, env_id, env_s = self._env_image(
+                    builder, base.tag, goroot, modcache, ctx, rec.lock_digest
+                )
+                _make_writable(modcache)
+            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.reused["env"] = env_s == 0.0
+            rec.seconds["env"] = round(env_s, 3)
+            stage = "instance"
+            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
+                builder.engine,
+                env_tag,
+                repo,
+                candidate,
+                install=True,
+                install_cmd=INSTALL.format(cache=BUILD_CACHE),
+                work_dir=builder.work_dir,
+                log_dir=builder.log_dir,
+                extra_labels={
+                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
+                    f"{LABEL_PREFIX}.ecosystem": "go",
+                    f"{LABEL_PREFIX}.toolchain": f"go{version}",
+                },
+            )
+            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
+            rec.reused["instance"] = inst_s == 0.0
+            rec.seconds["instance"] = round(inst_s, 3)
+            rec.sizes["source_tree"] = source_bytes
+            rec.sizes["git_dir"] = git_bytes
+            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
+            env_info = builder.engine.image(env_tag)
+            rec.sizes["env_image"] = env_info.size if env_info else 0
+        except DockerError:
+            raise
+        except SweForgeError as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = str(exc)[-4000:]
+            if isinstance(exc, BuildError) and exc.hint:
+                rec.detail += f"\n{exc.hint}"
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        return rec
+
+    def _download(
+        self, repo: Any, candidate: Candidate, goroot: Path, ctx: Path, modcache: Path
+    ) -> list[str]:
+        """Modules of the base tree and of the tree with both patches; returns the go.sum
+        texts (the lock)."""
+        from swe_forge.git.scrub import scrubbed_checkout
+
+        sums: list[str] = []
+        tree = ctx / "tree"
+        scrubbed_checkout(repo, candidate.base_commit, tree)
+        go_bin = goroot / "bin" / "go"
+        download_modules(go_bin, tree, modcache)
+        sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
+        for patch in (candidate.patch, candidate.test_patch):
+            proc = subprocess.run(
+                ["git", "apply", "--whitespace=nowarn", "-"],
+                cwd=tree,
+                input=patch.encode("utf-8", "surrogateescape"),
+                capture_output=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+        if "go.mod" in touched_paths(candidate.patch) or "go.sum" in touched_paths(candidate.patch):
+            download_modules(go_bin, tree, modcache)
+        sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
+        shutil.rmtree(tree)
+        # The cache's own lock files and VCS checkouts are not needed offline.
+        shutil.rmtree(modcache / "cache" / "vcs", ignore_errors=True)
+        return sums
+
+    def _env_image(
+        self,
+        builder: ImageBuilder,
+        base_tag: str,
+        goroot: Path,
+        modcache: Path,
+        ctx: Path,
+        lock: str,
+    ) -> tuple[str, str, float]:
+        env_line = " ".join(f"{k}={v}" for k, v in sorted(GO_ENV.items()))
+        dockerfile = ENV_DOCKERFILE.format(
+            base=base_tag, goroot=GOROOT, modcache=MODCACHE, path=GO_PATH_ENV, env=env_line
+        )
+        tag = f"{local_name('env')}:go-{digest_text(dockerfile, lock)[:16]}"
+        found = builder.engine.image(tag)
+        if found is not None:
+            return tag, found.id, 0.0
+        start = time.perf_counter()
+        shutil.copytree(goroot, ctx / "go", symlinks=True)
+        # Module cache files are read-only (0444) on the host; the image only reads them.
+        (ctx / "Dockerfile").write_text(dockerfile)
+        (ctx / ".dockerignore").write_text("tree\n")
+        built = builder.engine.build(
+            ctx,
+            tag,
+            labels={
+                f"{LABEL_PREFIX}.kind": "env",
+                f"{LABEL_PREFIX}.ecosystem": "go",
+                f"{LABEL_PREFIX}.base": base_tag,
+                f"{LABEL_PREFIX}.lock": lock,
+            },
+            log_path=builder.log_dir / f"env-go-{lock[:16]}.log",
+        )
+        return tag, built.id, time.perf_counter() - start
+
+
+def _make_writable(root: Path) -> None:
+    """Give back write permission to a module cache (read-only by design) so it can go."""
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+
+
+def _mod_directives(patch: str) -> set[str]:
+    """go.mod lines a patch adds or removes that are replace/toolchain/godebug directives
+    (or lines inside a ``replace (...)`` block)."""
+    from swe_forge.diffs import DiffParseError, parse_diff
+
+    try:
+        parsed = parse_diff(patch)
+    except DiffParseError:
+        return set()
+    out: set[str] = set()
+    for fp in parsed:
+        if (fp.new_path or fp.old_path or "").rsplit("/", 1)[-1] != "go.mod":
+            continue
+        block = ""
+        for hunk in fp.hunks:
+            for tag, body in hunk.lines:
+                line = body.decode("utf-8", "replace").strip()
+                word = line.split(" ", 1)[0].split("(", 1)[0]
+                if line.endswith("(") and word:
+                    block = word
+                elif line == ")":
+                    block = ""
+                if tag in (0x2B, 0x2D) and (
+                    word in ("replace", "toolchain", "godebug") or block in ("replace", "godebug")
+                ):
+                    out.add(("+" if tag == 0x2B else "-") + line)
+    return out
+
+
+def package_name(source: str) -> str:
+    """The package clause of a Go file ("" when none)."""
+    m = _PACKAGE.search(source)
+    return m.group(1) if m else ""
