@@ -1,0 +1,231 @@
+"""The Go adapter's pure parts: toolchain choice, go.mod, report parsing, guards, scope."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
+from swe_forge.ecosystems.base import capability_violations
+from swe_forge.ecosystems.go import (
+    CAPABILITIES,
+    GoEcosystem,
+    GoRunner,
+    choose_toolchain,
+    go_mod_info,
+)
+from swe_forge.errors import BuildError
+from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+from swe_forge.mining.classify import FileKind, PathClassifier
+
+GO = GoEcosystem()
+
+
+def _diff(path: str, old: list[str], new: list[str], *, created: bool = False) -> str:
+    head = f"diff --git a/{path} b/{path}\n"
+    if created:
+        head += "new file mode 100644\n--- /dev/null\n"
+    else:
+        head += f"--- a/{path}\n"
+    head += f"+++ b/{path}\n@@ -{0 if created else 1},{len(old)} +1,{len(new)} @@\n"
+    return head + "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new)
+
+
+@pytest.mark.parametrize(
+    ("date", "go_line", "toolchain", "want"),
+    [
+        ("2024-03-04", "1.21", "", "1.22.12"),  # newest release by the date
+        ("2023-09-01", "", "", "1.21.13"),
+        ("2019-01-01", "", "", "1.17.13"),  # older than the table: its first entry
+        ("2023-09-01", "1.22", "", "1.22.12"),  # raised to go.mod's go line
+        ("2023-09-01", "1.21", "1.23.1", "1.23.12"),  # and to its toolchain line
+        ("2026-11-30", "", "", "1.26.11"),
+    ],
+)
+def test_toolchain_by_date_and_go_mod(date: str, go_line: str, toolchain: str, want: str) -> None:
+    assert choose_toolchain(date, go_line, toolchain) == want
+
+
+def test_toolchain_newer_than_any_pinned_is_a_build_error() -> None:
+    with pytest.raises(BuildError, match="newer than any pinned"):
+        choose_toolchain("2024-01-01", "1.99")
+
+
+def test_go_mod_info() -> None:
+    text = "module example.com/x/y\n\ngo 1.21.3\n\ntoolchain go1.22.1\n\nrequire a.b/c v1.0.0\n"
+    assert go_mod_info(text) == {"module": "example.com/x/y", "go": "1.21.3", "toolchain": "1.22.1"}
+
+
+def test_detect_and_runner_lookup() -> None:
+    files = {"go.mod": b"module m\n"}
+    assert detect_ecosystem(files.get) == "go"
+    assert detect_ecosystem({"setup.py": b""}.get) == "python"
+    assert for_runner("pytest") is None
+    eco = for_runner("go-test")
+    assert eco is not None and eco.name == "go"
+    assert ecosystem_named("go").runner_name == "go-test"
+
+
+def test_classifier_knows_go_tests() -> None:
+    c = PathClassifier(load_config().classify)
+    assert c.classify("pkg/x_test.go") is FileKind.TEST
+    assert c.classify("pkg/testdata/in.txt") is FileKind.TEST
+    assert c.classify("pkg/x.go") is FileKind.SOURCE
+    assert c.is_test_module("pkg/x_test.go")
+
+
+def _events(*items: dict[str, object]) -> bytes:
+    return b"".join(json.dumps(i).encode() + b"\n" for i in items)
+
+
+def test_parse_go_test_json_outcomes_and_build_failures() -> None:
+    data = _events(
+        {"Action": "start", "Package": "m/a"},
+        {"Action": "run", "Package": "m/a", "Test": "TestOne"},
+        {
+            "Action": "output",
+            "Package": "m/a",
+            "Test": "TestOne",
+            "Output": "    a_test.go:9: boom\n",
+        },
+        {"Action": "fail", "Package": "m/a", "Test": "TestOne"},
+        {"Action": "pass", "Package": "m/a", "Test": "TestTwo/sub"},
+        {"Action": "pass", "Package": "m/a", "Test": "TestTwo"},
+        {"Action": "skip", "Package": "m/a", "Test": "TestThree"},
+        {"Action": "fail", "Package": "m/a"},
+        {"Action": "fail", "Package": "m/b"},  # no test: did not build
+        {"Action": "pass", "Package": "m"},
+    )
+    ev = polyglot.parse(
+        {"format": "go-test-json", "module": "m", "packages": ["a", "b", "."]}, data
+    )
+    assert ev["tests"] == {
+        "a::TestOne": "failed",
+        "a::TestTwo/sub": "passed",
+        "a::TestTwo": "passed",
+        "a::TestThree": "skipped",
+    }
+    assert ev["collect_errors"] == ["b"]
+    assert ev["messages"]["a::TestOne"] == "a_test.go:9: boom"
+    assert ev["ended"] and ev["connected"] and ev["exitstatus"] == 1
+
+
+def test_parse_go_test_json_duplicate_is_tamper_and_missing_package_not_ended() -> None:
+    data = _events(
+        {"Action": "fail", "Package": "m/a", "Test": "TestX"},
+        {"Action": "pass", "Package": "m/a", "Test": "TestX"},  # a forged frame
+        {"Action": "fail", "Package": "m/a"},
+    )
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a", "c"]}, data)
+    assert ev["tests"] == {"a::TestX": "failed"}  # the first report stands
+    assert any("reported twice" in t for t in ev["tamper"])
+    assert not ev["ended"] and "c" in ev["collect_errors"]
+
+
+def test_parse_ignores_non_json_and_counts_nothing_from_text() -> None:
+    data = b"--- PASS: TestX (0.00s)\nok  \tm/a\t0.1s\n"
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, data)
+    assert ev["tests"] == {} and not ev["connected"] and not ev["ended"]
+
+
+def test_go_canary_takes_the_package_clause_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a_test.go").write_text('package pkg_test\n\nimport "testing"\n')
+    text = polyglot.go_canary(str(tmp_path), "pkg/order_limit_test.go", "TestOrderLimit")
+    assert text is not None
+    assert text.startswith("package pkg_test\n") and "func TestOrderLimit(t *testing.T)" in text
+    assert polyglot.go_canary(str(tmp_path), "nowhere/x_test.go", "TestX") is None
+
+
+def test_patch_violations_runner_configuration() -> None:
+    replace = _diff("go.mod", ["module m"], ["module m", "replace a.b/c => ./c"])
+    work = _diff("go.work", [], ["go 1.21", "use ."], created=True)
+    vendor = _diff("vendor/modules.txt", [], ["# a.b/c v1"], created=True)
+    require = _diff("go.mod", ["module m"], ["module m", "require a.b/c v1.2.0"])
+    for patch in (replace, work, vendor):
+        found = GO.patch_violations(patch, gold_patch="", read_base=None)
+        assert found and found[0]["code"] == "runner_config", patch
+    assert GO.patch_violations(require, gold_patch="", read_base=None) == []
+    # What the gold patch itself does is allowed.
+    assert GO.patch_violations(replace, gold_patch=replace, read_base=None) == []
+
+
+def test_replace_block_lines_count() -> None:
+    patch = _diff(
+        "go.mod",
+        ["module m", "replace (", ")"],
+        ["module m", "replace (", "\ta.b/c => ./fake", ")"],
+    )
+    assert GO.patch_violations(patch, gold_patch="", read_base=None)
+
+
+def test_capabilities_of_added_source_lines_only() -> None:
+    src = _diff(
+        "a.go", ["package a"], ["package a", 'func init() { fmt.Println("x"); os.Exit(0) }']
+    )
+    test = _diff("a_test.go", ["package a"], ["package a", "func init() { os.Exit(0) }"])
+    assert {"fmt.Print", "os.Exit", "init"} <= set(GO.capabilities(src))
+    assert GO.capabilities(test) == []
+    frame = _diff("a.go", ["package a"], ["package a", 'var s = "\\x16--- PASS: TestX"'])
+    assert "test-runner text" in GO.capabilities(frame)
+    found = capability_violations(GO.capabilities(src), base=["init"], gold=["fmt.Print"])
+    assert len(found) == 1 and "newly uses os.Exit," in found[0]["detail"]
+    assert set(CAPABILITIES) >= set(GO.capabilities(src))
+
+
+def test_base_capabilities_skip_tests_and_vendor() -> None:
+    files = {
+        "a.go": b'package a\nimport "os"\nfunc F() { os.Exit(1) }\n',
+        "a_test.go": b'package a\nimport "unsafe"\n',
+        "vendor/x/x.go": b'package x\nimport "syscall"\n',
+    }
+    assert GO.base_capabilities(sorted(files), files.get) == ["os.Exit"]
+
+
+def test_scope_covers_declared_and_changed_tests() -> None:
+    patch = _diff(
+        "pkg/a_test.go",
+        ["func TestOld(t *testing.T) {", "}"],
+        [
+            "func TestOld(t *testing.T) {",
+            "\tcheck()",
+            "}",
+            "func TestNew(t *testing.T) {",
+            "}",
+        ],
+    )
+    scope = GO.scope(patch)
+    assert scope.covers("pkg::TestNew") and scope.covers("pkg::TestNew/sub")
+    assert scope.covers("pkg::TestOld")
+    assert not scope.covers("pkg::TestOther") and not scope.covers("other::TestNew")
+
+
+def test_runner_spec_shuffles_and_reports() -> None:
+    spec = GoRunner("m").run_spec(["a/x_test.go", "x_test.go"], order_seed=7, hash_seed=0)
+    script = spec["argv"][-1]
+    assert "-shuffle=7" in script and "-json" in script and " ./a " in script + " "
+    assert spec["report"] == {"format": "go-test-json", "module": "m", "packages": [".", "a"]}
+    assert spec["env"]["GOPROXY"] == "off" and spec["env"]["GOFLAGS"] == "-mod=readonly"
+
+
+def test_run_job_canaries_are_fresh_and_plausible() -> None:
+    from swe_forge.records import TaskManifest
+
+    task = TaskManifest.__new__(TaskManifest)
+    object.__setattr__(task, "FAIL_TO_PASS", ["pkg::TestA"])
+    object.__setattr__(task, "PASS_TO_PASS", ["pkg::TestB", ".::TestC"])
+    object.__setattr__(task, "harness", {"module": "m"})
+    object.__setattr__(task, "test_patch", "")
+    one = GO.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(1))
+    two = GO.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(2))
+    (name1,) = one["run"]["canary_map"]
+    (name2,) = two["run"]["canary_map"]
+    assert name1 != name2 and name1.startswith("pkg::Test")
+    assert "canary" not in name1.lower() and "swe" not in name1.lower()
+    assert one["run"]["canary_map"][name1] == {"test": "pkg::TestA", "site": 0}
+    script = one["run"]["argv"][-1]
+    assert name1.split("::")[1] in script and "TestB" in script and " ./pkg " in script + " "
