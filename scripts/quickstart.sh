@@ -43,3 +43,22 @@ print(f"resolved {r['resolved_instances']} of {r['submitted_instances']} gold pa
 PY
 echo
 echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jsonl, admit-rejected.jsonl, results.jsonl, report.json"
+
+# The other ecosystems' examples: the same pipeline through each adapter (toolchain chosen by
+# the base commit's date, dependencies vendored, tests with no network, structured results).
+for lang in go; do
+  L="$OUT/$lang"
+  mkdir -p "$L"
+  echo
+  echo "==> the $lang example: create, mine, admit, verify the gold patches"
+  "$SF" example create "$L/repo" --language "$lang" --force
+  "$SF" mine "$L/repo" -o "$L/candidates.jsonl" --rejected "$L/rejected.jsonl"
+  "$SF" admit "$L/candidates.jsonl" -o "$L/tasks.jsonl" --rejected "$L/admit-rejected.jsonl" --restart
+  "$SF" report "$L/candidates.jsonl" "$L/rejected.jsonl" "$L/tasks.jsonl" "$L/admit-rejected.jsonl"
+  "$SF" verify "$L/tasks.jsonl" --gold -o "$L/results.jsonl" --report "$L/report.json"
+  .venv/bin/python - "$L/report.json" "$lang" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: resolved {r['resolved_instances']} of {r['submitted_instances']} gold patches")
+PY
+done

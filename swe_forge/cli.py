@@ -318,12 +318,23 @@ def license_cmd(
 def example_create(
     directory: Annotated[Path, typer.Argument(help="Where to create the repository.")],
     force: Annotated[bool, typer.Option(help="Replace DIRECTORY if it exists.")] = False,
+    language: Annotated[
+        str,
+        typer.Option(
+            "--language",
+            help="python (textkit, the default) or go (gokit): the example of that ecosystem.",
+        ),
+    ] = "python",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Write the example project as a git repository of merged PRs (same SHAs every time)."""
     from swe_forge.example import create_example
+    from swe_forge.example.polyglot import create_language_example
 
-    info = create_example(directory, force=force)
+    if language == "python":
+        info = create_example(directory, force=force)
+    else:
+        info = create_language_example(language, directory, force=force)
     if as_json:
         data = {"repo": info.repo, "path": str(info.path), "prs": info.num_prs}
         print(json.dumps({**data, "head": info.head_sha}, indent=2, sort_keys=True))

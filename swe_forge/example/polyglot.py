@@ -8,10 +8,12 @@ change (not a candidate). ``EXPECTED_GO`` records what the pipeline must conclud
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from swe_forge.example.build import ExampleInfo
 from swe_forge.example.skeleton import data_text
 from swe_forge.git.writer import GITHUB_IDENTITY, Identity, RepoWriter
 
@@ -252,3 +254,27 @@ def create_go_example(dest: Path) -> str:
         )
     writer.add_remote("origin", f"https://github.com/{GO_REPO}.git")
     return writer.head()
+
+
+#: The example of each ecosystem besides Python: language -> (owner/name, builder, PR count).
+LANGUAGE_EXAMPLES: dict[str, tuple[str, Callable[[Path], str], int]] = {
+    "go": (GO_REPO, create_go_example, len(_PRS)),
+}
+
+
+def create_language_example(language: str, dest: Path, *, force: bool = False) -> ExampleInfo:
+    """Create the example repository of ``language`` at ``dest`` (as ``create_example``
+    does for Python: ``dest`` new or empty, or emptied with ``force``)."""
+    from swe_forge.errors import UsageError
+    from swe_forge.example.build import _prepare_destination
+
+    if language not in LANGUAGE_EXAMPLES:
+        raise UsageError(
+            f"no example for {language!r}",
+            hint=f"one of python, {', '.join(sorted(LANGUAGE_EXAMPLES))}",
+        )
+    repo, build, prs = LANGUAGE_EXAMPLES[language]
+    dest = Path(dest)
+    _prepare_destination(dest, force)
+    head = build(dest)
+    return ExampleInfo(path=dest, repo=repo, head_sha=head, default_branch="main", num_prs=prs)

@@ -68,6 +68,8 @@ SUSPECT_NAMES = (*RUNNER_NAMES, "sitecustomize.py", "usercustomize.py")
 FORK_BOMB = 1000
 #: Cap on the bytes of pytest output kept (the tail) for the result.
 OUTPUT_TAIL = 64 * 1024
+#: Bytes of another ecosystem's structured report stream kept (its own cap, see run_tests).
+REPORT_LIMIT = 96 << 20
 #: Events are claims from the untrusted process: bounded and validated.
 MAX_EVENT_LINE = 64 * 1024
 MAX_EVENT_BYTES = 32 * 1024 * 1024
@@ -957,6 +959,10 @@ def run_tests(job, result):
                 over.set()
                 return
 
+    # The structured stream is verbose by design (go test -json frames every line of every
+    # test): it has a cap of its own, far above the output limit but still a cap.
+    report_limit = int((report or {}).get("limit") or REPORT_LIMIT)
+
     def pump_report():
         while True:
             try:
@@ -965,9 +971,8 @@ def run_tests(job, result):
                 return
             if not chunk:
                 return
-            total[0] += len(chunk)
             stream.extend(chunk)
-            if total[0] > limit:
+            if len(stream) > report_limit:
                 over.set()
                 return
 
