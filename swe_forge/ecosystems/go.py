@@ -257,6 +257,9 @@ class GoRunner:
     """``go test -json`` on the packages of the test files."""
 
     name = "go-test"
+    #: A package builds whole: when the test patch's tests do not build before the fix, the
+    #: gate runs the base's own tests too (PASS_TO_PASS from them, see gates.gate.classify).
+    baseline_runs = True
 
     def __init__(self, module: str, packages: list[str] | None = None) -> None:
         self.module = module

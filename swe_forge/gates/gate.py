@@ -25,11 +25,18 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from swe_forge.gates.runner import MISSING, PASSED, RunResult, TestRunner, run_tests
 from swe_forge.gates.sandbox import Sandbox
-from swe_forge.gates.scope import PatchScope
+
+
+class Scope(Protocol):
+    """The tests a test patch defines or changes (:class:`PatchScope` for pytest; each
+    ecosystem adapter has its own)."""
+
+    def covers(self, test: str) -> bool:
+        """Is ``test`` defined or changed by the test patch?"""
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ def classify(
     runs: list[RunResult],
     settings: GateSettings,
     test_files: list[str],
-    scope: PatchScope | None = None,
+    scope: Scope | None = None,
 ) -> GateVerdict:
     """Judge finished runs (all with status "ok").
 
@@ -105,7 +112,9 @@ def classify(
     """
     before = [r for r in runs if r.phase == "before"]
     after = [r for r in runs if r.phase == "after"]
-    verdict = GateVerdict(admitted=False, runs=runs, test_files=test_files)
+    baseline = [r for r in runs if r.phase == "base"]
+    runs = [r for r in runs if r.phase != "base"]
+    verdict = GateVerdict(admitted=False, runs=runs + baseline, test_files=test_files)
     names = sorted({t for r in runs for t in r.tests})
     flaky = [
         t
@@ -197,6 +206,22 @@ def classify(
     verdict.admitted = True
     verdict.fail_to_pass = f2p
     verdict.pass_to_pass = [t for t in p2p if t not in flaky]
+    if baseline:
+        # Tests that could not even be built before the fix (a compiled language builds a
+        # package whole, and the test patch uses what the fix adds) but that pass at the base
+        # without the test patch and after the fix, every time: they guard the rest of the
+        # package against a patch that breaks it.
+        kept = set(verdict.pass_to_pass) | set(f2p)
+        extra = [
+            t
+            for t in names
+            if t not in kept
+            and t not in flaky
+            and not patched(t)
+            and all(_passed(r, t) for r in after)
+            and all(_passed(r, t) for r in baseline)
+        ]
+        verdict.pass_to_pass = sorted(set(verdict.pass_to_pass) | set(extra))
     verdict.dropped_flaky = [
         {"test": t, "before": _outcomes(before, t), "after": _outcomes(after, t)} for t in flaky
     ]
@@ -215,7 +240,7 @@ def run_gate(
     settings: GateSettings,
     rng: random.Random | None = None,
     labels: dict[str, str] | None = None,
-    scope: PatchScope | None = None,
+    scope: Scope | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> GateVerdict:
     """Run the 6 runs (before, after, interleaved) and classify them.
@@ -271,6 +296,37 @@ def run_gate(
                 )
                 verdict.seconds = time.perf_counter() - start
                 return verdict
+    uncollectable = any(r.collect_errors for r in runs if r.phase == "before")
+    if uncollectable and getattr(runner, "baseline_runs", False):
+        # The test patch's package(s) did not build before the fix: the base's own tests are
+        # run without it, to find the tests that guard the rest (see classify).
+        for i in range(settings.runs_per_phase):
+            hash_seed = settings.hash_seeds[i % len(settings.hash_seeds)]
+            run = run_tests(
+                sandbox,
+                image,
+                runner,
+                files,
+                test_patch="",
+                gold_patch=None,
+                protect=protect,
+                phase="base",
+                hash_seed=hash_seed,
+                order_seed=rng.randrange(2**31),
+                timeout=settings.timeout_seconds,
+                test_timeout=settings.test_timeout_seconds,
+                labels=labels,
+            )
+            runs.append(run)
+            if progress is not None:
+                progress(
+                    f"baseline run {i + 1}/{settings.runs_per_phase}: "
+                    f"{run.status}, {len(run.tests)} tests, {run.seconds:.0f}s"
+                )
+            if run.status != "ok":
+                # No baseline: no extra PASS_TO_PASS, and nothing else changes.
+                runs = [r for r in runs if r.phase != "base"]
+                break
     verdict = classify(runs, settings, files, scope)
     verdict.seconds = time.perf_counter() - start
     return verdict

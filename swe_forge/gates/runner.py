@@ -175,7 +175,12 @@ def run_tests(
     start = time.perf_counter()
     try:
         with sandbox.open(image, labels=labels) as session:
-            patches = [{"name": "test", "path": session.put("test.patch", test_patch)}]
+            # A baseline run (phase "base") runs the base code's own tests, no patch at all.
+            patches = (
+                [{"name": "test", "path": session.put("test.patch", test_patch)}]
+                if test_patch
+                else []
+            )
             if gold_patch is not None:
                 patches.append({"name": "gold", "path": session.put("gold.patch", gold_patch)})
             job: dict[str, Any] = {

@@ -167,3 +167,45 @@ def test_a_collection_error_after_the_fix_says_which_error() -> None:
         "cannot collect after the fix: tests/test_a.py "
         "(ModuleNotFoundError: No module named 'marshmallow')"
     )
+
+
+def test_baseline_runs_add_pass_to_pass_of_a_package_that_did_not_build_before() -> None:
+    from swe_forge.ecosystems.go import GoScope
+
+    before = [
+        RunResult("before", i, i, "ok", 1, 0.1, tests={}, collect_errors={"pkg": "error"})
+        for i in range(3)
+    ]
+    after = [
+        RunResult(
+            "after",
+            i,
+            10 + i,
+            "ok",
+            0,
+            0.1,
+            tests={"pkg::TestNew": "passed", "pkg::TestOld": "passed", "pkg::TestFlip": "passed"},
+        )
+        for i in range(3)
+    ]
+    base = [
+        RunResult(
+            "base",
+            i,
+            20 + i,
+            "ok",
+            1 if i == 2 else 0,
+            0.1,
+            tests={"pkg::TestOld": "passed", "pkg::TestFlip": "failed" if i == 2 else "passed"},
+        )
+        for i in range(3)
+    ]
+    scope = GoScope(frozenset({("pkg", "TestNew")}), frozenset())
+    verdict = classify(before + after + base, GateSettings(), ["pkg/a_test.go"], scope)
+    assert verdict.admitted and verdict.fail_to_pass == ["pkg::TestNew"]
+    # TestOld passes at the base (no test patch) and after the fix every time; TestFlip does
+    # not pass in every baseline run; TestNew is the test patch's own.
+    assert verdict.pass_to_pass == ["pkg::TestOld"]
+    assert [r.phase for r in verdict.runs].count("base") == 3
+    # Without baseline runs, nothing of the package is PASS_TO_PASS.
+    assert classify(before + after, GateSettings(), ["pkg/a_test.go"], scope).pass_to_pass == []
