@@ -229,3 +229,23 @@ def test_run_job_canaries_are_fresh_and_plausible() -> None:
     assert one["run"]["canary_map"][name1] == {"test": "pkg::TestA", "site": 0}
     script = one["run"]["argv"][-1]
     assert name1.split("::")[1] in script and "TestB" in script and " ./pkg " in script + " "
+
+
+def test_parse_go_test_json_binary_died_mid_test_or_between_tests() -> None:
+    died = _events(
+        {"Action": "run", "Package": "m/a", "Test": "TestOne"},
+        {"Action": "pass", "Package": "m/a", "Test": "TestOne"},
+        {"Action": "run", "Package": "m/a", "Test": "TestPanics"},
+        {"Action": "output", "Package": "m/a", "Output": "panic: boom\n"},
+        {"Action": "fail", "Package": "m/a"},
+    )
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, died)
+    assert ev["tests"] == {"a::TestOne": "passed", "a::TestPanics": "failed"}
+    assert ev["collect_errors"] == [] and ev["exitstatus"] == 1
+    between = _events(
+        {"Action": "run", "Package": "m/a", "Test": "TestOne"},
+        {"Action": "pass", "Package": "m/a", "Test": "TestOne"},
+        {"Action": "fail", "Package": "m/a"},
+    )
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, between)
+    assert ev["tests"] == {"a::TestOne": "passed"} and ev["collect_errors"] == ["a"]

@@ -55,6 +55,7 @@ def parse_go_test_json(data, spec):
     expected = set(spec.get("packages") or ())
     results = {}
     output = {}
+    started = {}
     for raw in data.split(b"\n"):
         raw = raw.strip()
         if not raw.startswith(b"{"):
@@ -72,6 +73,8 @@ def parse_go_test_json(data, spec):
         rel = _rel_package(package, module)
         if isinstance(test, str) and test:
             key = rel + "::" + test
+            if action == "run":
+                started.setdefault(rel, []).append(key)
             if action == "output" and isinstance(item.get("Output"), str):
                 kept = output.setdefault(key, [])
                 if sum(len(x) for x in kept) < 4000:
@@ -103,7 +106,18 @@ def parse_go_test_json(data, spec):
                 kept.append(item["Output"])
     for rel, result in sorted(results.items()):
         prefix = rel + "::"
-        if result == "fail" and not any(k.startswith(prefix) for k in ev["tests"]):
+        if result != "fail":
+            continue
+        # Tests that were running when the test binary died (a panic in a goroutine, an
+        # exit) never got an outcome: they failed.
+        unfinished = [k for k in started.get(rel, ()) if k not in ev["tests"]]
+        for key in unfinished:
+            ev["tests"][key] = "failed"
+        if not unfinished and not any(
+            v == "failed" for k, v in ev["tests"].items() if k.startswith(prefix)
+        ):
+            # The package failed outside any test (it did not build, TestMain failed, the
+            # binary died between tests): the package is what failed.
             ev["collect_errors"].append(rel)
     missing = sorted(p for p in expected if p not in results)
     for rel in missing:
