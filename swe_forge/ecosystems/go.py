@@ -583,15 +583,7 @@ class GoEcosystem:
         download_modules(go_bin, tree, modcache)
         sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
         for patch in (candidate.patch, candidate.test_patch):
-            proc = subprocess.run(
-                ["git", "apply", "--whitespace=nowarn", "-"],
-                cwd=tree,
-                input=patch.encode("utf-8", "surrogateescape"),
-                capture_output=True,
-                check=False,
-            )
-            if proc.returncode != 0:
-                raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+            apply_to_tree(tree, patch)
         if "go.mod" in touched_paths(candidate.patch) or "go.sum" in touched_paths(candidate.patch):
             download_modules(go_bin, tree, modcache)
         sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
@@ -634,6 +626,26 @@ class GoEcosystem:
             log_path=builder.log_dir / f"env-go-{lock[:16]}.log",
         )
         return tag, built.id, time.perf_counter() - start
+
+
+def apply_to_tree(tree: Path, patch: str) -> None:
+    """Apply a unified diff to a checked-out tree with the strict applier (no fuzz)."""
+    from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+
+    try:
+        parsed = parse_diff(patch)
+        for fp in parsed:
+            old = tree / fp.old_path if fp.old_path else None
+            data = old.read_bytes() if old is not None and old.is_file() else b""
+            out = apply_file_patch(data, fp)
+            if old is not None and fp.new_path != fp.old_path:
+                old.unlink(missing_ok=True)
+            if fp.new_path:
+                target = tree / fp.new_path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(out)
+    except (DiffParseError, PatchApplyError, OSError) as exc:
+        raise BuildError(f"the patches do not apply to the base tree: {exc}") from exc
 
 
 def _make_writable(root: Path) -> None:
