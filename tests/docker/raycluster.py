@@ -56,7 +56,8 @@ class Node:
 
 @dataclass
 class LocalRayCluster:
-    """A head with ``num-cpus 0`` (it runs no task) and ``workers`` nodes of one CPU each."""
+    """A head with ``num-cpus 0`` (it runs no task) and ``workers`` nodes of ``cpus`` CPUs
+    each (one by default)."""
 
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sfray-", dir="/tmp")))
     nodes: list[Node] = field(default_factory=list)
@@ -88,7 +89,7 @@ class LocalRayCluster:
         self.nodes.append(node)
         return node
 
-    def start(self, workers: int = 2, memory: int = 8 << 30) -> LocalRayCluster:
+    def start(self, workers: int = 2, memory: int = 8 << 30, cpus: int = 1) -> LocalRayCluster:
         """Start the head and the worker nodes; wait until every node has joined."""
         port = free_port()
         self.address = f"127.0.0.1:{port}"
@@ -110,7 +111,7 @@ class LocalRayCluster:
                 [
                     f"--address={self.address}",
                     "--node-ip-address=127.0.0.1",
-                    "--num-cpus=1",
+                    f"--num-cpus={cpus}",
                     f"--memory={memory}",
                 ],
             )
