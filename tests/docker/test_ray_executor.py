@@ -258,3 +258,42 @@ def test_verifier_pool_grades_with_the_real_verifier(example_tasks: ExampleTasks
     assert none == {"score": 0.0, "status": "invalid_patch", "infra_error": False}
     assert not ray.is_initialized()  # the pool closed the Ray instance it started
     print(f"pool: {time.perf_counter() - t:.1f}s", file=sys.stderr)
+
+
+def test_run_on_ray_admits_on_image_records(
+    example_images: ExampleImages, example_tasks: ExampleTasks, tmp_path: Path
+) -> None:
+    """run --executor ray --images: each Ray task admits on its candidate's image record (made
+    present on its node's engine, pulled by pinned digest where missing) instead of building;
+    the decisions are those of `admit --images` over the same candidates."""
+    from swe_forge.batch.run import BatchOptions, run_batch
+
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{example_images.repo}  swe-forge/textkit\n")
+    t = time.perf_counter()
+    result = run_batch(
+        listing,
+        tmp_path / "out",
+        config=load_config(),
+        options=BatchOptions(executor="ray", images=example_images.images),
+    )
+    assert result.exit_code == 20 and result.infra_errors == []
+    assert not ray.is_initialized()  # the executor closed the Ray instance it started
+
+    def decisions(tasks: Path, rejected: Path) -> dict[str, Any]:
+        admitted = {
+            r["instance_id"]: (r["FAIL_TO_PASS"], r["PASS_TO_PASS"], r["image"]["id"])
+            for r in map(json.loads, tasks.read_text().splitlines())
+        }
+        refused = {
+            r["instance_id"]: r["reason"]
+            for r in map(json.loads, rejected.read_text().splitlines())
+            if r["stage"] == "admit"
+        }
+        return {"admitted": admitted, "rejected": refused}
+
+    out = tmp_path / "out"
+    assert decisions(out / "tasks.jsonl", out / "rejected.jsonl") == decisions(
+        example_tasks.tasks, example_tasks.rejected
+    )
+    print(f"run --executor ray --images: {time.perf_counter() - t:.1f}s", file=sys.stderr)
