@@ -78,7 +78,9 @@ class LocalRayCluster:
 
     def _start(self, name: str, args: list[str]) -> Node:
         log = self.root / f"{name}.log"
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        # Token authentication off, whatever ~/.ray holds: a token file left by any local
+        # ray.init would otherwise turn it on for the head but not for `ray status`.
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
         with log.open("wb") as fh:
             proc = subprocess.Popen(
                 [RAY, "start", "--block", "--disable-usage-stats", *args, *self._ports()],

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import ray  # the extra is part of dev: a missing one fails this module
 
 import swe_forge
@@ -25,6 +26,15 @@ from tests.docker.raycluster import LocalRayCluster, Node
 from tests.docker.test_batch_docker import essentials as run_essentials
 
 TASK = "swe-forge__textkit-1"
+
+
+@pytest.fixture(autouse=True)
+def no_ray_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray instances started here (and the drivers) run without token authentication: a
+    local ray.init would otherwise write ~/.ray/auth_token, which later heads pick up."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+
+
 OWNER = LABEL_PREFIX + ".owner"
 
 
