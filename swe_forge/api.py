@@ -9,6 +9,10 @@ unified diff, bare or in a fenced ``diff`` block), and the score is the reward, 
 
 One :class:`~swe_forge.verify.verifier.Verifier` (and Docker client) is made per process and
 configuration and reused; calls may come from several threads at once.
+
+For many rewards at once, off this process: :class:`swe_forge.VerifierPool` (the ``ray``
+extra) grades on Ray actors with bounded in-flight work and returns rewards as they finish;
+its ``compute_score`` is this one's, awaited (same arguments, same result).
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ def _verifier(config: Config | None) -> Any:
                 Engine(), PathClassifier(cfg.classify), VerifySettings.from_config(cfg.verify)
             )
         return _VERIFIERS[key]
+
+
+def verifier_engine(config: Config | None = None) -> Any:
+    """The :class:`~swe_forge.engine.Engine` this process's verifier (for ``config``) grades
+    on: where a task's image must be present (see :mod:`swe_forge.images.registry`)."""
+    return _verifier(config).engine
 
 
 def as_task(task: TaskManifest | dict[str, Any] | str | Path) -> TaskManifest:
@@ -105,8 +115,18 @@ def compute_score(
     """
     del data_source
     patch = extract_patch(solution_str)
-    model = str((extra_info or {}).get("model") or "policy")
-    result = verify_patch(ground_truth, patch, model=model)
+    result = verify_patch(ground_truth, patch, model=model_of(extra_info))
+    return score_of(result)
+
+
+def model_of(extra_info: dict[str, Any] | None) -> str:
+    """The policy's name in the results: ``extra_info["model"]``, else ``policy``."""
+    return str((extra_info or {}).get("model") or "policy")
+
+
+def score_of(result: VerifyResult) -> dict[str, Any]:
+    """A result as a trainer's reward: ``{"score", "status", "infra_error"}`` (what
+    :func:`compute_score` and :meth:`swe_forge.VerifierPool.compute_score` return)."""
     return {
         "score": float(result.reward),
         "status": result.status,

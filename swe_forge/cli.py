@@ -1191,6 +1191,31 @@ def run(
     force: Annotated[
         bool, typer.Option(help="Continue in a folder made with other settings.")
     ] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="Where candidates are admitted. local: --jobs threads on this machine; ray: "
+            "one Ray task per candidate (1 CPU and admit.memory each) on the cluster at "
+            "--address (pip install 'swe-forge[ray]').",
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="With --executor ray: the cluster (HOST:PORT, auto, ray://...); default "
+            "RAY_ADDRESS, else a Ray instance started for this run.",
+        ),
+    ] = None,
+    images: Annotated[
+        Path | None,
+        typer.Option(
+            "--images",
+            help="Image records (from `images build`, pinned by `images push`): a candidate "
+            "with one is admitted on those images, pulled by digest where missing, not built.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
     as_json: Annotated[
         bool,
@@ -1203,6 +1228,13 @@ def run(
     same command again; finished work is kept and not redone. Outputs: candidates.jsonl,
     rejected.jsonl, tasks.jsonl and summary.json in --out. Merge shard folders with
     `swe-forge merge`.
+
+    With --executor ray mining stays on this machine and each candidate is admitted by a Ray
+    task (a node that dies mid-task is retried by Ray; an admission that fails for the
+    infrastructure is submitted again up to verify.infra_retries times); the folder, its
+    resume and the decisions are those of a local run. Every node needs swe-forge, a Docker
+    engine and the repositories (a clone URL is fetched by the node; a path must be reachable
+    there); with --images a node pulls the pinned digests it lacks, without it a node builds.
     """
     from swe_forge.batch.run import BatchOptions, run_batch
     from swe_forge.batch.shard import parse_shard
@@ -1216,6 +1248,9 @@ def run(
         shard=parse_shard(shard),
         until=until,
         force=force,
+        executor=executor,
+        address=address,
+        images=images,
     )
     display = RichBatchReporter(_err, enabled=not quiet and _err.is_terminal)
     try:

@@ -5,6 +5,12 @@ their units concurrently (``--jobs``), with image builds and test runs bounded s
 ``--shard K/N`` keeps the repositories of one shard (so N jobs split a run without talking),
 and the output folder holds the state: a killed run started again finishes the work without
 redoing what was done, and without duplicating or losing a record.
+
+Admission runs on this machine (``--jobs`` threads) or, with ``executor="ray"``, as one Ray
+task per candidate on a cluster (:meth:`swe_forge.executors.ray.RayExecutor.admit`): the same
+unit files, the same resume, the same decisions. With image records (``images``: from
+``images build``, pushed with ``images push``), a candidate's images are not built but made
+present on the engine that admits it, pulled by their pinned digests when missing.
 """
 
 from __future__ import annotations
@@ -17,15 +23,23 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swe_forge.batch.shard import select
 from swe_forge.batch.state import RunState, atomic_write
 from swe_forge.config import Config
-from swe_forge.errors import EXIT_DONE_WITH_REJECTIONS, EXIT_INFRA_ERRORS, SweForgeError
+from swe_forge.errors import (
+    EXIT_DONE_WITH_REJECTIONS,
+    EXIT_INFRA_ERRORS,
+    SweForgeError,
+    UsageError,
+)
 from swe_forge.mining.miner import MineOptions, Miner
 from swe_forge.mining.sources import RepoSource, expand_sources, materialize
-from swe_forge.records import Candidate
+from swe_forge.records import Candidate, read_image_records
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageRecord
 
 #: Exit codes of batch commands (documented in --help).
 EXIT_DONE = 0
@@ -68,6 +82,14 @@ class BatchOptions:
     until: str = "admit"  # "mine" | "admit"
     force: bool = False
     mine: MineOptions = field(default_factory=MineOptions)
+    #: Where admission runs: "local" (``jobs`` threads) or "ray" (a Ray cluster).
+    executor: str = "local"
+    #: With ``executor="ray"``: the cluster (what :func:`ray.init` takes); None: RAY_ADDRESS,
+    #: else a Ray instance started for the run.
+    address: str | None = None
+    #: Image records (``images build``/``images push`` output): candidates with one are
+    #: admitted on those images (pulled by digest where missing) instead of building.
+    images: Path | None = None
 
 
 @dataclass
@@ -150,6 +172,18 @@ def run_batch(
     """Mine (and admit) every repository of a shard; resumable from ``out``."""
     start = time.perf_counter()
     reporter = reporter or NullBatchReporter()
+    if options.executor not in ("local", "ray"):
+        raise UsageError(
+            f"no such executor: {options.executor}", hint="use --executor local or ray"
+        )
+    if options.address is not None and options.executor != "ray":
+        raise UsageError("--address needs --executor ray", hint="add --executor ray")
+    if options.executor == "ray":
+        # Before anything else: a missing extra is a usage error, not a crash mid-run.
+        from swe_forge.executors.ray import import_ray
+
+        import_ray()
+    images = read_image_records(options.images) if options.images is not None else {}
     sources = expand_sources([str(repos_file)])
     k, n = options.shard
     mine_units = select(sources, lambda s: s.spec, k, n)
@@ -160,11 +194,14 @@ def run_batch(
         "until": options.until,
         "sources": hashlib.sha256("\n".join(s.spec for s in sources).encode()).hexdigest(),
     }
+    if options.images is not None:
+        # Other images may decide otherwise: a folder is continued only with the same ones.
+        identity["images"] = _images_digest(images)
     state = RunState(out, identity=identity, force=options.force)
     result = BatchResult(out=out, repos=len(mine_units))
     _mine_stage(state, mine_units, config, options, reporter, result)
     if options.until == "admit":
-        _admit_stage(state, config, options, reporter, result)
+        _admit_stage(state, config, options, reporter, result, images)
     result.candidates, result.admitted, result.rejected = assemble(state)
     result.seconds = time.perf_counter() - start
     atomic_write(
@@ -241,15 +278,23 @@ def _fetch(
     return ready
 
 
+def _images_digest(images: dict[str, ImageRecord]) -> str:
+    """A hash of the image records a run admits with (order-free)."""
+    text = "\n".join(
+        json.dumps(images[k].to_dict(), sort_keys=True, default=str) for k in sorted(images)
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _admit_stage(
     state: RunState,
     config: Config,
     options: BatchOptions,
     reporter: BatchReporter,
     result: BatchResult,
+    images: dict[str, ImageRecord] | None = None,
 ) -> None:
-    from swe_forge.admission.admitter import Admitter
-
+    images = images or {}
     candidates = sorted(
         (Candidate.from_dict(r) for r in state.load("mine") if r.get("record_type") == "candidate"),
         key=lambda c: c.instance_id,
@@ -265,7 +310,39 @@ def _admit_stage(
     }
     from swe_forge.engine import Engine
 
-    Engine().remove_containers("org.swe-forge.run=" + labels["org.swe-forge.run"])
+    engine = Engine()
+    engine.remove_containers("org.swe-forge.run=" + labels["org.swe-forge.run"])
+    if options.executor == "ray":
+        try:
+            _admit_on_ray(state, config, options, reporter, result, todo, images, labels)
+        finally:
+            # A node killed mid-admission leaves its gate's container behind (its owner
+            # process is dead): remove those, so a Ray run leaves no container either.
+            engine.reap_orphans()
+        return
+    _admit_here(state, config, options, reporter, result, todo, images, labels)
+
+
+def _record(state: RunState, reporter: BatchReporter, instance_id: str, line: str) -> None:
+    """Keep one decision (a unit file) and count it."""
+    state.save("admit", instance_id, [line])
+    admitted = json.loads(line).get("record_type") == "task"
+    reporter.unit_done("admit", "admitted" if admitted else "rejected")
+
+
+def _admit_here(
+    state: RunState,
+    config: Config,
+    options: BatchOptions,
+    reporter: BatchReporter,
+    result: BatchResult,
+    todo: list[Candidate],
+    images: dict[str, ImageRecord],
+    labels: dict[str, str],
+) -> None:
+    """Admit on this machine: ``--jobs`` threads, builds and test runs bounded apart."""
+    from swe_forge.admission.admitter import Admitter
+
     build_slots = threading.Semaphore(max(1, options.build_jobs))
     test_slots = threading.Semaphore(max(1, options.test_jobs))
     local = threading.local()
@@ -282,23 +359,57 @@ def _admit_stage(
         worker = threading.current_thread().name
         reporter.worker(worker, f"admitting {cand.instance_id}")
         try:
-            made, _timings = admitter().admit(cand)
+            made, _timings = admitter().admit(cand, images.get(cand.instance_id))
         except SweForgeError as exc:
             result.infra_errors.append(f"{cand.instance_id}: {exc}")
             reporter.unit_done("admit", "error")
             reporter.worker(worker, "")
             return
-        state.save("admit", cand.instance_id, [made.to_json()])
-        reporter.unit_done("admit", "admitted" if made.record_type == "task" else "rejected")
+        _record(state, reporter, cand.instance_id, made.to_json())
         reporter.worker(worker, "")
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="worker") as pool:
         list(pool.map(one, todo))
 
 
+def _admit_on_ray(
+    state: RunState,
+    config: Config,
+    options: BatchOptions,
+    reporter: BatchReporter,
+    result: BatchResult,
+    todo: list[Candidate],
+    images: dict[str, ImageRecord],
+    labels: dict[str, str],
+) -> None:
+    """Admit on a Ray cluster: one task per candidate; each decision is saved the moment it
+    reaches this process (so a killed driver resumes like a killed local run)."""
+    from swe_forge.executors.ray import RayExecutor
+
+    executor = RayExecutor(config, options.address)
+    reporter.worker("ray", f"{len(todo)} candidate(s) on the cluster")
+
+    def decided(i: int, line: str) -> None:
+        _record(state, reporter, todo[i].instance_id, line)
+
+    def failed(i: int, message: str) -> None:
+        # Not decided: no unit file, so the next run admits it again (as locally).
+        result.infra_errors.append(f"{todo[i].instance_id}: {message}")
+        reporter.unit_done("admit", "error")
+
+    executor.admit(
+        [c.to_dict() for c in todo],
+        [images[c.instance_id].to_dict() if c.instance_id in images else None for c in todo],
+        labels,
+        decided,
+        failed,
+    )
+    reporter.worker("ray", "")
+
+
 def merge_runs(shards: list[Path], out: Path, *, force: bool = False) -> dict[str, Any]:
     """Combine shard folders into one: refuse shards of different configurations."""
-    from swe_forge.errors import InputError, UsageError
+    from swe_forge.errors import InputError
 
     identities = []
     for d in shards:

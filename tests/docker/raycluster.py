@@ -33,12 +33,14 @@ class Node:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    killed: bool = False
 
     def kill(self) -> None:
         """SIGKILL the node as a machine dies: its process group (``ray start``, raylet, GCS,
         agents) and every process of its session (Ray workers each lead a process group of
         their own, in the node's session)."""
         deadline = time.monotonic() + 30
+        self.killed = True
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         # Again until none is left: a worker may be forking while the first signals land.
@@ -56,7 +58,8 @@ class Node:
 
 @dataclass
 class LocalRayCluster:
-    """A head with ``num-cpus 0`` (it runs no task) and ``workers`` nodes of one CPU each."""
+    """A head with ``num-cpus 0`` (it runs no task) and ``workers`` nodes of ``cpus`` CPUs
+    each (one by default)."""
 
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sfray-", dir="/tmp")))
     nodes: list[Node] = field(default_factory=list)
@@ -75,7 +78,9 @@ class LocalRayCluster:
 
     def _start(self, name: str, args: list[str]) -> Node:
         log = self.root / f"{name}.log"
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        # Token authentication off, whatever ~/.ray holds: a token file left by any local
+        # ray.init would otherwise turn it on for the head but not for `ray status`.
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
         with log.open("wb") as fh:
             proc = subprocess.Popen(
                 [RAY, "start", "--block", "--disable-usage-stats", *args, *self._ports()],
@@ -88,7 +93,7 @@ class LocalRayCluster:
         self.nodes.append(node)
         return node
 
-    def start(self, workers: int = 2, memory: int = 8 << 30) -> LocalRayCluster:
+    def start(self, workers: int = 2, memory: int = 8 << 30, cpus: int = 1) -> LocalRayCluster:
         """Start the head and the worker nodes; wait until every node has joined."""
         port = free_port()
         self.address = f"127.0.0.1:{port}"
@@ -104,25 +109,31 @@ class LocalRayCluster:
             ],
         )
         self._wait_nodes(1)
-        for k in range(workers):
-            self._start(
-                f"worker{k + 1}",
-                [
-                    f"--address={self.address}",
-                    "--node-ip-address=127.0.0.1",
-                    "--num-cpus=1",
-                    f"--memory={memory}",
-                ],
-            )
+        for _ in range(workers):
             # One at a time: on a small loaded machine, nodes joining together time out.
-            self._wait_nodes(2 + k)
+            self.add_worker(memory=memory, cpus=cpus)
         return self
+
+    def add_worker(self, memory: int = 8 << 30, cpus: int = 1) -> Node:
+        """Start one more worker node (``worker<N>``, numbered on) and wait until it joins."""
+        k = sum(n.name.startswith("worker") for n in self.nodes) + 1
+        node = self._start(
+            f"worker{k}",
+            [
+                f"--address={self.address}",
+                "--node-ip-address=127.0.0.1",
+                f"--num-cpus={cpus}",
+                f"--memory={memory}",
+            ],
+        )
+        self._wait_nodes(len([n for n in self.nodes if not n.killed]))
+        return node
 
     def _wait_nodes(self, n: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for node in self.nodes:
-                if node.process.poll() is not None:
+                if node.process.poll() is not None and not node.killed:
                     raise RuntimeError(f"ray node {node.name} exited:\n{self.logs()}")
             out = subprocess.run(
                 [RAY, "status", f"--address={self.address}"],

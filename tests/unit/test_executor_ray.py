@@ -1,5 +1,5 @@
 """The Ray executor without a cluster: the missing extra, sizes, and which failures are
-retried (a fake ``ray`` module stands in for the cluster)."""
+retried, for verify and for admission (a fake ``ray`` module stands in for the cluster)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,78 @@ def test_no_ray_import_by_default() -> None:
     import subprocess
 
     code = (
-        "import sys, swe_forge.cli, swe_forge.commands.verify, swe_forge.executors; "
+        "import sys, swe_forge, swe_forge.cli, swe_forge.commands.verify, swe_forge.executors, "
+        "swe_forge.batch.run, swe_forge.executors.pool; swe_forge.VerifierPool(size=1); "
         "sys.exit('ray' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+class FakeAdmitRay(FakeRay):
+    """Admission tasks: each candidate's scripted outcomes, in order."""
+
+    seen_images: list[Any]
+
+    def remote(self, fn: Any) -> Any:
+        fake = self
+        fake.seen_images = []
+
+        class Remote:
+            def options(self, **kw: Any) -> Any:
+                fake.options = kw
+                return self
+
+            def remote(self, cand: dict[str, Any], images: Any, cfg: Any, labels: Any) -> Any:
+                fake.calls.append(cand["instance_id"])
+                fake.seen_images.append(images)
+                return Ref(fake.script[cand["instance_id"]].pop(0))
+
+        return Remote()
+
+    def get(self, ref: Any) -> Any:
+        if isinstance(ref.outcome, Exception):
+            raise ref.outcome
+        return ref.outcome
+
+
+def test_admission_resubmits_only_infrastructure_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config()
+    retries = config.verify.infra_retries
+    fake = FakeAdmitRay(
+        {
+            "task": [{"decision": '{"record_type":"task"}'}],
+            "engine-hiccup": [{"infra_error": "DockerError: gone"}, {"decision": "{}"}],
+            "dead-node": [RuntimeError("NodeDiedError")],
+            "engine-down": [{"infra_error": "DockerError: down"}] * (retries + 1),
+        }
+    )
+    monkeypatch.setattr(ray_executor, "import_ray", lambda: fake)
+    cands = [{"instance_id": k} for k in ("task", "engine-hiccup", "dead-node", "engine-down")]
+    decided: dict[int, str] = {}
+    errors: dict[int, str] = {}
+    ray_executor.RayExecutor(config).admit(
+        cands,
+        [{"record_type": "images"}, None, None, None],
+        {"org.swe-forge.run": "x"},
+        decided.__setitem__,
+        errors.__setitem__,
+    )
+    assert decided == {0: '{"record_type":"task"}', 1: "{}"}
+    assert set(errors) == {2, 3} and "NodeDiedError" in errors[2] and "down" in errors[3]
+    # A decision is final and a dead task is Ray's to retry: neither is submitted again.
+    assert fake.calls.count("task") == 1 and fake.calls.count("dead-node") == 1
+    assert fake.calls.count("engine-down") == retries + 1
+    assert fake.seen_images[0] == {"record_type": "images"}
+    assert fake.options["num_cpus"] == 1 and fake.options["memory"] == 4 << 30
+    assert fake.options["retry_exceptions"] is False and fake.options["max_retries"] > 0
+
+
+def test_run_refuses_executor_misuse(tmp_path: Any) -> None:
+    from swe_forge.batch.run import BatchOptions, run_batch
+
+    repos = tmp_path / "repos.txt"
+    repos.write_text("")
+    for options in (BatchOptions(executor="spark"), BatchOptions(address="127.0.0.1:1")):
+        with pytest.raises(UsageError):
+            run_batch(repos, tmp_path / "out", config=load_config(), options=options)
+    assert not (tmp_path / "out").exists()  # refused before anything is written
