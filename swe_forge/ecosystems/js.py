@@ -650,9 +650,17 @@ class JsEcosystem:
             except BuildError:
                 shutil.rmtree(tree / "node_modules", ignore_errors=True)
         if not resolver:
-            _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
             why = f"; {lock} out of date" if lock else (f"; {other} not used" if other else "")
-            resolver = f"npm install --before={date}{why}"
+            try:
+                _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
+                resolver = f"npm install --before={date}{why}"
+            except BuildError as exc:
+                if "with a date before" not in str(exc):
+                    raise
+                # The registry (a mirror) dates every version by when it copied it, so no
+                # version is older than the base commit: resolve by package.json's ranges.
+                _npm(["install", *common], cwd=tree, cache=cache)
+                resolver = f"npm install (registry publish times unusable for --before){why}"
         lock_text = (tree / "package.json").read_text(errors="replace")
         for name in (*LOCKS, "node_modules/.package-lock.json"):
             if (tree / name).is_file():

@@ -2,9 +2,10 @@
 
 The same kinds of pull requests as gokit and textkit: fixes and a feature whose tests fail
 before and pass after (admitted), a change whose new test already passed before (rejected:
-no_fail_to_pass) and a documentation-only change (not a candidate). No lockfile is committed:
-the image build resolves ``jest`` (pinned in package.json) and its dependencies with
-``npm install --before=<base date>``, so the same tree is resolved on every machine.
+no_fail_to_pass) and a documentation-only change (not a candidate). Its package-lock.json
+(``data/jskit-package-lock.json``: versions and integrity hashes only, no code, generated once
+with ``npm install --package-lock-only`` from this package.json) pins Jest's whole tree, so the
+image build's ``npm ci`` installs the same packages on every machine.
 ``EXPECTED_JS`` records what the pipeline must conclude.
 """
 
@@ -236,6 +237,7 @@ def create_js_example(dest: Path) -> str:
     when = _START
     files = {
         "package.json": _PACKAGE_JSON,
+        "package-lock.json": data_text("jskit-package-lock.json"),
         ".gitignore": "node_modules/\n",
         "README.md": _README,
         "LICENSE": data_text("MIT.txt"),
