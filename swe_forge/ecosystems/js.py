@@ -285,7 +285,7 @@ class JsRunner:
             cmd += ["--randomize", f"--seed={order_seed}"]
         if grep:
             cmd += ["-t", grep]
-        return cmd + ["--runTestsByPath", *files]
+        return [*cmd, "--runTestsByPath", *files]
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The command as one shell line (recorded in manifests)."""
@@ -738,10 +738,7 @@ def canary_path(test_file: str, stem: str) -> str:
     plain name under ``__tests__``/``test``)."""
     directory, _, name = test_file.rpartition("/")
     m = re.search(r"([._-](?:test|spec)s?)(\.[cm]?[jt]sx?)$", name)
-    if m:
-        new = stem + m.group(1) + m.group(2)
-    else:
-        new = stem + os.path.splitext(name)[1]
+    new = stem + m.group(1) + m.group(2) if m else stem + os.path.splitext(name)[1]
     return f"{directory}/{new}" if directory else new
 
 

@@ -129,7 +129,11 @@ _PRS: tuple[_PR, ...] = (
         "squeeze('a    b') gives 'a  b': runs longer than two spaces are only halved. "
         "Every run of spaces should become exactly one space.",
         (
-            ("src/strutil.js", "  return s.split('  ').join(' ');", "  return s.replace(/ {2,}/g, ' ');"),
+            (
+                "src/strutil.js",
+                "  return s.split('  ').join(' ');",
+                "  return s.replace(/ {2,}/g, ' ');",
+            ),
             (
                 "src/squeeze.test.js",
                 "",
@@ -200,8 +204,7 @@ _PRS: tuple[_PR, ...] = (
             (
                 "README.md",
                 "Small string helpers for JavaScript.\n",
-                "Small string helpers for JavaScript:\n"
-                "`truncate('hello', 4)` gives `'h...'`.\n",
+                "Small string helpers for JavaScript:\n`truncate('hello', 4)` gives `'h...'`.\n",
             ),
         ),
     ),
@@ -223,7 +226,11 @@ EXPECTED_JS: dict[int, dict[str, object]] = {
             "src/squeeze.test.js::squeeze > collapses a run of 7 spaces",
         ],
     },
-    3: {"candidate": True, "admitted": True, "FAIL_TO_PASS": ["src/words.test.js::splits on any white space"]},
+    3: {
+        "candidate": True,
+        "admitted": True,
+        "FAIL_TO_PASS": ["src/words.test.js::splits on any white space"],
+    },
     4: {"candidate": True, "admitted": False, "reason": "no_fail_to_pass"},
     5: {"candidate": False},
 }

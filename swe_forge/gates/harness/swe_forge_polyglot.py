@@ -312,7 +312,7 @@ def parse_jest_json(data, spec):
                     continue
                 titles = [str(t) for t in (item.get("ancestorTitles") or ()) if t != ""]
                 title = str(item.get("title") or item.get("fullName") or "")
-                key = rel + "::" + " > ".join(titles + [title])
+                key = rel + "::" + " > ".join([*titles, title])
                 outcome = JS_OUTCOMES.get(str(item.get("status")), "failed")
                 msgs = item.get("failureMessages") or ()
                 message = "\n".join(str(m) for m in msgs) if isinstance(msgs, list) else ""
@@ -396,22 +396,32 @@ def js_canary(testbed, path, name):
             if re.search(r"\b(it|test)\s*\(", text):
                 sibling = text
                 break
-    fn = "test" if re.search(r"\btest\s*\(", sibling) and not re.search(r"\bit\s*\(", sibling) else "it"
+    fn = "it"
+    if re.search(r"\btest\s*\(", sibling) and not re.search(r"\bit\s*\(", sibling):
+        fn = "test"
+    # The framework's own assertion when the tests use it (a neutered ``expect`` then lets
+    # the canary pass, which is caught), else a plain throw (mocha with node's assert).
+    use_expect = bool(re.search(r"\bexpect\s*\(", sibling))
+    names = fn + (", expect" if use_expect else "")
     head = ""
     m = _JS_FRAMEWORK_IMPORT.search(sibling)
-    if m:
-        head = "import { " + fn + " } from '" + m.group(1) + "';\n\n"
+    if m and m.group(1) != "mocha":
+        head = "import { " + names + " } from '" + m.group(1) + "';\n\n"
     else:
         m = _JS_FRAMEWORK_REQUIRE.search(sibling)
         if m:
-            head = "const { " + fn + " } = require('" + m.group(1) + "');\n\n"
+            head = "const { " + names + " } = require('" + m.group(1) + "');\n\n"
     want = len(name) + 7
+    if use_expect:
+        check = "  expect(got).toBe(" + str(want) + ");\n"
+    else:
+        check = (
+            "  if (got !== " + str(want) + ") {\n"
+            "    throw new Error('expected ' + got + ' to be " + str(want) + "');\n  }\n"
+        )
     return (
         head + fn + "(" + json.dumps(name) + ", function () {\n"
-        "  const got = " + json.dumps(name.lower()) + ".length;\n"
-        "  if (got !== " + str(want) + ") {\n"
-        "    throw new Error('expected ' + got + ' to be " + str(want) + "');\n"
-        "  }\n});\n"
+        "  const got = " + json.dumps(name.lower()) + ".length;\n" + check + "});\n"
     )
 
 
