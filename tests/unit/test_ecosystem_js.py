@@ -176,8 +176,14 @@ def test_canary_template_matches_the_sibling(tmp_path: Path) -> None:
     (tmp_path / "src" / "c.test.js").write_text(
         "const assert = require('assert');\nit('x', () => {});\n"
     )
-    text = polyglot.js_canary(str(tmp_path), "src/d.test.js", "q")
-    assert text.startswith('it("q"') and "throw new Error" in text
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "c.test.js").write_text(
+        "const assert = require('assert');\nconst { f } = require('../src/f');\nit('x', () => {});\n"
+    )
+    text = polyglot.js_canary(str(tmp_path), "lib/d.test.js", "q")
+    # The code under test is loaded as its tests load it (a neutered framework shows).
+    assert text.startswith('require("../src/f");\n') and "throw new Error" in text
+    assert 'it("q"' in text
 
 
 def test_run_job_writes_canaries_beside_fail_to_pass_files() -> None:

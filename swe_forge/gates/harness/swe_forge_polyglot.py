@@ -373,6 +373,11 @@ _JS_FRAMEWORK_IMPORT = re.compile(
 _JS_FRAMEWORK_REQUIRE = re.compile(
     r"""require\(\s*['"](vitest|@jest/globals|node:test)['"]\s*\)""", re.M
 )
+_JS_RELATIVE = re.compile(
+    r"""(?:\bfrom\s*|^\s*import\s*)['"](\.{1,2}/[^'"\n]+)['"]|"""
+    r"""\brequire\(\s*['"](\.{1,2}/[^'"\n]+)['"]\s*\)""",
+    re.M,
+)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
@@ -411,6 +416,23 @@ def js_canary(testbed, path, name):
         m = _JS_FRAMEWORK_REQUIRE.search(sibling)
         if m:
             head = "const { " + names + " } = require('" + m.group(1) + "');\n\n"
+    # The code under test, loaded as the tests beside it load it: Jest and Vitest give each
+    # test file its own globals, so a module that neuters the framework when imported must
+    # do it in the canary's file too (side-effect imports: no binding goes unused).
+    esm = bool(re.search(r"^\s*import\s", sibling, re.M))
+    seen = []
+    for spec in _JS_RELATIVE.findall(sibling):
+        spec = next(x for x in spec if x)
+        if spec not in seen and len(seen) < 20:
+            seen.append(spec)
+    for spec in seen:
+        head += (
+            ("import " + json.dumps(spec) + ";\n")
+            if esm
+            else ("require(" + json.dumps(spec) + ");\n")
+        )
+    if seen:
+        head += "\n"
     want = len(name) + 7
     if use_expect:
         check = "  expect(got).toBe(" + str(want) + ");\n"
