@@ -200,3 +200,265 @@ def write_extra_files(testbed, files, safe_rel):
         os.chmod(full, 0o444)
         written.append(path)
     return written
+
+
+# ------------------------------------------------------------------- JavaScript / TypeScript
+#
+# - ``jest-json``: ``jest --json`` (the report on stdout; the default reporter and the tests'
+#   console go to stderr). ``vitest-json``: ``vitest run --reporter=json`` (the same shape).
+#   ``mocha-json``: ``mocha --reporter json``. Test ids are ``<file>::<describe> > <test>``
+#   (mocha: ``<file>::<full title>``); files relative to /testbed.
+# - The stream may carry other text (what the code under test prints); the report is the one
+#   JSON document of the runner's shape in it. A second such document is tamper evidence (a
+#   forged report beside the real one), and so is a test id reported in two documents.
+# - A test file reported with no test and a failure (a syntax error, a missing module) is a
+#   collection error; so is an expected file that is not in the report.
+
+_REPORT_START = re.compile(rb'\{\s*"(?:num[A-Z][A-Za-z]*|stats)"\s*:')
+JS_OUTCOMES = {
+    "passed": "passed",
+    "failed": "failed",
+    "pending": "skipped",
+    "skipped": "skipped",
+    "todo": "skipped",
+    "disabled": "skipped",
+}
+JS_TESTBED = "/testbed/"
+
+
+def _js_documents(data, shape):
+    """JSON objects of the runner's report shape in ``data`` (other text around them)."""
+    decoder = json.JSONDecoder()
+    text = data.decode("utf-8", "replace")
+    raw = data
+    docs = []
+    pos = 0
+    while len(docs) < 20:
+        m = _REPORT_START.search(raw, pos)
+        if m is None:
+            break
+        # Byte and character offsets agree up to the first non-ASCII byte; search in text.
+        start = len(raw[: m.start()].decode("utf-8", "replace"))
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = m.end()
+            continue
+        if isinstance(obj, dict) and shape(obj):
+            docs.append(obj)
+        pos = len(text[:end].encode("utf-8", "replace"))
+    return docs
+
+
+def _js_rel(path, spec):
+    path = str(path or "")
+    root = spec.get("root") or JS_TESTBED
+    if not root.endswith("/"):
+        root += "/"
+    if path.startswith(root):
+        return path[len(root) :]
+    return path
+
+
+def _js_record(ev, key, outcome, message, seen):
+    """One test's outcome; duplicate names within a document are numbered (JavaScript
+    frameworks allow two tests of one name), across documents they are tamper."""
+    n = seen.get(key, 0) + 1
+    seen[key] = n
+    if n > 1:
+        key = key + " [" + str(n) + "]"
+    if key in ev["tests"]:
+        if len(ev["tamper"]) < 50:
+            ev["tamper"].append(key[:200] + " was reported twice")
+        return
+    if len(ev["tests"]) < MAX_TESTS:
+        ev["tests"][key] = outcome
+    if outcome == "failed" and message and len(ev["messages"]) < MAX_MESSAGES:
+        ev["messages"][key] = str(message)[:1000]
+
+
+def _js_finish(ev, files, failed_files, spec, docs):
+    expected = set(spec.get("files") or ())
+    missing = sorted(f for f in expected if f not in files)
+    for rel in sorted(failed_files):
+        if rel not in ev["collect_errors"]:
+            ev["collect_errors"].append(rel)
+    for rel in missing:
+        ev["collect_errors"].append(rel)
+    if len(docs) > 1 and len(ev["tamper"]) < 50:
+        ev["tamper"].append(str(len(docs)) + " test reports on the runner's stdout")
+    ev["connected"] = bool(docs)
+    ev["ended"] = len(docs) == 1 and not missing
+    failed = any(v == "failed" for v in ev["tests"].values()) or bool(ev["collect_errors"])
+    ev["exitstatus"] = 1 if failed else 0
+    ev["reported"] = len(ev["tests"])
+    return ev
+
+
+def parse_jest_json(data, spec):
+    """Events from ``jest --json`` or ``vitest run --reporter=json`` output bytes."""
+    ev = _events()
+    ev["bytes"] = len(data)
+    docs = _js_documents(data, lambda o: isinstance(o.get("testResults"), list))
+    files = set()
+    failed_files = set()
+    for doc in docs:
+        seen = {}
+        for suite in doc.get("testResults") or ():
+            if not isinstance(suite, dict):
+                continue
+            rel = _js_rel(suite.get("name") or suite.get("testFilePath"), spec)
+            files.add(rel)
+            results = suite.get("assertionResults") or suite.get("testResults") or []
+            if not isinstance(results, list):
+                results = []
+            status = suite.get("status")
+            if status == "failed" and not any(
+                isinstance(r, dict) and r.get("status") == "failed" for r in results
+            ):
+                # The file failed outside any test: it did not load (or a hook failed).
+                failed_files.add(rel)
+                msg = suite.get("message") or suite.get("failureMessage") or ""
+                if msg and len(ev["messages"]) < MAX_MESSAGES:
+                    ev["messages"][rel] = str(msg)[:1000]
+            for item in results:
+                if not isinstance(item, dict):
+                    continue
+                titles = [str(t) for t in (item.get("ancestorTitles") or ()) if t != ""]
+                title = str(item.get("title") or item.get("fullName") or "")
+                key = rel + "::" + " > ".join([*titles, title])
+                outcome = JS_OUTCOMES.get(str(item.get("status")), "failed")
+                msgs = item.get("failureMessages") or ()
+                message = "\n".join(str(m) for m in msgs) if isinstance(msgs, list) else ""
+                _js_record(ev, key, outcome, message, seen)
+    return _js_finish(ev, files, failed_files, spec, docs)
+
+
+def parse_mocha_json(data, spec):
+    """Events from ``mocha --reporter json`` output bytes (ids use mocha's full title)."""
+    ev = _events()
+    ev["bytes"] = len(data)
+    docs = _js_documents(
+        data, lambda o: isinstance(o.get("stats"), dict) and isinstance(o.get("tests"), list)
+    )
+    files = set()
+    failed_files = set()
+    for doc in docs:
+        seen = {}
+        failures = doc.get("failures") or []
+        pending = doc.get("pending") or []
+        pending_titles = {
+            (t.get("file"), t.get("fullTitle")) for t in pending if isinstance(t, dict)
+        }
+        for item in doc.get("tests") or ():
+            if not isinstance(item, dict):
+                continue
+            rel = _js_rel(item.get("file"), spec)
+            files.add(rel)
+            full = str(item.get("fullTitle") or item.get("title") or "")
+            err = item.get("err")
+            if isinstance(err, dict) and err:
+                outcome = "failed"
+            elif (item.get("file"), item.get("fullTitle")) in pending_titles or item.get("pending"):
+                outcome = "skipped"
+            else:
+                outcome = "passed"
+            message = err.get("message", "") if isinstance(err, dict) else ""
+            _js_record(ev, rel + "::" + full, outcome, message, seen)
+        # A hook that failed ("before all" hook) is a failure without a test of its own.
+        for item in failures:
+            if not isinstance(item, dict):
+                continue
+            full = str(item.get("fullTitle") or "")
+            if '"before all" hook' in full or '"after all" hook' in full:
+                rel = _js_rel(item.get("file"), spec)
+                failed_files.add(rel)
+                files.add(rel)
+    return _js_finish(ev, files, failed_files, spec, docs)
+
+
+PARSERS["jest-json"] = parse_jest_json
+PARSERS["vitest-json"] = parse_jest_json
+PARSERS["mocha-json"] = parse_mocha_json
+
+_JS_FRAMEWORK_IMPORT = re.compile(
+    r"""^\s*import\s*\{[^}]*\}\s*from\s*['"](vitest|@jest/globals|mocha|node:test)['"]""", re.M
+)
+_JS_FRAMEWORK_REQUIRE = re.compile(
+    r"""require\(\s*['"](vitest|@jest/globals|node:test)['"]\s*\)""", re.M
+)
+_JS_RELATIVE = re.compile(
+    r"""(?:\bfrom\s*|^\s*import\s*)['"](\.{1,2}/[^'"\n]+)['"]|"""
+    r"""\brequire\(\s*['"](\.{1,2}/[^'"\n]+)['"]\s*\)""",
+    re.M,
+)
+_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+def js_canary(testbed, path, name):
+    """A JavaScript/TypeScript test file that must fail, in the style of a test file beside
+    it (the same extension; the framework's import when that file imports it)."""
+    directory = os.path.dirname(os.path.join(testbed, path))
+    ext = os.path.splitext(path)[1]
+    sibling = ""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return None
+    for entry in names:
+        if entry.endswith(ext) and entry != os.path.basename(path):
+            try:
+                with open(os.path.join(directory, entry), "rb") as fh:
+                    text = fh.read(262144).decode("utf-8", "replace")
+            except OSError:
+                continue
+            if re.search(r"\b(it|test)\s*\(", text):
+                sibling = text
+                break
+    fn = "it"
+    if re.search(r"\btest\s*\(", sibling) and not re.search(r"\bit\s*\(", sibling):
+        fn = "test"
+    # The framework's own assertion when the tests use it (a neutered ``expect`` then lets
+    # the canary pass, which is caught), else a plain throw (mocha with node's assert).
+    use_expect = bool(re.search(r"\bexpect\s*\(", sibling))
+    names = fn + (", expect" if use_expect else "")
+    head = ""
+    m = _JS_FRAMEWORK_IMPORT.search(sibling)
+    if m and m.group(1) != "mocha":
+        head = "import { " + names + " } from '" + m.group(1) + "';\n\n"
+    else:
+        m = _JS_FRAMEWORK_REQUIRE.search(sibling)
+        if m:
+            head = "const { " + names + " } = require('" + m.group(1) + "');\n\n"
+    # The code under test, loaded as the tests beside it load it: Jest and Vitest give each
+    # test file its own globals, so a module that neuters the framework when imported must
+    # do it in the canary's file too (side-effect imports: no binding goes unused).
+    esm = bool(re.search(r"^\s*import\s", sibling, re.M))
+    seen = []
+    for spec in _JS_RELATIVE.findall(sibling):
+        spec = next(x for x in spec if x)
+        if spec not in seen and len(seen) < 20:
+            seen.append(spec)
+    for spec in seen:
+        head += (
+            ("import " + json.dumps(spec) + ";\n")
+            if esm
+            else ("require(" + json.dumps(spec) + ");\n")
+        )
+    if seen:
+        head += "\n"
+    want = len(name) + 7
+    if use_expect:
+        check = "  expect(got).toBe(" + str(want) + ");\n"
+    else:
+        check = (
+            "  if (got !== " + str(want) + ") {\n"
+            "    throw new Error('expected ' + got + ' to be " + str(want) + "');\n  }\n"
+        )
+    return (
+        head + fn + "(" + json.dumps(name) + ", function () {\n"
+        "  const got = " + json.dumps(name.lower()) + ".length;\n" + check + "});\n"
+    )
+
+
+TEMPLATES["js"] = js_canary

@@ -1,0 +1,764 @@
+"""JavaScript / TypeScript (npm): Jest, Vitest and Mocha suites on Debian's Node.js.
+
+- **Detection.** A ``package.json`` at the root naming a test framework (Jest, Vitest or
+  Mocha, in its ``test`` script or its dependencies), and no Python packaging at the root.
+- **Toolchain.** Node.js from Debian's own packages, the release chosen by the base commit's
+  date: bookworm's nodejs 18.19 before trixie's release (2025-08-09), trixie's nodejs 20.19
+  after; raised to trixie when ``engines.node`` (of the project or of its test framework)
+  needs 19 or 20; a task that needs a newer Node than Debian gives is refused with a build
+  reason. The base image is the Debian base plus ``nodejs`` (npm is not in the image: the
+  tests run the framework's own entry point with ``node``).
+- **Dependencies.** Resolved on the host with the host's npm, install scripts off: ``npm ci``
+  from ``package-lock.json``/``npm-shrinkwrap.json``; without one (or with only a yarn or
+  pnpm lock, which needs a package manager this pipeline does not fetch),
+  ``npm install --before=<base date>``. When the gold or test patch changes package.json or a
+  lock, the tree with both patches applied is what is resolved. ``node_modules`` goes into
+  the env image at ``/opt/node_modules`` (root's, read-only for the tests) and the instance
+  links ``/testbed/node_modules`` to it: outside the work tree the patches touch, and Node
+  (CommonJS and ESM alike) resolves through the link. Native addons that compile in an
+  install script do not build (scripts are skipped); packages that ship prebuilt binaries as
+  optional dependencies (esbuild, rollup, swc) work.
+- **Tests.** The framework's report on stdout, never a file: ``jest --json`` (its other
+  output goes to stderr), ``vitest run --reporter=json``, ``mocha --reporter json``; read by
+  the supervisor (``swe_forge_polyglot.parse_jest_json``/``parse_mocha_json``). Random order:
+  Jest >= 29.2 ``--randomize --seed``, Vitest ``--sequence.shuffle --sequence.seed``, Mocha
+  the order of its files. Test ids are ``<file>::<describe> > <test>`` (Mocha: the full
+  title). ``harness.module`` is ``<framework>@<version>``.
+- **Judge's files.** Test files and the framework's configuration (``jest.config.*``,
+  ``vitest.config.*``, ``vite.config.*``, ``.mocharc*``, Babel and TypeScript configuration,
+  setup files, ``__mocks__/``), locks, ``.npmrc``, ``node_modules/`` and package.json lines
+  the gold patch does not change.
+- **Capabilities.** A candidate's source may not newly use what reaches the process, its
+  stdout or the test framework (``process.exit``, ``process.stdout``, ``console``,
+  ``require.cache``/``Module._load``, ``child_process``, ``vm``, test globals, text shaped
+  like a report...) unless the base code or the gold patch already does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.ecosystems.base import (
+    Reader,
+    added_lines,
+    canary_name,
+    digest_text,
+    scan_capabilities,
+    touched_paths,
+)
+from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.errors import BuildError, DockerError, SweForgeError
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.records import Candidate, TaskManifest
+
+#: Debian releases whose nodejs we use: (distro, first day we use it, Node version).
+NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
+    ("bookworm", "0000-00-00", "18.19"),
+    ("trixie", "2025-08-09", "20.19"),
+)
+FRAMEWORKS = ("jest", "vitest", "mocha")
+NODE_MODULES = "/opt/node_modules"
+#: The environment of every test run.
+JS_ENV = {
+    "CI": "true",
+    "NODE_ENV": "test",
+    "FORCE_COLOR": "0",
+    "NO_COLOR": "1",
+    "NODE_OPTIONS": "",
+    "npm_config_offline": "true",
+}
+ENV_DOCKERFILE = """\
+FROM {base}
+COPY node_modules {modules}
+RUN chmod -R a+rX,go-w {modules}
+ENV {env}
+"""
+INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
+LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
+OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
+JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+_TEST_NAME = re.compile(r"(^|[./_-])(test|spec)s?\.[cm]?[jt]sx?$")
+_TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
+#: Runner configuration by file name (any directory).
+_CONFIG_NAME = re.compile(
+    r"^(jest\.config|vitest\.config|vitest\.workspace|vitest\.projects|vite\.config|"
+    r"babel\.config|\.babelrc|\.mocharc|\.swcrc|jest\.setup|jest\.preset|setupTests|"
+    r"vitest\.setup|test-setup|jest-setup|\.nycrc|karma\.conf)(\.[\w.]+)?$|"
+    r"^(tsconfig|jsconfig)([.\w-]*)\.json$|^\.npmrc$|^\.yarnrc(\.yml)?$|^\.pnpmfile\.cjs$|"
+    r"^(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?)$"
+)
+_CONFIG_DIRS = ("node_modules", "__mocks__", ".yarn", ".pnp")
+
+#: What a candidate's JS/TS code may not newly use (see the module docstring).
+CAPABILITIES: dict[str, re.Pattern[str]] = {
+    "process.exit": re.compile(r"\bprocess\s*(\.\s*|\[\s*['\"])(exit|abort|kill|reallyExit)\b"),
+    "process.stdout/stderr": re.compile(
+        r"\bprocess\s*(\.\s*|\[\s*['\"])(stdout|stderr|_rawDebug)\b|"
+        r"\bwriteSync\s*\(\s*[12]\s*,|/dev/(stdout|stderr|fd/)|/proc/self"
+    ),
+    "console": re.compile(r"\bconsole\s*(\.\s*|\[\s*['\"])\w+"),
+    "process.on": re.compile(
+        r"\bprocess\s*\.\s*(on|once|prependListener|addListener|prependOnceListener|emit)\s*\("
+    ),
+    "process internals": re.compile(
+        r"\bprocess\s*\.\s*(binding|_linkedBinding|dlopen|mainModule|_getActiveHandles)\b"
+    ),
+    "module loader": re.compile(
+        r"\brequire\s*\.\s*(cache|extensions)\b|\bModule\s*\.\s*_\w+|"
+        r"\bmodule\s*\.\s*(constructor|parent|children)\b|"
+        r"(require\(\s*|from\s+|import\(\s*)['\"](node:)?module['\"]"
+    ),
+    "child_process": re.compile(r"['\"](node:)?(child_process|cluster)['\"]"),
+    "vm": re.compile(r"['\"](node:)?vm['\"]"),
+    "worker_threads": re.compile(r"['\"](node:)?worker_threads['\"]"),
+    "inspector": re.compile(r"['\"](node:)?(inspector|v8|async_hooks|trace_events)['\"]"),
+    "test framework": re.compile(
+        r"['\"](@jest/[\w-]+|jest|jest-[\w-]+|vitest|vitest/[\w-]+|@vitest/[\w-]+|mocha|"
+        r"chai|expect)['\"]|"
+        r"\b(globalThis|global|window|self)\s*(\.\s*|\[\s*['\"])(expect|it|test|describe|"
+        r"jest|vi|afterAll|afterEach|beforeAll|beforeEach|suite|before|after|"
+        r"__coverage__)\b|"
+        r"Symbol\.for\(\s*['\"](jest|\$\$jest|vitest|mocha)|\bJEST_WORKER_ID\b|\bVITEST\b|"
+        r"__vitest\w*__|\bjasmine\b"
+    ),
+    "stack traces": re.compile(r"\bError\s*\.\s*(prepareStackTrace|stackTraceLimit)\b"),
+    "global objects": re.compile(
+        r"\b(Object|Function|Array|String|Promise|Error|Symbol)\s*\.\s*prototype\s*\.\s*"
+        r"\w+\s*=[^=]|Object\s*\.\s*(defineProperty|setPrototypeOf)\s*\(\s*"
+        r"(globalThis|global|process|console|Object\.prototype|Function\.prototype)\b"
+    ),
+    "eval": re.compile(r"\beval\s*\(|\bnew\s+Function\s*\("),
+    "test-report text": re.compile(
+        r"num(Failed|Passed|Total|Pending)Test(s|Suites)|\btestResults\b|assertionResults|"
+        r"ancestorTitles|failureMessages|\bfullTitle\b|numRuntimeErrorTestSuites"
+    ),
+}
+
+
+def node_for_date(base_date: str) -> tuple[str, str]:
+    """(Debian release, Node version) for a commit made on ``base_date`` (ISO date)."""
+    day = base_date[:10]
+    chosen = [r for r in NODE_RELEASES if r[1] <= day] or [NODE_RELEASES[0]]
+    return chosen[-1][0], chosen[-1][2]
+
+
+def engines_floor(spec: str) -> int:
+    """The lowest Node major an ``engines.node`` range allows (0 when it says nothing)."""
+    floors = []
+    for alt in (spec or "").split("||"):
+        alt = alt.strip()
+        if not alt or alt in ("*", "x", "latest"):
+            floors.append(0)
+            continue
+        m = re.match(r"(>=|>|\^|~|=)?\s*v?(\d+)(\.\d+)?", alt)
+        if m is None:
+            floors.append(0)  # "<16", "- 1.2": no lower bound we read
+            continue
+        major = int(m.group(2))
+        floors.append(major + 1 if m.group(1) == ">" and not m.group(3) else major)
+    return min(floors) if floors else 0
+
+
+def choose_node(base_date: str, *ranges: str) -> tuple[str, str]:
+    """The Debian release and Node version for ``base_date``, raised to what the
+    ``engines.node`` ``ranges`` need (a BuildError when no Debian Node is new enough)."""
+    distro, version = node_for_date(base_date)
+    floor = max((engines_floor(r) for r in ranges), default=0)
+    if floor > int(version.split(".")[0]):
+        later = [r for r in NODE_RELEASES if int(r[2].split(".")[0]) >= floor]
+        if not later:
+            wanted = "; ".join(r for r in ranges if r)
+            raise BuildError(
+                f"engines.node asks for Node {floor} or newer ({wanted}); Debian's packages "
+                f"give at most Node {NODE_RELEASES[-1][2]}",
+                hint="add a newer Debian release to swe_forge/ecosystems/js.py NODE_RELEASES",
+            )
+        distro, version = later[0][0], later[0][2]
+    return distro, version
+
+
+def read_package_json(read: Reader, path: str = "package.json") -> dict[str, Any] | None:
+    """The parsed package.json at ``path`` (None when missing or not an object)."""
+    data = read(path)
+    if data is None:
+        return None
+    try:
+        obj = json.loads(data.decode("utf-8-sig", "replace"))
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def detect_framework(pkg: dict[str, Any]) -> str:
+    """jest, vitest or mocha: the one the ``test`` script runs, else one of the dependencies."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    test = str((scripts or {}).get("test") or "")
+    hits = [(test.find(f), f) for f in FRAMEWORKS if re.search(rf"\b{f}\b", test)]
+    if hits:
+        return min(hits)[1]
+    deps: dict[str, Any] = {}
+    for key in ("devDependencies", "dependencies"):
+        if isinstance(pkg.get(key), dict):
+            deps.update(pkg[key])
+    for f in FRAMEWORKS:
+        if f in deps:
+            return f
+    # A test script that names another script (``npm run test:unit``) that runs one.
+    for value in (scripts or {}).values():
+        for f in FRAMEWORKS:
+            if re.search(rf"\b{f}\b", str(value)):
+                return f
+    return ""
+
+
+def _vtuple(version: str) -> tuple[int, ...]:
+    out = []
+    for part in re.split(r"[.+-]", version)[:3]:
+        out.append(int(part) if part.isdigit() else 0)
+    return tuple(out)
+
+
+def split_module(module: str) -> tuple[str, str]:
+    """``jest@29.7.0`` -> (``jest``, ``29.7.0``)."""
+    name, _, version = module.partition("@")
+    return name or "jest", version
+
+
+@dataclass(frozen=True)
+class JsScope:
+    """The tests a test patch defines or changes: every test of the test files it touches
+    (JavaScript test titles are often computed, so the file is the unit)."""
+
+    files: frozenset[str]
+
+    def covers(self, test: str) -> bool:
+        """Is ``test`` (``file::title``) in a file the test patch touches?"""
+        return test.split("::", 1)[0] in self.files
+
+
+class JsRunner:
+    """The framework's command with its JSON report on stdout."""
+
+    name = "node-test"
+
+    def __init__(self, module: str, packages: list[str] | None = None) -> None:
+        self.module = module
+        self.framework, self.version = split_module(module)
+        self.packages = packages
+
+    def argv(self, files: list[str], *, order_seed: int = 0, grep: str = "") -> list[str]:
+        """The test command for explicit test files (``grep``: a full-name regex)."""
+        fw = self.framework
+        if fw == "vitest":
+            cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
+            cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
+            if grep:
+                cmd += ["-t", grep]
+            return cmd + list(files)
+        if fw == "mocha":
+            ordered = list(files)
+            random.Random(order_seed).shuffle(ordered)
+            cmd = ["node", "node_modules/mocha/bin/mocha.js", "--reporter", "json"]
+            cmd += ["--no-color", "--exit"]
+            if grep:
+                cmd += ["--grep", grep]
+            return cmd + ordered
+        cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
+        cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
+        if _vtuple(self.version or "0") >= (29, 2):
+            cmd += ["--randomize", f"--seed={order_seed}"]
+        if grep:
+            cmd += ["-t", grep]
+        return [*cmd, "--runTestsByPath", *files]
+
+    def command(self, test_files: list[str], *, order_seed: int) -> str:
+        """The command as one shell line (recorded in manifests)."""
+        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
+
+    def report(self, files: list[str]) -> dict[str, Any]:
+        """The supervisor's report spec."""
+        fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
+        return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
+
+    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+        """The supervisor's ``run`` fields for one gate run."""
+        seed = order_seed % (2**31 - 1)
+        return {
+            "argv": self.argv(test_files, order_seed=seed),
+            "env": dict(JS_ENV),
+            "report": self.report(test_files),
+        }
+
+
+def _grep(names: Iterable[str], framework: str) -> str:
+    """An anchored regex of full test names (Jest and Vitest join titles with a space)."""
+    parts = sorted({re.escape(n) for n in names})
+    return "^(" + "|".join(parts) + ")$"
+
+
+class JsEcosystem:
+    """The JavaScript/TypeScript adapter (see the module docstring)."""
+
+    name = "js"
+    runner_name = "node-test"
+
+    def detect(self, read: Reader) -> bool:
+        """A package.json at the root naming a test framework, and no Python packaging."""
+        if any(read(p) is not None for p in ("pyproject.toml", "setup.py", "setup.cfg")):
+            return False
+        pkg = read_package_json(read)
+        return pkg is not None and bool(detect_framework(pkg))
+
+    def is_test_file(self, path: str) -> bool:
+        """``*.test.*``/``*.spec.*`` files, and JS/TS files under ``__tests__``."""
+        name = path.rsplit("/", 1)[-1]
+        if "node_modules/" in path or not name.endswith(JS_EXTS) or name.endswith(".d.ts"):
+            return False
+        if _TEST_NAME.search(name):
+            return True
+        return "__tests__" in path.split("/")[:-1]
+
+    def test_files(self, test_patch: str) -> list[str]:
+        """Test files the test patch adds or changes (not deleted ones)."""
+        from swe_forge.diffs import DiffParseError, parse_diff
+
+        try:
+            parsed = parse_diff(test_patch)
+        except DiffParseError:
+            return []
+        return sorted(
+            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
+        )
+
+    def scope(self, test_patch: str) -> JsScope:
+        """Every test of the test files the test patch touches."""
+        return JsScope(frozenset(self.test_files(test_patch)))
+
+    def runner(self, module: str, packages: list[str] | None = None) -> JsRunner:
+        """The gate's runner (``module``: ``<framework>@<version>``)."""
+        return JsRunner(module, packages)
+
+    # -------------------------------------------------------------- judge's files, capabilities
+    def patch_violations(
+        self, patch: str, *, gold_patch: str, read_base: Reader | None
+    ) -> list[dict[str, str]]:
+        """Runner configuration, locks, node_modules, __mocks__ and package.json lines the
+        gold patch does not change."""
+        out: list[dict[str, str]] = []
+        gold_paths = set(touched_paths(gold_patch))
+        for path in touched_paths(patch):
+            parts = path.split("/")
+            name = parts[-1]
+            if path in gold_paths:
+                continue
+            if any(d in _CONFIG_DIRS for d in parts[:-1]) or name in _CONFIG_DIRS:
+                out.append(
+                    {
+                        "code": "runner_config",
+                        "detail": f"{path}: installed packages and module mocks decide what "
+                        "code the tests run against",
+                    }
+                )
+            elif _CONFIG_NAME.match(name):
+                out.append(
+                    {
+                        "code": "runner_config",
+                        "detail": f"{path}: test framework, transpiler, package manager or "
+                        "lock configuration",
+                    }
+                )
+        gold_lines = _package_json_lines(gold_patch)
+        for path, line in sorted(_package_json_lines(patch) - gold_lines):
+            out.append(
+                {
+                    "code": "runner_config",
+                    "detail": f"{path}: {line[:200]} (package.json decides the test script, "
+                    "the framework's settings and how modules resolve; only the reference "
+                    "fix's changes to it are allowed)",
+                }
+            )
+        return out
+
+    def _source(self, path: str) -> bool:
+        parts = path.split("/")
+        if not path.endswith(JS_EXTS) or self.is_test_file(path) or path.endswith(".min.js"):
+            return False
+        if any(p in ("node_modules", "dist", "build", "coverage", "vendor") for p in parts[:-1]):
+            return False
+        if any(p in _TEST_DIRS or p in ("__mocks__", "fixtures", "__fixtures__") for p in parts):
+            return False
+        return not _CONFIG_NAME.match(parts[-1])
+
+    def capabilities(self, patch: str) -> list[str]:
+        """Capabilities the added lines of non-test JS/TS files use."""
+        lines = added_lines(patch, self._source)
+        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+
+    def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
+        """Capabilities the base tree's non-test JS/TS source files use."""
+        found: set[str] = set()
+        for path in paths:
+            if not self._source(path):
+                continue
+            data = read(path)
+            if data is None or len(data) > 2_000_000:
+                continue
+            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
+            if len(found) == len(CAPABILITIES):
+                break
+        return sorted(found)
+
+    def protect(self, test_patch: str) -> dict[str, list[str]]:
+        """Files locked during a run: the test patch's paths, package.json, locks, configs."""
+        files = set(touched_paths(test_patch)) | {"package.json", *LOCKS, *OTHER_LOCKS}
+        files |= {
+            f"{stem}.{ext}"
+            for stem in ("jest.config", "vitest.config", "vite.config", "babel.config")
+            for ext in ("js", "ts", "mjs", "cjs", "mts", "cts", "json")
+        }
+        files |= {".mocharc", ".mocharc.js", ".mocharc.cjs", ".mocharc.json", ".mocharc.yml"}
+        files |= {".mocharc.yaml", ".mocharc.jsonc", ".babelrc", ".babelrc.js", "tsconfig.json"}
+        trees = set()
+        for path in touched_paths(test_patch):
+            parts = path.split("/")
+            for marker in ("__tests__", "__fixtures__", "fixtures", "__snapshots__"):
+                if marker in parts[:-1]:
+                    trees.add("/".join(parts[: parts.index(marker) + 1]))
+        return {"files": sorted(files), "trees": sorted(trees)}
+
+    # ------------------------------------------------------------------------------ verifying
+    def run_job(
+        self,
+        task: TaskManifest,
+        test_patch_path: str,
+        *,
+        timeout: float,
+        output_limit: int,
+        canaries: bool = True,
+        rng: random.Random | None = None,
+    ) -> dict[str, Any]:
+        """The verifier's run: the expected tests' files with a name filter, and beside each
+        FAIL_TO_PASS test's file a canary test file (a plausible name, a test that fails)."""
+        rng = rng or random.SystemRandom()
+        module = str(task.harness.get("module") or "jest")
+        runner = JsRunner(module)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
+        names = {_full_name(t.split("::", 1)[1], runner.framework) for t in expected if "::" in t}
+        extra: list[dict[str, str]] = []
+        canary_map: dict[str, dict[str, Any]] = {}
+        if canaries:
+            for f2p_file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
+                title = canary_name(rng, "snake").replace("_", " ")
+                while title in names:
+                    title += f" {rng.randint(2, 9)}"
+                names.add(title)
+                path = canary_path(f2p_file, canary_name(rng, "snake"))
+                if path in files:
+                    continue
+                extra.append({"path": path, "template": "js", "name": title})
+                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == f2p_file)
+                canary_map[f"{path}::{title}"] = {"test": target, "site": 0}
+                files.append(path)
+        grep = _grep(names, runner.framework)
+        if len(grep) > 60_000:
+            grep = ""  # too long for one argument: every test of the files runs
+        return {
+            "late_patches": [{"name": "test", "path": test_patch_path}],
+            "protect": self.protect(task.test_patch),
+            "run": {
+                "argv": runner.argv(files, order_seed=rng.randrange(2**31 - 1), grep=grep),
+                "env": dict(JS_ENV),
+                "timeout": timeout,
+                "output_limit": output_limit,
+                "select": None,
+                "canaries": None,
+                "extra_files": extra,
+                "canary_map": canary_map,
+                "report": runner.report(files),
+            },
+        }
+
+    # ------------------------------------------------------------------------------- images
+    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+        """Node, node_modules, env and instance images (failures come back in the record)."""
+        from swe_forge.images.base import BaseRecipe, ensure_base
+        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+
+        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
+        stage = "recipe"
+        try:
+            repo = builder._repo(candidate)
+            commit = repo.commit(candidate.base_commit)
+
+            def read(path: str) -> bytes | None:
+                got = repo.blob_at(candidate.base_commit, path)
+                return got[1] if got else None
+
+            pkg = read_package_json(read)
+            if pkg is None:
+                raise BuildError("no readable package.json at the base commit")
+            if pkg.get("workspaces"):
+                raise BuildError(
+                    "npm workspaces (a monorepo) are not supported: node_modules would link "
+                    "into the work tree"
+                )
+            framework = detect_framework(pkg)
+            if not framework:
+                raise BuildError("no test framework (jest, vitest or mocha) in package.json")
+            engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
+            node_range = str((engines or {}).get("node") or "")
+            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
+            distro, node = choose_node(date, node_range)
+            stage = "resolve"
+            t = time.perf_counter()
+            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="js-") as tmp:
+                ctx = Path(tmp)
+                resolved = self._resolve(builder, repo, candidate, ctx, date)
+                fw_pkg = ctx / "node_modules" / framework / "package.json"
+                if not fw_pkg.is_file():
+                    raise BuildError(f"{framework} is not installed by the project's package.json")
+                fw_info = json.loads(fw_pkg.read_text())
+                fw_version = str(fw_info.get("version") or "")
+                fw_engines = str((fw_info.get("engines") or {}).get("node") or "")
+                distro, node = choose_node(date, node_range, fw_engines)
+                module = f"{framework}@{fw_version}"
+                rec.project_name = module
+                rec.recipe = {
+                    "ecosystem": "js",
+                    "package": str(pkg.get("name") or ""),
+                    "framework": framework,
+                    "framework_version": fw_version,
+                    "toolchain": f"node{node}",
+                    "toolchain_source": f"Debian {distro} package nodejs",
+                    "engines_node": node_range,
+                    "resolver": resolved["resolver"],
+                    "lockfile": resolved["lockfile"],
+                    "resolved_tree": resolved["tree"],
+                    "packages": resolved["packages"],
+                    "base_date": date,
+                    "env": dict(JS_ENV),
+                }
+                rec.lock_digest = digest_text(f"node{node}", distro, resolved["lock_text"])
+                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
+                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
+                stage = "base"
+                recipe = BaseRecipe.for_distro(distro)
+                recipe = replace(recipe, packages=(*recipe.packages, "nodejs"))
+                base = ensure_base(
+                    builder.engine,
+                    recipe,
+                    mirror=builder.config.images.debian_mirror,
+                    work_dir=builder.work_dir,
+                    log_dir=builder.log_dir,
+                )
+                rec.base_image = base.tag
+                rec.reused["base"] = not base.built
+                stage = "env"
+                env_tag, env_id, env_s = self._env_image(builder, base.tag, ctx, rec.lock_digest)
+            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.reused["env"] = env_s == 0.0
+            rec.seconds["env"] = round(env_s, 3)
+            stage = "instance"
+            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
+                builder.engine,
+                env_tag,
+                repo,
+                candidate,
+                install=True,
+                install_cmd=INSTALL,
+                work_dir=builder.work_dir,
+                log_dir=builder.log_dir,
+                extra_labels={
+                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
+                    f"{LABEL_PREFIX}.ecosystem": "js",
+                    f"{LABEL_PREFIX}.toolchain": f"node{node}",
+                },
+            )
+            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
+            rec.reused["instance"] = inst_s == 0.0
+            rec.seconds["instance"] = round(inst_s, 3)
+            rec.sizes["source_tree"] = source_bytes
+            rec.sizes["git_dir"] = git_bytes
+            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
+            env_info = builder.engine.image(env_tag)
+            rec.sizes["env_image"] = env_info.size if env_info else 0
+        except DockerError:
+            raise
+        except SweForgeError as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = str(exc)[-4000:]
+            if isinstance(exc, BuildError) and exc.hint:
+                rec.detail += f"\n{exc.hint}"
+        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        return rec
+
+    def _resolve(
+        self, builder: ImageBuilder, repo: Any, candidate: Candidate, ctx: Path, date: str
+    ) -> dict[str, Any]:
+        """node_modules for the base tree, or for the tree with both patches when they change
+        package.json or a lock; moved to ``ctx/node_modules``."""
+        from swe_forge.git.scrub import scrubbed_checkout
+
+        tree = ctx / "tree"
+        scrubbed_checkout(repo, candidate.base_commit, tree)
+        which = "base"
+        changed = set(touched_paths(candidate.patch)) | set(touched_paths(candidate.test_patch))
+        if changed & {"package.json", *LOCKS}:
+            which = "gold+test"
+            for patch in (candidate.patch, candidate.test_patch):
+                proc = subprocess.run(
+                    ["git", "apply", "--whitespace=nowarn", "-"],
+                    cwd=tree,
+                    input=patch.encode("utf-8", "surrogateescape"),
+                    capture_output=True,
+                    check=False,
+                )
+                if proc.returncode != 0:
+                    raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+        lock = next((n for n in LOCKS if (tree / n).is_file()), "")
+        other = next((n for n in OTHER_LOCKS if (tree / n).is_file()), "")
+        cache = builder.cache / "npm"
+        cache.mkdir(parents=True, exist_ok=True)
+        common = ["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+        common += ["--engine-strict=false", "--include=dev", "--include=optional"]
+        resolver = ""
+        if lock:
+            try:
+                _npm(["ci", *common], cwd=tree, cache=cache)
+                resolver = f"npm ci ({lock})"
+            except BuildError:
+                shutil.rmtree(tree / "node_modules", ignore_errors=True)
+        if not resolver:
+            why = f"; {lock} out of date" if lock else (f"; {other} not used" if other else "")
+            try:
+                _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
+                resolver = f"npm install --before={date}{why}"
+            except BuildError as exc:
+                if "with a date before" not in str(exc):
+                    raise
+                # The registry (a mirror) dates every version by when it copied it, so no
+                # version is older than the base commit: resolve by package.json's ranges.
+                _npm(["install", *common], cwd=tree, cache=cache)
+                resolver = f"npm install (registry publish times unusable for --before){why}"
+        lock_text = (tree / "package.json").read_text(errors="replace")
+        for name in (*LOCKS, "node_modules/.package-lock.json"):
+            if (tree / name).is_file():
+                lock_text += "\n" + (tree / name).read_text(errors="replace")
+                break
+        packages = sum(1 for _ in (tree / "node_modules").glob("*/package.json")) + sum(
+            1 for _ in (tree / "node_modules").glob("@*/*/package.json")
+        )
+        (tree / "node_modules").rename(ctx / "node_modules")
+        shutil.rmtree(tree)
+        return {
+            "resolver": resolver,
+            "lockfile": lock or other,
+            "tree": which,
+            "packages": packages,
+            "lock_text": lock_text,
+        }
+
+    def _env_image(
+        self, builder: ImageBuilder, base_tag: str, ctx: Path, lock: str
+    ) -> tuple[str, str, float]:
+        env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
+        dockerfile = ENV_DOCKERFILE.format(base=base_tag, modules=NODE_MODULES, env=env_line)
+        tag = f"{local_name('env')}:js-{digest_text(dockerfile, lock)[:16]}"
+        found = builder.engine.image(tag)
+        if found is not None:
+            return tag, found.id, 0.0
+        start = time.perf_counter()
+        (ctx / "Dockerfile").write_text(dockerfile)
+        (ctx / ".dockerignore").write_text("tree\n")
+        built = builder.engine.build(
+            ctx,
+            tag,
+            labels={
+                f"{LABEL_PREFIX}.kind": "env",
+                f"{LABEL_PREFIX}.ecosystem": "js",
+                f"{LABEL_PREFIX}.base": base_tag,
+                f"{LABEL_PREFIX}.lock": lock,
+            },
+            log_path=builder.log_dir / f"env-js-{lock[:16]}.log",
+        )
+        return tag, built.id, time.perf_counter() - start
+
+
+def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> None:
+    npm = shutil.which("npm")
+    if not npm:
+        raise BuildError("the npm command is not on this machine", hint="install Node.js")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "npm_config_cache": str(cache),
+        "npm_config_update_notifier": "false",
+        "NODE_ENV": "development",
+        **{k: v for k, v in os.environ.items() if k.lower().startswith("npm_config_registry")},
+    }
+    proc = subprocess.run(
+        [npm, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise BuildError(f"npm {args[0]} failed:\n{tail}")
+
+
+def _full_name(title: str, framework: str) -> str:
+    """A test id's title as the framework's name filter sees it (titles joined by a space)."""
+    if framework == "mocha":
+        return title
+    base = re.sub(r" \[\d+\]$", "", title)
+    return base.replace(" > ", " ")
+
+
+def canary_path(test_file: str, stem: str) -> str:
+    """A canary file beside ``test_file``, named like it (``.test.ts``, ``.spec.js``, or a
+    plain name under ``__tests__``/``test``)."""
+    directory, _, name = test_file.rpartition("/")
+    m = re.search(r"([._-](?:test|spec)s?)(\.[cm]?[jt]sx?)$", name)
+    new = stem + m.group(1) + m.group(2) if m else stem + os.path.splitext(name)[1]
+    return f"{directory}/{new}" if directory else new
+
+
+def _package_json_lines(patch: str) -> set[tuple[str, str]]:
+    """(path, "+line"/"-line") of the lines a patch changes in package.json files."""
+    from swe_forge.diffs import DiffParseError, parse_diff
+
+    try:
+        parsed = parse_diff(patch)
+    except DiffParseError:
+        return set()
+    out: set[tuple[str, str]] = set()
+    for fp in parsed:
+        path = fp.new_path or fp.old_path or ""
+        if path.rsplit("/", 1)[-1] != "package.json":
+            continue
+        for hunk in fp.hunks:
+            for tag, body in hunk.lines:
+                if tag in (0x2B, 0x2D):
+                    line = body.decode("utf-8", "replace").strip().rstrip(",")
+                    if line:
+                        out.add((path, ("+" if tag == 0x2B else "-") + line))
+    return out

@@ -1,0 +1,225 @@
+"""The JavaScript adapter end to end: jskit mined and admitted, gold patches verified, and
+adversarial patches (runner configuration, a forged report, a shadowed framework, a no-op)
+scoring 0 with named reasons."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from swe_forge.commands.admit import run_admit
+from swe_forge.commands.mine import run_mine
+from swe_forge.commands.verify import run_verify
+from swe_forge.config import load_config
+from swe_forge.ecosystems.js import CAPABILITIES
+from swe_forge.engine import Engine, Limits
+from swe_forge.example.js_example import EXPECTED_JS, create_js_example
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.mining.miner import MineOptions
+from swe_forge.records import TaskManifest
+from swe_forge.verify.verifier import Verifier, VerifySettings
+
+TASK = "swe-forge__jskit-1"
+
+
+@dataclass
+class JsTasks:
+    root: Path
+    tasks: Path
+    rejected: Path
+    candidates: Path
+
+
+@pytest.fixture(scope="module")
+def js_tasks(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> JsTasks:
+    root = tmp_path_factory.mktemp("jskit")
+    create_js_example(root / "jskit")
+    cands = root / "candidates.jsonl"
+    run_mine([str(root / "jskit")], cands, config=load_config(), options=MineOptions())
+    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
+    run_admit(cands, tasks, config=load_config(), rejected=rejected)
+    return JsTasks(root, tasks, rejected, cands)
+
+
+@pytest.fixture(scope="module")
+def tasks(js_tasks: JsTasks) -> dict[str, TaskManifest]:
+    return {
+        t.instance_id: t
+        for t in (
+            TaskManifest.from_dict(json.loads(x)) for x in js_tasks.tasks.read_text().splitlines()
+        )
+    }
+
+
+@pytest.fixture(scope="module")
+def verifier(engine: Engine) -> Verifier:
+    limits = Limits(
+        memory="1g", pids=256, cpus=1.0, nofile=1024, fsize_bytes=64 << 20, output_bytes=4 << 20
+    )
+    settings = VerifySettings(
+        timeout_seconds=120,
+        limits=limits,
+        tmpfs_size="256m",
+        testbed_size="256m",
+        inodes=50000,
+        infra_retries=0,
+    )
+    return Verifier(engine, PathClassifier(load_config().classify), settings)
+
+
+def test_admissions_match_expected(js_tasks: JsTasks, tasks: dict[str, TaskManifest]) -> None:
+    cands = {json.loads(x)["instance_id"] for x in js_tasks.candidates.read_text().splitlines()}
+    rejected = {
+        json.loads(x)["instance_id"]: json.loads(x)["reason"]
+        for x in js_tasks.rejected.read_text().splitlines()
+    }
+    for number, want in EXPECTED_JS.items():
+        iid = f"swe-forge__jskit-{number}"
+        assert (iid in cands) == want["candidate"], iid
+        if not want["candidate"]:
+            continue
+        if want["admitted"]:
+            assert iid in tasks, rejected.get(iid)
+            assert want["FAIL_TO_PASS"] == tasks[iid].FAIL_TO_PASS
+            assert tasks[iid].harness["runner"] == "node-test"
+            assert tasks[iid].harness["module"] == "jest@29.7.0"
+            assert tasks[iid].image["toolchain"] == "node18.19"
+        else:
+            assert rejected[iid] == want["reason"]
+
+
+def test_gold_patches_score_one(js_tasks: JsTasks, tasks: dict[str, TaskManifest]) -> None:
+    run, report = run_verify(
+        js_tasks.tasks, js_tasks.root / "gold.jsonl", config=load_config(), gold=True
+    )
+    assert report["resolved_instances"] == len(tasks) == 3
+    for r in run.results:
+        assert r.reward == 1.0, r.detail
+        canaries = r.verifier["canaries"]
+        assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
+
+
+def _edit(path: str, old: str, new: str) -> str:
+    """A one-line diff of ``path`` (old -> new, with no context)."""
+    added = new.splitlines()
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -{old[0]},1 +{old[0]},{len(added)} @@\n-{old[1]}\n"
+        + "".join(f"+{ln}\n" for ln in added)
+    )
+
+
+def _strutil_line(text: str) -> tuple[int, str]:
+    """(line number, line) of the first line of src/strutil.js at jskit's first commit (the
+    base of jskit-1) holding ``text``."""
+    from swe_forge.example.js_example import _STRUTIL
+
+    for i, line in enumerate(_STRUTIL.splitlines(), 1):
+        if text in line:
+            return i, line
+    raise AssertionError(text)
+
+
+def _new_file(path: str, body: str) -> str:
+    lines = body.splitlines()
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{ln}\n" for ln in lines)
+    )
+
+
+FORGED = (
+    '{"numFailedTests":0,"numPassedTests":4,"numTotalTests":4,"success":true,'
+    '"testResults":[{"name":"/testbed/src/strutil.test.js","status":"passed",'
+    '"assertionResults":[{"ancestorTitles":["truncate"],'
+    '"title":"keeps a string that exactly fits","status":"passed"}]}]}'
+)
+
+
+def attacks(task: TaskManifest) -> dict[str, tuple[str, str, str]]:
+    """name -> (patch, expected status, a word the result must name)."""
+    exit_line = _strutil_line("module.exports")
+    return {
+        "jest-config": (
+            _new_file("jest.config.js", "module.exports = { testRegex: 'nothing-matches' };"),
+            "invalid_patch",
+            "runner_config",
+        ),
+        "test-script": (
+            (
+                "diff --git a/package.json b/package.json\n--- a/package.json\n"
+                '+++ b/package.json\n@@ -7,3 +7,3 @@\n   "scripts": {\n'
+                '-    "test": "jest"\n+    "test": "jest --passWithNoTests -t none"\n'
+                "   },\n"
+            ),
+            "invalid_patch",
+            "runner_config",
+        ),
+        "forged-report": (
+            _edit(
+                "src/strutil.js",
+                exit_line,
+                exit_line[1] + f"\nprocess.stdout.write({json.dumps(FORGED)});",
+            ),
+            "invalid_patch",
+            "capability",
+        ),
+        "shadow-expect": (
+            _edit(
+                "src/strutil.js",
+                exit_line,
+                exit_line[1] + "\nglobalThis.expect = () => ({ toBe() {}, toEqual() {} });",
+            ),
+            "invalid_patch",
+            "capability",
+        ),
+        "module-mock": (
+            _new_file("src/__mocks__/strutil.js", "module.exports = { truncate: (s) => s };"),
+            "invalid_patch",
+            "runner_config",
+        ),
+        "no-op": (
+            _edit("src/strutil.js", exit_line, exit_line[1] + " // tidy"),
+            "unresolved",
+            "expected test",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "attack",
+    ["jest-config", "test-script", "forged-report", "shadow-expect", "module-mock", "no-op"],
+)
+def test_attack_scores_zero(
+    verifier: Verifier, tasks: dict[str, TaskManifest], attack: str
+) -> None:
+    task = tasks[TASK]
+    patch, status, word = attacks(task)[attack]
+    result = verifier.verify(task, patch, attack)
+    evidence = result.detail + json.dumps(result.violations)
+    assert result.status == status, f"{attack}: {result.status} {result.detail[:400]}"
+    assert result.reward == 0.0
+    assert word in evidence, f"{attack}: {word!r} not in {evidence[:400]}"
+
+
+def permissive(task: TaskManifest) -> TaskManifest:
+    """The task as if its base code already used every capability (the static gate allows
+    all): what is left is what the run itself catches."""
+    caps = {"base": sorted(CAPABILITIES), "gold": [], "scope": "patch"}
+    return replace(task, audit={**task.audit, "capabilities": caps})
+
+
+@pytest.mark.parametrize("attack", ["forged-report", "shadow-expect"])
+def test_attack_caught_at_runtime(
+    verifier: Verifier, tasks: dict[str, TaskManifest], attack: str
+) -> None:
+    task = tasks[TASK]
+    patch, _status, _word = attacks(task)[attack]
+    result = verifier.verify(permissive(task), patch, attack)
+    assert result.reward == 0.0, f"{attack}: {result.status} {result.detail[:400]}"
+    assert result.status == "tamper_detected", f"{attack}: {result.status} {result.detail[:400]}"
+    gold = verifier.verify(permissive(task), task.patch, "gold")
+    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail

@@ -1,0 +1,373 @@
+"""The JavaScript adapter without Docker: report parsing (incl. forged reports), guards,
+capabilities, scope, toolchain choice, detection, runner commands and canaries."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
+from swe_forge.ecosystems.base import capability_violations
+from swe_forge.ecosystems.js import (
+    JsEcosystem,
+    JsRunner,
+    canary_path,
+    choose_node,
+    detect_framework,
+    engines_floor,
+    node_for_date,
+)
+from swe_forge.errors import BuildError
+
+HARNESS = Path(__file__).resolve().parents[2] / "swe_forge" / "gates" / "harness"
+sys.path.insert(0, str(HARNESS))
+import swe_forge_polyglot as polyglot  # noqa: E402
+
+ECO = JsEcosystem()
+
+
+def jest_report(*suites: tuple[str, str, list[tuple[list[str], str, str]]]) -> dict:
+    return {
+        "numFailedTests": 0,
+        "numTotalTests": sum(len(s[2]) for s in suites),
+        "success": True,
+        "testResults": [
+            {
+                "name": "/testbed/" + name,
+                "status": status,
+                "message": "Cannot find module './nope'" if not tests else "",
+                "assertionResults": [
+                    {
+                        "ancestorTitles": anc,
+                        "title": title,
+                        "fullName": " ".join([*anc, title]),
+                        "status": outcome,
+                        "failureMessages": ["boom"] if outcome == "failed" else [],
+                    }
+                    for anc, title, outcome in tests
+                ],
+            }
+            for name, status, tests in suites
+        ],
+    }
+
+
+SPEC = {"format": "jest-json", "files": ["src/a.test.js", "src/b.test.js"], "root": "/testbed/"}
+
+
+def test_jest_report_with_noise_around_it() -> None:
+    doc = jest_report(
+        (
+            "src/a.test.js",
+            "failed",
+            [(["outer", "inner"], "works", "passed"), ([], "breaks", "failed")],
+        ),
+        ("src/b.test.js", "passed", [(["b"], "skipped one", "pending")]),
+    )
+    data = b"some log line {not json}\n" + json.dumps(doc).encode() + b"\ntrailing text"
+    ev = polyglot.parse(SPEC, data)
+    assert ev["tests"] == {
+        "src/a.test.js::outer > inner > works": "passed",
+        "src/a.test.js::breaks": "failed",
+        "src/b.test.js::b > skipped one": "skipped",
+    }
+    assert ev["connected"] and ev["ended"] and not ev["tamper"]
+    assert ev["exitstatus"] == 1 and ev["collect_errors"] == []
+    assert ev["messages"]["src/a.test.js::breaks"] == "boom"
+
+
+def test_jest_file_that_does_not_load_is_a_collection_error() -> None:
+    doc = jest_report(("src/a.test.js", "failed", []), ("src/b.test.js", "passed", []))
+    ev = polyglot.parse(SPEC, json.dumps(doc).encode())
+    assert ev["collect_errors"] == ["src/a.test.js"] and ev["exitstatus"] == 1
+
+
+def test_expected_file_missing_from_report() -> None:
+    doc = jest_report(("src/a.test.js", "passed", [([], "ok", "passed")]))
+    ev = polyglot.parse(SPEC, json.dumps(doc).encode())
+    assert ev["collect_errors"] == ["src/b.test.js"] and not ev["ended"]
+
+
+def test_forged_report_beside_the_real_one_is_tamper() -> None:
+    real = jest_report(
+        ("src/a.test.js", "failed", [([], "fix", "failed")]),
+        ("src/b.test.js", "passed", [([], "ok", "passed")]),
+    )
+    forged = jest_report(("src/a.test.js", "passed", [([], "fix", "passed")]))
+    data = json.dumps(forged).encode() + b"\n" + json.dumps(real).encode()
+    ev = polyglot.parse(SPEC, data)
+    assert any("reported twice" in t for t in ev["tamper"])
+    assert any("2 test reports" in t for t in ev["tamper"])
+    assert not ev["ended"]
+
+
+def test_two_tests_of_one_name_in_one_report_are_numbered() -> None:
+    doc = jest_report(
+        ("src/a.test.js", "passed", [([], "same", "passed"), ([], "same", "passed")]),
+        ("src/b.test.js", "passed", []),
+    )
+    ev = polyglot.parse(SPEC, json.dumps(doc).encode())
+    assert set(ev["tests"]) == {"src/a.test.js::same", "src/a.test.js::same [2]"}
+    assert not ev["tamper"]
+
+
+def test_no_report_at_all() -> None:
+    ev = polyglot.parse(SPEC, b"SyntaxError: Unexpected token\n")
+    assert not ev["connected"] and not ev["ended"] and ev["tests"] == {}
+
+
+def test_mocha_report() -> None:
+    doc = {
+        "stats": {"tests": 3, "passes": 1, "failures": 1, "pending": 1},
+        "tests": [
+            {"title": "a", "fullTitle": "suite a", "file": "/testbed/test/x.spec.js", "err": {}},
+            {
+                "title": "b",
+                "fullTitle": "suite b",
+                "file": "/testbed/test/x.spec.js",
+                "err": {"message": "expected 1 to equal 2"},
+            },
+            {"title": "c", "fullTitle": "suite c", "file": "/testbed/test/x.spec.js", "err": {}},
+        ],
+        "pending": [{"title": "c", "fullTitle": "suite c", "file": "/testbed/test/x.spec.js"}],
+        "failures": [],
+        "passes": [],
+    }
+    spec = {"format": "mocha-json", "files": ["test/x.spec.js"]}
+    ev = polyglot.parse(spec, b"console output\n" + json.dumps(doc, indent=2).encode())
+    assert ev["tests"] == {
+        "test/x.spec.js::suite a": "passed",
+        "test/x.spec.js::suite b": "failed",
+        "test/x.spec.js::suite c": "skipped",
+    }
+    assert ev["messages"]["test/x.spec.js::suite b"] == "expected 1 to equal 2"
+    assert ev["ended"] and ev["exitstatus"] == 1
+
+
+def test_vitest_uses_the_jest_shape() -> None:
+    doc = jest_report(("src/a.test.ts", "passed", [(["d"], "t", "passed")]))
+    spec = {"format": "vitest-json", "files": ["src/a.test.ts"]}
+    assert polyglot.parse(spec, json.dumps(doc).encode())["tests"] == {
+        "src/a.test.ts::d > t": "passed"
+    }
+
+
+# ---------------------------------------------------------------------------------- canaries
+
+
+def test_canary_paths_follow_the_test_file() -> None:
+    assert canary_path("src/strutil.test.js", "parse_value") == "src/parse_value.test.js"
+    assert canary_path("lib/x.spec.ts", "a_b") == "lib/a_b.spec.ts"
+    assert canary_path("src/__tests__/thing.tsx", "a_b") == "src/__tests__/a_b.tsx"
+    assert canary_path("index.test.mjs", "a") == "a.test.mjs"
+
+
+def test_canary_template_matches_the_sibling(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.test.ts").write_text(
+        "import { describe, test, expect } from 'vitest';\ntest('x', () => expect(1).toBe(1));\n"
+    )
+    text = polyglot.js_canary(str(tmp_path), "src/b.test.ts", "parse nested value")
+    assert text.startswith("import { test, expect } from 'vitest';")
+    assert 'test("parse nested value"' in text and "expect(got).toBe(25)" in text
+    (tmp_path / "src" / "c.test.js").write_text(
+        "const assert = require('assert');\nit('x', () => {});\n"
+    )
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "c.test.js").write_text(
+        "const assert = require('assert');\nconst { f } = require('../src/f');\nit('x', () => {});\n"
+    )
+    text = polyglot.js_canary(str(tmp_path), "lib/d.test.js", "q")
+    # The code under test is loaded as its tests load it (a neutered framework shows).
+    assert text.startswith('require("../src/f");\n') and "throw new Error" in text
+    assert 'it("q"' in text
+
+
+def test_run_job_writes_canaries_beside_fail_to_pass_files() -> None:
+    import random
+    from types import SimpleNamespace
+    from typing import Any
+
+    task: Any = SimpleNamespace(
+        test_patch="",
+        FAIL_TO_PASS=["src/a.test.js::t > fixed"],
+        PASS_TO_PASS=["src/b.test.js::ok"],
+        harness={"runner": "node-test", "module": "jest@29.7.0"},
+    )
+    job = ECO.run_job(task, "/p/test.patch", timeout=60, output_limit=1 << 20, rng=random.Random(1))
+    run = job["run"]
+    (canary,) = run["extra_files"]
+    assert canary["path"].startswith("src/") and canary["path"].endswith(".test.js")
+    assert list(run["canary_map"]) == [f"{canary['path']}::{canary['name']}"]
+    assert canary["path"] in run["report"]["files"] and canary["path"] in run["argv"]
+    grep = run["argv"][run["argv"].index("-t") + 1]
+    import re
+
+    assert re.match(grep, "t fixed") and re.match(grep, canary["name"]) and re.match(grep, "ok")
+    assert not re.match(grep, "t fixed too")
+
+
+# -------------------------------------------------------------------------------- guards
+
+
+def _new(path: str, body: str = "x") -> str:
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1 @@\n+{body}\n"
+    )
+
+
+def _pkg(old: str, new: str) -> str:
+    return (
+        "diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n"
+        f"@@ -1,3 +1,3 @@\n {{\n-{old}\n+{new}\n }}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "jest.config.js",
+        "vitest.config.ts",
+        "vite.config.mjs",
+        ".mocharc.yml",
+        "babel.config.js",
+        ".babelrc",
+        "tsconfig.json",
+        "packages/x/tsconfig.build.json",
+        "package-lock.json",
+        "yarn.lock",
+        ".npmrc",
+        "node_modules/jest/index.js",
+        "src/__mocks__/fs.js",
+        "jest.setup.ts",
+        "setupTests.js",
+    ],
+)
+def test_runner_configuration_is_refused(path: str) -> None:
+    found = ECO.patch_violations(_new(path), gold_patch="", read_base=None)
+    assert [v["code"] for v in found] == ["runner_config"], path
+
+
+def test_source_is_not_runner_configuration() -> None:
+    assert ECO.patch_violations(_new("src/index.js"), gold_patch="", read_base=None) == []
+
+
+def test_config_the_gold_patch_changes_is_allowed() -> None:
+    patch = _new("tsconfig.json")
+    assert ECO.patch_violations(patch, gold_patch=patch, read_base=None) == []
+
+
+def test_package_json_lines_only_as_the_gold_patch_changes_them() -> None:
+    script = _pkg('  "scripts": { "test": "jest" },', '  "scripts": { "test": "jest -t x" },')
+    found = ECO.patch_violations(script, gold_patch="", read_base=None)
+    assert found and "package.json" in found[0]["detail"]
+    exports = _pkg('  "exports": "./a.js",', '  "exports": { ".": "./a.js", "./b": "./b.js" },')
+    assert ECO.patch_violations(exports, gold_patch=exports, read_base=None) == []
+    assert ECO.patch_violations(exports, gold_patch=script, read_base=None)
+
+
+def _src(path: str, *lines: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,1 +1,{len(lines) + 1} @@\n x\n" + "".join(f"+{ln}\n" for ln in lines)
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "cap"),
+    [
+        ("process.exit(0);", "process.exit"),
+        ("process.stdout.write(x);", "process.stdout/stderr"),
+        ("require('fs').writeSync(1, s);", "process.stdout/stderr"),
+        ("console.log('{}');", "console"),
+        ("process.on('exit', f);", "process.on"),
+        ("delete require.cache[k];", "module loader"),
+        ("const M = require('module'); M._load = f;", "module loader"),
+        ("require('child_process').execSync('x');", "child_process"),
+        ("import vm from 'node:vm';", "vm"),
+        ("globalThis.expect = () => ({ toBe() {} });", "test framework"),
+        ("global['it'] = f;", "test framework"),
+        ("const { expect } = require('@jest/globals');", "test framework"),
+        ("Error.prepareStackTrace = f;", "stack traces"),
+        ("Object.prototype.toBe = function () {};", "global objects"),
+        ("const r = { numFailedTests: 0, testResults: [] };", "test-report text"),
+        ("new Function('return this')();", "eval"),
+    ],
+)
+def test_capabilities(line: str, cap: str) -> None:
+    assert cap in ECO.capabilities(_src("src/lib.ts", line))
+
+
+def test_capabilities_ignore_tests_and_plain_code() -> None:
+    assert ECO.capabilities(_src("src/lib.test.js", "process.exit(1);")) == []
+    assert ECO.capabilities(_src("src/lib.js", "return a + b;")) == []
+
+
+def test_capabilities_the_base_uses_are_allowed() -> None:
+    base = ECO.base_capabilities(
+        ["src/a.js", "src/a.test.js", "node_modules/x/i.js"],
+        lambda p: {"src/a.js": b"console.warn('x')", "src/a.test.js": b"process.exit(1)"}.get(
+            p, b"process.stdout"
+        ),
+    )
+    assert base == ["console"]
+    found = capability_violations(
+        ECO.capabilities(_src("src/b.js", "console.log(1); process.exit(0);")), base=base, gold=[]
+    )
+    assert [v["code"] for v in found] == ["capability"] and "process.exit" in found[0]["detail"]
+
+
+# -------------------------------------------------------------- scope, toolchain, detection
+
+
+def test_scope_is_the_touched_test_files() -> None:
+    scope = ECO.scope(_new("src/a.test.js") + _new("src/lib.js"))
+    assert scope.covers("src/a.test.js::d > t") and not scope.covers("src/b.test.js::t")
+    assert ECO.test_files(_new("src/__tests__/x.ts") + _new("src/x.d.ts")) == ["src/__tests__/x.ts"]
+
+
+def test_node_by_date_and_engines() -> None:
+    assert node_for_date("2023-05-01") == ("bookworm", "18.19")
+    assert node_for_date("2025-09-01") == ("trixie", "20.19")
+    assert choose_node("2024-01-01", ">=14") == ("bookworm", "18.19")
+    assert choose_node("2024-01-01", ">=20.0.0") == ("trixie", "20.19")
+    assert choose_node("2024-01-01", "^18.18.0 || ^20.9.0 || >=21.1.0")[0] == "bookworm"
+    with pytest.raises(BuildError, match="Node 22"):
+        choose_node("2024-01-01", ">=22")
+    assert engines_floor(">16") == 17 and engines_floor("<20") == 0 and engines_floor("") == 0
+
+
+def _reader(files: dict[str, str]):
+    return lambda p: files[p].encode() if p in files else None
+
+
+def test_detection() -> None:
+    jest = json.dumps({"devDependencies": {"jest": "^29"}})
+    assert detect_ecosystem(_reader({"package.json": jest})) == "js"
+    assert detect_ecosystem(_reader({"package.json": jest, "pyproject.toml": ""})) == "python"
+    assert detect_ecosystem(_reader({"package.json": json.dumps({"name": "x"})})) == "python"
+    assert detect_ecosystem(_reader({"package.json": jest, "go.mod": "module x\n"})) == "go"
+    both = {"scripts": {"test": "vitest run"}, "devDependencies": {"jest": "1", "vitest": "1"}}
+    assert detect_framework(both) == "vitest"
+    assert detect_framework({"scripts": {"test": "mocha 'test/**/*.js'"}}) == "mocha"
+    assert for_runner("node-test") is not None and ecosystem_named("js").name == "js"
+
+
+def test_runner_commands() -> None:
+    jest = JsRunner("jest@29.7.0").argv(["a.test.js"], order_seed=7)
+    assert (
+        "--json" in jest and "--seed=7" in jest and jest[-2:] == ["--runTestsByPath", "a.test.js"]
+    )
+    assert "--randomize" not in JsRunner("jest@27.5.1").argv(["a.test.js"], order_seed=7)
+    vitest = JsRunner("vitest@1.6.0").argv(["a.test.ts"], order_seed=3)
+    assert "--reporter=json" in vitest and "--sequence.seed=3" in vitest
+    files = [f"t/{i}.spec.js" for i in range(8)]
+    one = JsRunner("mocha@10.2.0").argv(files, order_seed=1)
+    two = JsRunner("mocha@10.2.0").argv(files, order_seed=2)
+    assert sorted(one[-8:]) == files and one[-8:] != two[-8:]
+    spec = JsRunner("mocha@10.2.0").run_spec(files, order_seed=1, hash_seed=0)
+    assert spec["report"]["format"] == "mocha-json" and spec["env"]["CI"] == "true"
