@@ -322,7 +322,7 @@ def example_create(
         str,
         typer.Option(
             "--language",
-            help="python (textkit, the default) or go (gokit): the example of that ecosystem.",
+            help="python (textkit, default), go (gokit), js (jskit): that ecosystem's example.",
         ),
     ] = "python",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,

@@ -257,8 +257,15 @@ def create_go_example(dest: Path) -> str:
 
 
 #: The example of each ecosystem besides Python: language -> (owner/name, builder, PR count).
+def _js(dest: Path) -> str:
+    from swe_forge.example.js_example import create_js_example
+
+    return create_js_example(dest)
+
+
 LANGUAGE_EXAMPLES: dict[str, tuple[str, Callable[[Path], str], int]] = {
     "go": (GO_REPO, create_go_example, len(_PRS)),
+    "js": ("swe-forge/jskit", _js, 5),
 }
 
 
