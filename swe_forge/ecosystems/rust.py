@@ -272,7 +272,7 @@ def toolchain_pin(text: str) -> str:
 
 def _download(url: str, dest: Path) -> None:
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-    with urllib.request.urlopen(url, timeout=120) as resp, open(tmp, "wb") as fh:  # noqa: S310
+    with urllib.request.urlopen(url, timeout=120) as resp, open(tmp, "wb") as fh:
         shutil.copyfileobj(resp, fh, 1 << 20)
     tmp.rename(dest)
 
@@ -387,7 +387,7 @@ def target_file(path: str) -> str | None:
     i = len(parts) - 1 - parts[::-1].index("tests")
     rest = parts[i + 1 :]
     if len(rest) >= 2 and rest[0] != "common":
-        return "/".join(parts[: i + 2] + ["main.rs"])
+        return "/".join([*parts[: i + 2], "main.rs"])
     return None
 
 
@@ -450,7 +450,7 @@ def _entries(test_files: list[str]) -> list[tuple[str, str, list[str]]]:
         root = target_file(f)
         if root and root not in roots:
             roots.append(root)
-    out = []
+    out: list[tuple[str, str, list[str]]] = []
     for root in sorted(roots):
         tgt = target_of(root)
         if tgt:
@@ -832,14 +832,14 @@ class RustEcosystem:
             str(cargo_dir / "vendor"),
         ]
         used = f"rust-{prefix.name}"
-        proc = _cargo_run([str(prefix / "bin" / "cargo"), *argv_tail], cwd=ctx, env=env)
-        if proc.returncode != 0:
+        done = _cargo_run([str(prefix / "bin" / "cargo"), *argv_tail], cwd=ctx, env=env)
+        if done.returncode != 0:
             # An old cargo cannot read a newer lockfile format or index: the host's cargo
             # downloads the same locked versions.
             used = "host " + _cargo_run([host_cargo(), "--version"], cwd=ctx, env={}).stdout.strip()
-            proc = _cargo_run([host_cargo(), *argv_tail], cwd=ctx, env=env)
-            if proc.returncode != 0:
-                tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            done = _cargo_run([host_cargo(), *argv_tail], cwd=ctx, env=env)
+            if done.returncode != 0:
+                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
                 raise BuildError(f"cargo vendor failed:\n{tail}")
         recipe["vendor_cargo"] = used
         (cargo_dir / "vendor").mkdir(exist_ok=True)

@@ -180,7 +180,8 @@ _PRS: tuple[_PR, ...] = (
                 "#[test]\nfn words_any_white_space() {\n"
                 '    assert_eq!(words(" rust\\tis  fun "), vec!["rust", "is", "fun"]);\n}\n\n'
                 "mod edge {\n    use super::words;\n\n"
-                '    #[test]\n    fn empty() {\n        assert!(words("  ").is_empty());\n    }\n}\n',
+                "    #[test]\n    fn empty() {\n"
+                '        assert!(words("  ").is_empty());\n    }\n}\n',
             ),
         ),
     ),

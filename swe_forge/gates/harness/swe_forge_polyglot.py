@@ -326,7 +326,7 @@ def rust_canary(testbed, path, name):
     return (
         f"\n\n#[test]\nfn {name}() {{\n"
         f'    let got = "{name}".len();\n'
-        f"    ::std::assert_eq!(got, {len(name) + 7}, \"length of {name}\");\n}}\n"
+        f'    ::std::assert_eq!(got, {len(name) + 7}, "length of {name}");\n}}\n'
     )
 
 
