@@ -293,35 +293,64 @@ def fetch_toolchain(version: str, cache: Path) -> Path:
         tmp_prefix = prefix.with_name(f".{version}-{os.getpid()}")
         shutil.rmtree(tmp_prefix, ignore_errors=True)
         tmp_prefix.mkdir(parents=True)
-        for comp in COMPONENTS:
-            name = f"{comp}-{version}-{TRIPLE}"
-            tarball = dist / f"{name}.tar.xz"
-            sums = dist / f"{name}.tar.xz.sha256"
+        for url, want in _component_urls(version, dist):
+            file = url.rsplit("/", 1)[-1]
+            name = file.removesuffix(".tar.xz").removesuffix(".tar.gz")
+            tarball = dist / file
             try:
-                if not sums.is_file():
-                    _download(f"{DIST}/{name}.tar.xz.sha256", sums)
                 if not tarball.is_file():
-                    _download(f"{DIST}/{name}.tar.xz", tarball)
+                    _download(url, tarball)
             except OSError as exc:
-                raise BuildError(f"cannot download {name}: {exc}") from exc
-            want = sums.read_text().split()[0]
-            h = hashlib.sha256()
-            with open(tarball, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            if h.hexdigest() != want:
+                raise BuildError(f"cannot download {url}: {exc}") from exc
+            if _sha256(tarball) != want:
                 tarball.unlink()
-                raise BuildError(f"{name}.tar.xz does not match its published sha256")
+                raise BuildError(f"{file} does not match the sha256 of its channel manifest")
             _merge_component(tarball, name, tmp_prefix)
         shutil.rmtree(prefix, ignore_errors=True)
         tmp_prefix.rename(prefix)
     return prefix
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _component_urls(version: str, dist: Path) -> list[tuple[str, str]]:
+    """(url, sha256) of each component of release ``version`` for x86_64 Linux, from its
+    channel manifest (itself checked against its published .sha256). The manifest names the
+    exact files: cargo's tarballs carried cargo's own version (0.57.0) before Rust 1.x..."""
+    manifest = dist / f"channel-rust-{version}.toml"
+    try:
+        if not manifest.is_file():
+            sums = dist / f"channel-rust-{version}.toml.sha256"
+            _download(f"{DIST}/channel-rust-{version}.toml.sha256", sums)
+            _download(f"{DIST}/channel-rust-{version}.toml", manifest)
+            if _sha256(manifest) != sums.read_text().split()[0]:
+                manifest.unlink()
+                raise BuildError(f"channel-rust-{version}.toml does not match its sha256")
+    except OSError as exc:
+        raise BuildError(f"cannot download the channel manifest of Rust {version}: {exc}") from exc
+    data = tomllib.loads(manifest.read_text())
+    out = []
+    for comp in COMPONENTS:
+        target = data.get("pkg", {}).get(comp, {}).get("target", {}).get(TRIPLE, {})
+        url, digest = target.get("xz_url"), target.get("xz_hash")
+        if not (url and digest):
+            url, digest = target.get("url"), target.get("hash")
+        if not (url and digest and target.get("available", True)):
+            raise BuildError(f"Rust {version} has no {comp} for {TRIPLE}")
+        out.append((str(url), str(digest)))
+    return out
+
+
 def _merge_component(tarball: Path, name: str, prefix: Path) -> None:
     """Extract the component directories of a rust-installer tarball into ``prefix`` (what
     its install.sh does, without the manifests and docs)."""
-    with tarfile.open(tarball, "r:xz") as tar:
+    with tarfile.open(tarball, "r:*") as tar:
         members = []
         for m in tar.getmembers():
             parts = m.name.split("/")
@@ -711,7 +740,7 @@ class RustEcosystem:
                 "rust_version": info.get("rust-version", ""),
                 "toolchain_file": pin,
                 "toolchain": f"rust-{version}",
-                "toolchain_source": f"{DIST}/{{{','.join(COMPONENTS)}}}-{version}-{TRIPLE}.tar.xz",
+                "toolchain_source": f"{DIST}/channel-rust-{version}.toml: {', '.join(COMPONENTS)}",
                 "base_date": date,
                 "env": dict(RUST_ENV),
             }
@@ -822,6 +851,26 @@ class RustEcosystem:
         # The registry index and downloads are cached per machine, not per build.
         host_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
         env = {"CARGO_HOME": str(host_home), "RUSTC": str(prefix / "bin" / "rustc")}
+        if not committed:
+            # No lock at the base: resolve once, preferring crate versions whose
+            # rust-version the chosen toolchain meets (cargo's MSRV-aware fallback resolver,
+            # which reads the toolchain's version where the package sets none), and use the
+            # same lock for the tree with the patches.
+            gen = _cargo_run(
+                [
+                    host_cargo(),
+                    "generate-lockfile",
+                    "--manifest-path",
+                    str(base_tree / "Cargo.toml"),
+                ],
+                cwd=ctx,
+                env={**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"},
+            )
+            if gen.returncode != 0:
+                tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
+                raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
+            shutil.copy2(base_tree / "Cargo.lock", gold_tree / "Cargo.lock")
+            recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
         argv_tail = [
             "vendor",
             "--versioned-dirs",
