@@ -873,7 +873,9 @@ class RustEcosystem:
             if _vkey(prefix.name)[:2] < (1, 78):
                 # Lockfile v4 (the host's default) is read from cargo 1.78 on; v3 says the
                 # same for crates.io dependencies and is read from 1.53.
-                lock.write_text(re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), 1))
+                lock.write_text(
+                    re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1)
+                )
             shutil.copy2(lock, gold_tree / "Cargo.lock")
             recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
         argv_tail = [
