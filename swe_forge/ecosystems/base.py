@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 #: Ecosystems in detection order (the first whose marker file is at the root wins; Python is
 #: the default when none is).
-ECOSYSTEM_NAMES = ("go", "js", "python")
+ECOSYSTEM_NAMES = ("go", "rust", "js", "python")
 
 Reader = Callable[[str], bytes | None]
 
@@ -90,6 +90,10 @@ def ecosystem_named(name: str) -> Ecosystem:
         from swe_forge.ecosystems.go import GoEcosystem
 
         return GoEcosystem()
+    if name == "rust":
+        from swe_forge.ecosystems.rust import RustEcosystem
+
+        return RustEcosystem()
     if name == "js":
         from swe_forge.ecosystems.js import JsEcosystem
 

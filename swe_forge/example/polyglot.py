@@ -263,8 +263,15 @@ def _js(dest: Path) -> str:
     return create_js_example(dest)
 
 
+def _rust(dest: Path) -> str:
+    from swe_forge.example.rust_example import create_rust_example
+
+    return create_rust_example(dest)
+
+
 LANGUAGE_EXAMPLES: dict[str, tuple[str, Callable[[Path], str], int]] = {
     "go": (GO_REPO, create_go_example, len(_PRS)),
+    "rust": ("swe-forge/rustkit", _rust, 5),
     "js": ("swe-forge/jskit", _js, 5),
 }
 

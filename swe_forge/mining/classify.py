@@ -228,6 +228,8 @@ class PathClassifier:
     def is_test_module(self, path: str) -> bool:
         """True for a test path whose file name says it holds tests (``test_*.py``, ...)."""
         name = path.rsplit("/", 1)[-1]
+        if name.endswith(".rs") and "tests" in path.split("/")[:-1]:
+            return self.is_test(path)  # Rust: every file under tests/ is an integration test
         return self.is_test(path) and bool(self._test_modules.fullmatch(name))
 
     def classify(self, path: str) -> FileKind:

@@ -16,6 +16,7 @@ pytest harness's events, so the host judges every ecosystem the same way:
 import json
 import os
 import re
+import stat
 
 OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 MAX_TESTS = 200000
@@ -192,6 +193,19 @@ def write_extra_files(testbed, files, safe_rel):
         if content is None:
             continue
         full = os.path.join(testbed, path)
+        if item.get("append"):
+            # Appended to an existing test file (a language whose tests need a target):
+            # a regular file only, never through a link.
+            try:
+                fd = os.open(full, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    continue
+                fh.write(content)
+            written.append(path)
+            continue
         if os.path.lexists(full) or not os.path.isdir(os.path.dirname(full)):
             continue
         with open(full, "w", encoding="utf-8") as fh:
@@ -462,3 +476,135 @@ def js_canary(testbed, path, name):
 
 
 TEMPLATES["js"] = js_canary
+
+
+# ------------------------------------------------------------------------------------ rust
+
+RUST_OUTCOMES = {"ok": "passed", "failed": "failed", "ignored": "skipped"}
+
+
+def parse_libtest_json(data, spec):
+    """Events from the Rust run script's output: per target, a framing line
+    ``{"type": "swe-forge-target", "file": ...}`` then libtest's JSON events (``--format
+    json``); a last ``{"type": "swe-forge-done"}``. Test ids are ``<file>::<name>``.
+
+    A target whose suite never starts did not compile (a collection error), one whose suite
+    never ends crashed (a collection error too). A test, a target or the end reported twice,
+    an event outside any target, or a suite whose counts disagree with its tests is tamper
+    evidence (code under test printing frames of its own beside the real ones).
+    """
+    ev = _events()
+    ev["bytes"] = len(data)
+    expected = list(spec.get("files") or ())
+    sections = {}
+    current = None
+    done = False
+
+    def tamper(msg):
+        if len(ev["tamper"]) < 50:
+            ev["tamper"].append(msg[:300])
+
+    for raw in data.split(b"\n"):
+        raw = raw.strip()
+        if not raw.startswith(b"{"):
+            continue
+        try:
+            item = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "swe-forge-target":
+            ev["connected"] = True
+            file = item.get("file")
+            if not isinstance(file, str) or file in sections or done:
+                tamper(f"target {str(file)[:200]} was framed twice")
+                current = None
+                continue
+            current = file
+            sections[file] = {"started": None, "ended": None, "tests": 0, "counts": {}, "seen": {}}
+            continue
+        if kind == "swe-forge-done":
+            if done:
+                tamper("the run was framed as done twice")
+            done = True
+            current = None
+            continue
+        if kind not in ("suite", "test"):
+            continue
+        if current is None:
+            tamper("a test event outside any target")
+            continue
+        sec = sections[current]
+        event = item.get("event")
+        if kind == "suite":
+            if event == "started":
+                if sec["started"] is not None:
+                    tamper(f"{current[:200]}: a suite started twice")
+                sec["started"] = item.get("test_count")
+            elif event in ("ok", "failed"):
+                if sec["ended"] is not None or sec["started"] is None:
+                    tamper(f"{current[:200]}: a suite ended twice or before it started")
+                sec["ended"] = event
+                sec["counts"] = {
+                    k: item.get(k) for k in ("passed", "failed", "ignored") if k in item
+                }
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or event not in RUST_OUTCOMES:
+            continue
+        if sec["started"] is None or sec["ended"] is not None:
+            tamper(f"{current[:200]}::{name[:100]} reported outside its suite")
+            continue
+        key = current + "::" + name
+        if key in ev["tests"]:
+            tamper(key[:200] + " was reported twice")
+            continue
+        sec["tests"] += 1
+        if len(ev["tests"]) < MAX_TESTS:
+            ev["tests"][key] = RUST_OUTCOMES[event]
+        outcome = RUST_OUTCOMES[event]
+        sec["seen"][outcome] = sec["seen"].get(outcome, 0) + 1
+        if event == "failed" and len(ev["messages"]) < MAX_MESSAGES:
+            text = item.get("stdout")
+            if isinstance(text, str) and text.strip():
+                lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+                ev["messages"][key] = "\n".join(lines[:8])[:1000]
+    for file, sec in sorted(sections.items()):
+        if sec["started"] is None or sec["ended"] is None:
+            ev["collect_errors"].append(file)
+            continue
+        counts = sec["counts"]
+        if isinstance(sec["started"], int) and sec["started"] != sec["tests"]:
+            tamper(f"{file[:200]}: {sec['started']} tests announced, {sec['tests']} reported")
+        for word, outcome in (("passed", "passed"), ("failed", "failed"), ("ignored", "skipped")):
+            if isinstance(counts.get(word), int) and counts[word] != sec["seen"].get(outcome, 0):
+                tamper(f"{file[:200]}: the suite's {word} count disagrees with its tests")
+    missing = [f for f in expected if f not in sections]
+    ev["collect_errors"].extend(missing)
+    ev["ended"] = ev["connected"] and done and not missing
+    failed = any(v == "failed" for v in ev["tests"].values()) or bool(ev["collect_errors"])
+    ev["exitstatus"] = 1 if failed else 0
+    ev["reported"] = len(ev["tests"])
+    return ev
+
+
+def rust_canary(testbed, path, name):
+    """Lines appended to an existing Rust test target file: a test that must fail."""
+    try:
+        with open(os.path.join(testbed, path), "rb") as fh:
+            source = fh.read(4 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if re.search(r"\bfn\s+" + re.escape(name) + r"\b", source):
+        return None
+    return (
+        f"\n\n#[test]\nfn {name}() {{\n"
+        f'    let got = "{name}".len();\n'
+        f'    ::std::assert_eq!(got, {len(name) + 7}, "length of {name}");\n}}\n'
+    )
+
+
+PARSERS["libtest-json"] = parse_libtest_json
+TEMPLATES["rust"] = rust_canary

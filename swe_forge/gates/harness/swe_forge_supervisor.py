@@ -868,9 +868,8 @@ def run_tests(job, result):
         made = polyglot.write_extra_files(TESTBED, spec.get("extra_files"), safe_rel)
         wanted = spec.get("canary_map") or {}
         # A canary whose file could not be written is not expected to fail.
-        made_dirs = {os.path.dirname(p) or "." for p in made}
         # (Keyed by the canary's package directory, or by its own file where test ids are.)
-        made_dirs |= set(made)
+        made_dirs = {os.path.dirname(p) or "." for p in made} | set(made)
         canary_map = {k: v for k, v in wanted.items() if k.split("::", 1)[0] in made_dirs}
         result["canaries"] = {"made": len(canary_map)}
     files, dirs = lock_down(job)

@@ -1,0 +1,970 @@
+"""Rust: cargo, libtest's JSON events, toolchains from static.rust-lang.org.
+
+- **Toolchain.** The Rust release that was newest when the base commit was made (a fixed
+  table of minor releases and the patch release pinned for each, so the same date always
+  gives the same toolchain), raised to ``rust-version`` in Cargo.toml and to a version pinned
+  by ``rust-toolchain(.toml)``. Its component tarballs (rustc, cargo, rust-std) come from
+  ``static.rust-lang.org/dist``, checked against the published ``.sha256`` files, are
+  merged into one prefix once per machine and copied into the env image at
+  ``/usr/local/rust``. Rust links with ``cc``, so the env image is made from the base
+  image's build flavour (gcc, libc6-dev).
+- **Dependencies.** ``cargo vendor`` on the host (the chosen toolchain's cargo, or the
+  host's when that one cannot read the lockfile: the recipe says which) of the base tree and
+  of the tree with the gold and test patches, into one directory copied into the env image at
+  ``/opt/cargo/vendor``, with a cargo configuration that replaces crates.io by it and sets
+  ``net.offline``. Without a committed Cargo.lock, the one generated on the host goes into
+  the image too (and into the record's lock digest).
+- **Build.** The instance image compiles every integration test target offline
+  (``cargo test --no-run``) into ``/opt/target``; a run copies it (mtimes kept, so only what
+  changed is rebuilt) to ``/tmp/target``.
+- **Tests.** One ``cargo test --test <target>`` per integration test target of the test
+  files, libtest printing JSON events (``--format json``, ``RUSTC_BOOTSTRAP=1``) in a random
+  order (``--shuffle-seed``); the run script frames each target's stream with a line of its
+  own and ends with another, and the supervisor reads per-test events from it (never the
+  human text). Test ids are ``<test file of the target>::<test name>``
+  (``tests/text.rs::truncate_long``, ``tests/words/main.rs::edge::empty``).
+- **Judge's files.** ``tests/`` at any depth; Cargo.toml's ``[profile]``, ``[patch]``,
+  ``[replace]``, ``[[test]]``, ``[lib]``, ``[workspace]``, ``[target]`` sections and its
+  ``build``, ``harness``, ``auto*``, ``path``, ``proc-macro``... keys, ``.cargo/``,
+  ``build.rs``, ``rust-toolchain*`` and ``vendor/`` are runner configuration a candidate may
+  not change unless the gold patch does.
+- **Capabilities.** A candidate's Rust source may not newly use what reaches the process or
+  the test binary's output (``process::exit``, ``unsafe``, ``libc``, ``print!``, stdout,
+  ``#[ctor]``, ``extern "C"``, ``#[no_mangle]``, ``env::args``, panic hooks, text shaped like
+  libtest's JSON, ``include!``...) unless the base code or the gold patch already does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+import tomllib
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.ecosystems.base import (
+    Reader,
+    added_lines,
+    canary_name,
+    digest_text,
+    scan_capabilities,
+    touched_paths,
+)
+from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.errors import BuildError, DockerError, SweForgeError
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.records import Candidate, TaskManifest
+
+#: Minor releases: (minor, release date, the patch release pinned for it: the last of its
+#: line, bug and security fixes only).
+RUST_RELEASES: tuple[tuple[str, str, str], ...] = (
+    ("1.56", "2021-10-21", "1.56.1"),
+    ("1.57", "2021-12-02", "1.57.0"),
+    ("1.58", "2022-01-13", "1.58.1"),
+    ("1.59", "2022-02-24", "1.59.0"),
+    ("1.60", "2022-04-07", "1.60.0"),
+    ("1.61", "2022-05-19", "1.61.0"),
+    ("1.62", "2022-06-30", "1.62.1"),
+    ("1.63", "2022-08-11", "1.63.0"),
+    ("1.64", "2022-09-22", "1.64.0"),
+    ("1.65", "2022-11-03", "1.65.0"),
+    ("1.66", "2022-12-15", "1.66.1"),
+    ("1.67", "2023-01-26", "1.67.1"),
+    ("1.68", "2023-03-09", "1.68.2"),
+    ("1.69", "2023-04-20", "1.69.0"),
+    ("1.70", "2023-06-01", "1.70.0"),
+    ("1.71", "2023-07-13", "1.71.1"),
+    ("1.72", "2023-08-24", "1.72.1"),
+    ("1.73", "2023-10-05", "1.73.0"),
+    ("1.74", "2023-11-16", "1.74.1"),
+    ("1.75", "2023-12-28", "1.75.0"),
+    ("1.76", "2024-02-08", "1.76.0"),
+    ("1.77", "2024-03-21", "1.77.2"),
+    ("1.78", "2024-05-02", "1.78.0"),
+    ("1.79", "2024-06-13", "1.79.0"),
+    ("1.80", "2024-07-25", "1.80.1"),
+    ("1.81", "2024-09-05", "1.81.0"),
+    ("1.82", "2024-10-17", "1.82.0"),
+    ("1.83", "2024-11-28", "1.83.0"),
+    ("1.84", "2025-01-09", "1.84.1"),
+    ("1.85", "2025-02-20", "1.85.1"),
+    ("1.86", "2025-04-03", "1.86.0"),
+    ("1.87", "2025-05-15", "1.87.0"),
+    ("1.88", "2025-06-26", "1.88.0"),
+    ("1.89", "2025-08-07", "1.89.0"),
+    ("1.90", "2025-09-18", "1.90.0"),
+    ("1.91", "2025-10-30", "1.91.1"),
+    ("1.92", "2025-12-11", "1.92.0"),
+    ("1.93", "2026-01-22", "1.93.1"),
+    ("1.94", "2026-03-05", "1.94.1"),
+    ("1.95", "2026-04-16", "1.95.0"),
+)
+DIST = "https://static.rust-lang.org/dist"
+TRIPLE = "x86_64-unknown-linux-gnu"
+COMPONENTS = ("rustc", "cargo", "rust-std")
+#: Where the toolchain, the vendored crates and the warm target dir live in the image.
+RUST_ROOT = "/usr/local/rust"
+CARGO_DIR = "/opt/cargo"
+TARGET_DIR = "/opt/target"
+RUN_TARGET = "/tmp/target"
+RUN_HOME = "/tmp/cargo-home"
+RUST_PATH_ENV = f"{RUST_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: The environment of every cargo command in an image (build and tests).
+RUST_ENV = {
+    "CARGO_NET_OFFLINE": "true",
+    "CARGO_INCREMENTAL": "0",
+    "CARGO_TERM_COLOR": "never",
+    "RUSTC_BOOTSTRAP": "1",
+    "RUST_BACKTRACE": "0",
+}
+CARGO_CONFIG = """\
+[source.crates-io]
+replace-with = "vendored-sources"
+
+[source.vendored-sources]
+directory = "{vendor}"
+
+[net]
+offline = true
+"""
+ENV_DOCKERFILE = """\
+FROM {base}
+COPY rust {root}
+COPY cargo {cargo}
+ENV PATH={path} CARGO_HOME={cargo} {env}
+"""
+#: The instance's build step: every crate must resolve from the vendored sources (a missing
+#: one fails the build here, not a test later); then the integration tests are compiled.
+INSTALL = (
+    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root && cd /testbed "
+    "&& {{ [ -f Cargo.lock ] || cp {cargo}/Cargo.lock Cargo.lock; }} "
+    "&& cargo metadata --offline --format-version 1 >/dev/null "
+    "&& {{ cargo test --offline --workspace --no-run --tests >/dev/null 2>&1 || true; }} "
+    "&& mkdir -p {target} && chmod -R a+rX {target}"
+)
+#: The first line of every run: the warm target dir and a writable cargo home.
+RUN_PRELUDE = (
+    f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
+    f"&& cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null; "
+    f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
+)
+RUN_ENV = {**RUST_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
+#: The framing lines of the run script (libtest's own events have a "type" of test/suite).
+MARK_TARGET = "swe-forge-target"
+MARK_DONE = "swe-forge-done"
+#: libtest's JSON format and shuffling exist since 1.58 (behind -Z unstable-options).
+SHUFFLE_SINCE = (1, 58)
+
+_TEST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)")
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
+
+#: What a candidate's Rust code may not newly use (see the module docstring).
+CAPABILITIES: dict[str, re.Pattern[str]] = {
+    "process::exit/abort": re.compile(r"\bprocess::(exit|abort)\b|use\s+std::process\b"),
+    "process::Command": re.compile(r"\bCommand::new\b|process::Command\b"),
+    "unsafe": re.compile(r"\bunsafe\b"),
+    "libc": re.compile(r"\blibc\b|\bnix::"),
+    "stdout/stderr": re.compile(r"\b(stdout|stderr)\s*\(|\b(e?print(ln)?|dbg)!|/dev/(stdout|fd)"),
+    "ctor": re.compile(r"\bctor\b|#\[\s*(used|link_section)\b|\.init_array"),
+    "extern": re.compile(r"\bextern\s+\"|#\[\s*(unsafe\s*\(\s*)?(no_mangle|export_name)\b"),
+    "env::args": re.compile(r"\benv::args(_os)?\b|\bargs_os\b"),
+    "panic hooks": re.compile(r"\bpanic::(set_hook|take_hook|catch_unwind|resume_unwind)\b"),
+    "global_allocator": re.compile(r"#\[\s*global_allocator\b"),
+    "raw fds": re.compile(r"\b(from_raw_fd|FromRawFd|OwnedFd|RawFd)\b|std::os::(fd|unix)"),
+    "include!": re.compile(r"\binclude(_bytes|_str)?!"),
+    "asm": re.compile(r"\b(global_)?asm!"),
+    "proc_macro": re.compile(r"\bproc_macro\b"),
+    "test-runner text": re.compile(
+        r"\\?\"(event|test_count|exec_time|filtered_out)\\?\"\s*:"
+        r"|\\?\"type\\?\"\s*:\s*\\?\"(test|suite)|swe-forge-(target|done)"
+    ),
+}
+
+#: Cargo.toml sections and keys that decide what is built and how tests run.
+_CONFIG_SECTION = re.compile(
+    r"^\s*\[\[?\s*(profile|patch|replace|test|lib|bin|bench|example|workspace|target|"
+    r"build-dependencies|features)\b"
+)
+_CONFIG_KEY = re.compile(
+    r"^\s*(build|harness|autotests|autobins|autoexamples|autobenches|autolib|path|"
+    r"proc-macro|links|cargo-features|test|doctest|default-run|members|rustflags|"
+    r"package|workspace|resolver|edition|rust-version)\s*="
+)
+
+
+def _vkey(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def _minor(version: str) -> str:
+    m = _VERSION.match(version.strip())
+    return f"{m.group(1)}.{m.group(2)}" if m else ""
+
+
+def choose_toolchain(base_date: str, rust_version: str = "", pinned: str = "") -> str:
+    """The pinned Rust release for a commit made on ``base_date`` (ISO date), no older than
+    ``rust_version`` (Cargo.toml) and ``pinned`` (a version from rust-toolchain) ask for."""
+    day = base_date[:10]
+    released = [r for r in RUST_RELEASES if r[1] <= day] or [RUST_RELEASES[0]]
+    choice = released[-1]
+    floors = [_minor(v) for v in (rust_version, pinned) if v and _minor(v)]
+    if floors:
+        minor = max(floors, key=_vkey)
+        if _vkey(minor) > _vkey(choice[0]):
+            later = [r for r in RUST_RELEASES if _vkey(r[0]) >= _vkey(minor)]
+            if not later:
+                raise BuildError(
+                    f"the project asks for Rust {minor}, newer than any pinned toolchain",
+                    hint="add the release to swe_forge/ecosystems/rust.py RUST_RELEASES",
+                )
+            choice = later[0]
+    return choice[2]
+
+
+def cargo_info(text: str) -> dict[str, str]:
+    """name, rust-version and edition of a Cargo.toml ("" where absent or unreadable)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+    out: dict[str, str] = {}
+    pkg = data.get("package")
+    if not isinstance(pkg, dict):
+        ws = data.get("workspace")
+        pkg = ws.get("package") if isinstance(ws, dict) else None
+        out["workspace"] = "1"
+    if isinstance(pkg, dict):
+        for key in ("name", "rust-version", "edition"):
+            value = pkg.get(key)
+            if isinstance(value, str):
+                out[key] = value
+    return out
+
+
+def toolchain_pin(text: str) -> str:
+    """The version a rust-toolchain(.toml) file pins ("" for a channel name or a nightly)."""
+    channel = text.strip()
+    try:
+        data = tomllib.loads(text)
+        tc = data.get("toolchain")
+        if isinstance(tc, dict) and isinstance(tc.get("channel"), str):
+            channel = tc["channel"]
+    except tomllib.TOMLDecodeError:
+        pass
+    channel = channel.strip().strip('"')
+    return channel if _VERSION.match(channel) else ""
+
+
+def _download(url: str, dest: Path) -> None:
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
+    with urllib.request.urlopen(url, timeout=120) as resp, open(tmp, "wb") as fh:
+        shutil.copyfileobj(resp, fh, 1 << 20)
+    tmp.rename(dest)
+
+
+def fetch_toolchain(version: str, cache: Path) -> Path:
+    """The toolchain ``version`` (rustc, cargo, rust-std for x86_64 Linux) merged into one
+    prefix under ``cache/rust/toolchains`` (downloaded and checked once per machine)."""
+    from swe_forge.locks import file_lock
+
+    prefix = cache / "rust" / "toolchains" / version
+    if (prefix / "bin" / "cargo").is_file() and (prefix / "bin" / "rustc").is_file():
+        return prefix
+    dist = cache / "rust" / "dist"
+    dist.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache / "rust" / f".toolchain-{version}.lock"):
+        if (prefix / "bin" / "cargo").is_file():
+            return prefix
+        tmp_prefix = prefix.with_name(f".{version}-{os.getpid()}")
+        shutil.rmtree(tmp_prefix, ignore_errors=True)
+        tmp_prefix.mkdir(parents=True)
+        for url, want in _component_urls(version, dist):
+            file = url.rsplit("/", 1)[-1]
+            name = file.removesuffix(".tar.xz").removesuffix(".tar.gz")
+            tarball = dist / file
+            try:
+                if not tarball.is_file():
+                    _download(url, tarball)
+            except OSError as exc:
+                raise BuildError(f"cannot download {url}: {exc}") from exc
+            if _sha256(tarball) != want:
+                tarball.unlink()
+                raise BuildError(f"{file} does not match the sha256 of its channel manifest")
+            _merge_component(tarball, name, tmp_prefix)
+        shutil.rmtree(prefix, ignore_errors=True)
+        tmp_prefix.rename(prefix)
+    return prefix
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _component_urls(version: str, dist: Path) -> list[tuple[str, str]]:
+    """(url, sha256) of each component of release ``version`` for x86_64 Linux, from its
+    channel manifest (itself checked against its published .sha256). The manifest names the
+    exact files: cargo's tarballs carried cargo's own version (0.57.0) before Rust 1.x..."""
+    manifest = dist / f"channel-rust-{version}.toml"
+    try:
+        if not manifest.is_file():
+            sums = dist / f"channel-rust-{version}.toml.sha256"
+            _download(f"{DIST}/channel-rust-{version}.toml.sha256", sums)
+            _download(f"{DIST}/channel-rust-{version}.toml", manifest)
+            if _sha256(manifest) != sums.read_text().split()[0]:
+                manifest.unlink()
+                raise BuildError(f"channel-rust-{version}.toml does not match its sha256")
+    except OSError as exc:
+        raise BuildError(f"cannot download the channel manifest of Rust {version}: {exc}") from exc
+    data = tomllib.loads(manifest.read_text())
+    out = []
+    for comp in COMPONENTS:
+        target = data.get("pkg", {}).get(comp, {}).get("target", {}).get(TRIPLE, {})
+        url, digest = target.get("xz_url"), target.get("xz_hash")
+        if not (url and digest):
+            url, digest = target.get("url"), target.get("hash")
+        if not (url and digest and target.get("available", True)):
+            raise BuildError(f"Rust {version} has no {comp} for {TRIPLE}")
+        out.append((str(url), str(digest)))
+    return out
+
+
+def _merge_component(tarball: Path, name: str, prefix: Path) -> None:
+    """Extract the component directories of a rust-installer tarball into ``prefix`` (what
+    its install.sh does, without the manifests and docs)."""
+    with tarfile.open(tarball, "r:*") as tar:
+        members = []
+        for m in tar.getmembers():
+            parts = m.name.split("/")
+            # <name>/<component dir>/<path>: keep bin/ and lib/ of every component dir.
+            if len(parts) < 3 or parts[0] != name or parts[2] not in ("bin", "lib"):
+                continue
+            if m.issym() or m.islnk() or ".." in parts:
+                continue
+            m.name = "/".join(parts[2:])
+            members.append(m)
+        tar.extractall(prefix, members=members, filter="data")
+    for path in (prefix / "bin").glob("*"):
+        path.chmod(0o755)
+
+
+def _cargo_run(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 1800
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "CARGO_TERM_COLOR": "never",
+        **{k: v for k, v in os.environ.items() if k.startswith(("HTTP", "HTTPS", "NO_PROXY"))},
+        **env,
+    }
+    return subprocess.run(
+        argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def host_cargo() -> str:
+    """The host's cargo (used when the chosen toolchain's cannot read a lockfile)."""
+    found = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+    if not Path(found).is_file():
+        raise BuildError("no cargo on this machine", hint="install Rust on the host (rustup)")
+    return found
+
+
+def target_of(path: str) -> tuple[str, str] | None:
+    """(member dir, integration test target) of a test file, None for a helper module that
+    is no target of its own (``tests/common/mod.rs``)."""
+    parts = path.split("/")
+    if "tests" not in parts or not path.endswith(".rs"):
+        return None
+    i = len(parts) - 1 - parts[::-1].index("tests")
+    member = "/".join(parts[:i]) or "."
+    rest = parts[i + 1 :]
+    if len(rest) == 1:
+        return member, rest[0][:-3]
+    if len(rest) == 2 and rest[1] == "main.rs":
+        return member, rest[0]
+    return None
+
+
+def target_file(path: str) -> str | None:
+    """The file that is the root of the target a test file belongs to (itself, or
+    ``tests/<dir>/main.rs`` for a module in ``tests/<dir>/``; None when unknown)."""
+    if target_of(path):
+        return path
+    parts = path.split("/")
+    if "tests" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("tests")
+    rest = parts[i + 1 :]
+    if len(rest) >= 2 and rest[0] != "common":
+        return "/".join([*parts[: i + 2], "main.rs"])
+    return None
+
+
+@dataclass(frozen=True)
+class RustScope:
+    """The tests a test patch defines or changes: test functions its added lines declare or
+    whose bodies it changes, and every test of a test file it creates."""
+
+    names: frozenset[tuple[str, str]]  # (target file, function name)
+    new_files: frozenset[str]
+
+    def covers(self, test: str) -> bool:
+        """Is ``test`` (``tests/x.rs::mod::name``) defined or changed by the test patch?"""
+        file, _, name = test.partition("::")
+        return file in self.new_files or (file, name.rsplit("::", 1)[-1]) in self.names
+
+
+def _script(
+    entries: list[tuple[str, str, list[str]]], *, seed: int | None, threads: int = 0
+) -> str:
+    """The run script: per target, a framing line then cargo test with libtest JSON."""
+    lines = [RUN_PRELUDE]
+    for file, target, filters in entries:
+        member = target_of(file)
+        manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
+        mark = json.dumps({"type": MARK_TARGET, "file": file})
+        cmd = [
+            "cargo",
+            "test",
+            "--offline",
+            "--manifest-path",
+            manifest,
+            "--test",
+            target,
+            "--",
+            "-Z",
+            "unstable-options",
+            "--format",
+            "json",
+            "--report-time",
+        ]
+        if seed is not None:
+            cmd += ["--shuffle-seed", str(seed)]
+        if threads:
+            cmd.append(f"--test-threads={threads}")
+        if filters:
+            cmd += ["--exact", *filters]
+        lines.append(
+            f"printf '%s\\n' {shlex.quote(mark)}; "
+            + " ".join(shlex.quote(a) for a in cmd)
+            + " || rc=1"
+        )
+    lines.append(f"printf '%s\\n' {shlex.quote(json.dumps({'type': MARK_DONE}))}; exit $rc")
+    return "\n".join(lines)
+
+
+def _entries(test_files: list[str]) -> list[tuple[str, str, list[str]]]:
+    roots: list[str] = []
+    for f in test_files:
+        root = target_file(f)
+        if root and root not in roots:
+            roots.append(root)
+    out: list[tuple[str, str, list[str]]] = []
+    for root in sorted(roots):
+        tgt = target_of(root)
+        if tgt:
+            out.append((root, tgt[1], []))
+    return out
+
+
+class RustRunner:
+    """``cargo test --test <target>`` per integration test target, libtest JSON events."""
+
+    name = "cargo-test"
+
+    def __init__(self, module: str, toolchain: str = "") -> None:
+        self.module = module
+        self.toolchain = toolchain
+
+    def _shuffles(self) -> bool:
+        if not self.toolchain:
+            return True
+        return _vkey(self.toolchain)[:2] >= SHUFFLE_SINCE
+
+    def argv(self, test_files: list[str], *, order_seed: int = 0) -> list[str]:
+        """The test command (a shell script: one cargo test per target)."""
+        seed = order_seed if self._shuffles() else None
+        threads = 0 if self._shuffles() else 1 + order_seed % 4
+        return ["/bin/sh", "-c", _script(_entries(test_files), seed=seed, threads=threads)]
+
+    def command(self, test_files: list[str], *, order_seed: int) -> str:
+        """The command as one shell line (recorded in manifests)."""
+        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
+
+    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+        """The supervisor's ``run`` fields for one gate run."""
+        return {
+            "argv": self.argv(test_files, order_seed=order_seed),
+            "env": dict(RUN_ENV),
+            "report": {
+                "format": "libtest-json",
+                "files": [e[0] for e in _entries(test_files)],
+            },
+        }
+
+
+class RustEcosystem:
+    """The Rust adapter (see the module docstring)."""
+
+    name = "rust"
+    runner_name = "cargo-test"
+
+    def detect(self, read: Reader) -> bool:
+        """A Cargo.toml at the root."""
+        return read("Cargo.toml") is not None
+
+    def is_test_file(self, path: str) -> bool:
+        """``.rs`` files under a ``tests/`` directory (integration tests and their modules)."""
+        return path.endswith(".rs") and ("/tests/" in f"/{path}")
+
+    def test_files(self, test_patch: str) -> list[str]:
+        """Test files the test patch adds or changes (not deleted ones)."""
+        from swe_forge.diffs import DiffParseError, parse_diff
+
+        try:
+            parsed = parse_diff(test_patch)
+        except DiffParseError:
+            return []
+        return sorted(
+            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
+        )
+
+    def scope(self, test_patch: str) -> RustScope:
+        """Functions the test patch declares or whose bodies it changes, per target file."""
+        from swe_forge.diffs import DiffParseError, parse_diff
+
+        names: set[tuple[str, str]] = set()
+        new_files: set[str] = set()
+        try:
+            parsed = parse_diff(test_patch)
+        except DiffParseError:
+            parsed = []
+        for fp in parsed:
+            if not fp.new_path or not self.is_test_file(fp.new_path):
+                continue
+            root = target_file(fp.new_path)
+            if root is None:
+                continue
+            if fp.old_path is None and root == fp.new_path:
+                new_files.add(root)
+            for hunk in fp.hunks:
+                current = ""
+                for tag, body in hunk.lines:
+                    line = body.decode("utf-8", "replace")
+                    m = _TEST_FN.match(line)
+                    if m:
+                        current = m.group(1)
+                        if tag == 0x2B:
+                            names.add((root, current))
+                    elif tag in (0x2B, 0x2D) and current and line.strip():
+                        names.add((root, current))
+                    if line.rstrip() == "}" and not line.startswith(" "):
+                        current = ""
+        return RustScope(frozenset(names), frozenset(new_files))
+
+    def runner(self, module: str, packages: list[str] | None = None) -> RustRunner:
+        """The gate's runner."""
+        return RustRunner(module)
+
+    # -------------------------------------------------------------- judge's files, capabilities
+    def patch_violations(
+        self, patch: str, *, gold_patch: str, read_base: Reader | None
+    ) -> list[dict[str, str]]:
+        """.cargo/, build.rs, rust-toolchain*, vendor/ and Cargo.toml's build and test
+        configuration (unless the gold patch changes the same)."""
+        out: list[dict[str, str]] = []
+        gold_paths = set(touched_paths(gold_patch))
+        for path in touched_paths(patch):
+            parts = path.split("/")
+            base = parts[-1]
+            why = ""
+            if ".cargo" in parts[:-1]:
+                why = "cargo's configuration decides sources, flags and the test runner"
+            elif base == "build.rs":
+                why = "a build script runs arbitrary code when the tests are compiled"
+            elif base in ("rust-toolchain", "rust-toolchain.toml"):
+                why = "the toolchain file decides which compiler runs the tests"
+            elif parts[0] == "vendor" or "/vendor/" in f"/{path}":
+                why = "vendored crates decide what code the tests link against"
+            if why and path not in gold_paths:
+                out.append({"code": "runner_config", "detail": f"{path}: {why}"})
+        changed = _manifest_lines(patch)
+        allowed = _manifest_lines(gold_patch)
+        for path, line in sorted(changed - allowed):
+            out.append(
+                {
+                    "code": "runner_config",
+                    "detail": f"{path}: {line.strip()[:200]} (Cargo.toml's build, profile, patch "
+                    "and test settings decide what code and which test runner the tests use)",
+                }
+            )
+        return out
+
+    def capabilities(self, patch: str) -> list[str]:
+        """Capabilities the added lines of non-test Rust files use."""
+        lines = added_lines(patch, lambda p: p.endswith(".rs") and not self.is_test_file(p))
+        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+
+    def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
+        """Capabilities the base tree's non-test Rust files (outside vendor/) use."""
+        found: set[str] = set()
+        for path in paths:
+            if not path.endswith(".rs") or self.is_test_file(path) or path.startswith("vendor/"):
+                continue
+            data = read(path)
+            if data is None:
+                continue
+            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
+            if len(found) == len(CAPABILITIES):
+                break
+        return sorted(found)
+
+    def protect(self, test_patch: str) -> dict[str, list[str]]:
+        """Files locked during a run: the test patch's paths, the tests/ trees they are in,
+        the manifests."""
+        files = set(touched_paths(test_patch)) | {"Cargo.toml", "Cargo.lock"}
+        trees = set()
+        for path in touched_paths(test_patch):
+            parts = path.split("/")
+            if "tests" in parts[:-1]:
+                i = len(parts) - 1 - parts[:-1][::-1].index("tests") - 1
+                trees.add("/".join(parts[: i + 1]))
+        return {"files": sorted(files), "trees": sorted(trees)}
+
+    # ------------------------------------------------------------------------------ verifying
+    def run_job(
+        self,
+        task: TaskManifest,
+        test_patch_path: str,
+        *,
+        timeout: float,
+        output_limit: int,
+        canaries: bool = True,
+        rng: random.Random | None = None,
+    ) -> dict[str, Any]:
+        """The verifier's run: the expected tests and, per target of the FAIL_TO_PASS tests,
+        a canary test (a plausible name, a body that fails) appended to the target's file,
+        that must be reported failed."""
+        rng = rng or random.SystemRandom()
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        by_file: dict[str, list[str]] = {}
+        for t in expected:
+            file, _, name = t.partition("::")
+            by_file.setdefault(file, []).append(name)
+        files: list[dict[str, Any]] = []
+        canary_map: dict[str, dict[str, Any]] = {}
+        if canaries:
+            for file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
+                taken = {n.rsplit("::", 1)[-1] for n in by_file[file]}
+                name = canary_name(rng, "snake")
+                while name in taken:
+                    name += str(rng.randint(2, 9))
+                by_file[file].append(name)
+                files.append({"path": file, "template": "rust", "name": name, "append": True})
+                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == file)
+                canary_map[f"{file}::{name}"] = {"test": target, "site": 0}
+        entries = []
+        for file in sorted(by_file):
+            tgt = target_of(file)
+            if tgt:
+                names = sorted(by_file[file])
+                rng.shuffle(names)
+                entries.append((file, tgt[1], names))
+        toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
+        runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
+        seed = rng.randrange(2**31) if runner._shuffles() else None
+        return {
+            "late_patches": [{"name": "test", "path": test_patch_path}],
+            "protect": self.protect(task.test_patch),
+            "run": {
+                "argv": ["/bin/sh", "-c", _script(entries, seed=seed)],
+                "env": dict(RUN_ENV),
+                "timeout": timeout,
+                "output_limit": output_limit,
+                "select": None,
+                "canaries": None,
+                "extra_files": files,
+                "canary_map": canary_map,
+                "report": {"format": "libtest-json", "files": [e[0] for e in entries]},
+            },
+        }
+
+    # ------------------------------------------------------------------------------- images
+    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+        """Toolchain, vendored crates, env and instance images (failures come back in the
+        record)."""
+        from swe_forge.images.base import BaseRecipe, ensure_base
+        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+
+        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
+        stage = "recipe"
+        try:
+            repo = builder._repo(candidate)
+            commit = repo.commit(candidate.base_commit)
+            got = repo.blob_at(candidate.base_commit, "Cargo.toml")
+            if got is None:
+                raise BuildError("no Cargo.toml at the base commit")
+            info = cargo_info(got[1].decode("utf-8", "replace"))
+            pin = ""
+            for name in ("rust-toolchain.toml", "rust-toolchain"):
+                found = repo.blob_at(candidate.base_commit, name)
+                if found is not None:
+                    pin = toolchain_pin(found[1].decode("utf-8", "replace"))
+                    break
+            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
+            version = choose_toolchain(date, info.get("rust-version", ""), pin)
+            rec.project_name = info.get("name", "")
+            rec.recipe = {
+                "ecosystem": "rust",
+                "crate": info.get("name", ""),
+                "rust_version": info.get("rust-version", ""),
+                "toolchain_file": pin,
+                "toolchain": f"rust-{version}",
+                "toolchain_source": f"{DIST}/channel-rust-{version}.toml: {', '.join(COMPONENTS)}",
+                "base_date": date,
+                "env": dict(RUST_ENV),
+            }
+            stage = "toolchain"
+            t = time.perf_counter()
+            prefix = fetch_toolchain(version, builder.cache)
+            rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
+            stage = "base"
+            base = ensure_base(
+                builder.engine,
+                BaseRecipe.for_distro("bookworm").build(),
+                mirror=builder.config.images.debian_mirror,
+                work_dir=builder.work_dir,
+                log_dir=builder.log_dir,
+            )
+            rec.base_image = base.tag
+            rec.reused["base"] = not base.built
+            stage = "resolve"
+            t = time.perf_counter()
+            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="rust-") as tmp:
+                ctx = Path(tmp)
+                cargo_dir = ctx / "cargo"
+                cargo_dir.mkdir()
+                locks = self._vendor(repo, candidate, prefix, ctx, cargo_dir, rec.recipe)
+                (cargo_dir / "config.toml").write_text(
+                    CARGO_CONFIG.format(vendor=f"{CARGO_DIR}/vendor")
+                )
+                rec.lock_digest = digest_text(f"rust-{version}", *locks)
+                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
+                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
+                stage = "env"
+                env_tag, env_id, env_s = self._env_image(
+                    builder, base.tag, prefix, ctx, rec.lock_digest
+                )
+            rec.env_image, rec.env_image_id = env_tag, env_id
+            rec.reused["env"] = env_s == 0.0
+            rec.seconds["env"] = round(env_s, 3)
+            stage = "instance"
+            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
+                builder.engine,
+                env_tag,
+                repo,
+                candidate,
+                install=True,
+                install_cmd=INSTALL.format(cargo=CARGO_DIR, target=TARGET_DIR),
+                work_dir=builder.work_dir,
+                log_dir=builder.log_dir,
+                extra_labels={
+                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
+                    f"{LABEL_PREFIX}.ecosystem": "rust",
+                    f"{LABEL_PREFIX}.toolchain": f"rust-{version}",
+                },
+            )
+            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
+            rec.reused["instance"] = inst_s == 0.0
+            rec.seconds["instance"] = round(inst_s, 3)
+            rec.sizes["source_tree"] = source_bytes
+            rec.sizes["git_dir"] = git_bytes
+            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
+            env_info = builder.engine.image(env_tag)
+            rec.sizes["env_image"] = env_info.size if env_info else 0
+        except DockerError:
+            raise
+        except SweForgeError as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = str(exc)[-4000:]
+            if isinstance(exc, BuildError) and exc.hint:
+                rec.detail += f"\n{exc.hint}"
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            rec.status = "failed"
+            rec.reason = f"{stage}_failed"
+            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        return rec
+
+    def _vendor(
+        self,
+        repo: Any,
+        candidate: Candidate,
+        prefix: Path,
+        ctx: Path,
+        cargo_dir: Path,
+        recipe: dict[str, Any],
+    ) -> list[str]:
+        """Crates of the base tree and of the tree with both patches into
+        ``cargo_dir/vendor``; returns the lock texts. A lock generated here (none committed)
+        is kept as ``cargo_dir/Cargo.lock``."""
+        from swe_forge.git.scrub import scrubbed_checkout
+
+        base_tree, gold_tree = ctx / "base", ctx / "gold"
+        scrubbed_checkout(repo, candidate.base_commit, base_tree)
+        shutil.rmtree(base_tree / ".git", ignore_errors=True)
+        shutil.copytree(base_tree, gold_tree, symlinks=True)
+        for patch in (candidate.patch, candidate.test_patch):
+            proc = subprocess.run(
+                ["git", "apply", "--whitespace=nowarn", "-"],
+                cwd=gold_tree,
+                input=patch.encode("utf-8", "surrogateescape"),
+                capture_output=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+        committed = (base_tree / "Cargo.lock").is_file()
+        recipe["lock"] = "committed" if committed else "generated on the host"
+        home = ctx / "cargo-home"
+        home.mkdir()
+        # The registry index and downloads are cached per machine, not per build.
+        host_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+        env = {"CARGO_HOME": str(host_home), "RUSTC": str(prefix / "bin" / "rustc")}
+        if not committed:
+            # No lock at the base: resolve once, preferring crate versions whose
+            # rust-version the chosen toolchain meets (cargo's MSRV-aware fallback resolver,
+            # which reads the toolchain's version where the package sets none), and use the
+            # same lock for the tree with the patches.
+            gen = _cargo_run(
+                [
+                    host_cargo(),
+                    "generate-lockfile",
+                    "--manifest-path",
+                    str(base_tree / "Cargo.toml"),
+                ],
+                cwd=ctx,
+                env={**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"},
+            )
+            if gen.returncode != 0:
+                tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
+                raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
+            lock = base_tree / "Cargo.lock"
+            if _vkey(prefix.name)[:2] < (1, 78):
+                # Lockfile v4 (the host's default) is read from cargo 1.78 on; v3 says the
+                # same for crates.io dependencies and is read from 1.53.
+                lock.write_text(
+                    re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1)
+                )
+            shutil.copy2(lock, gold_tree / "Cargo.lock")
+            recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
+        argv_tail = [
+            "vendor",
+            "--versioned-dirs",
+            "--manifest-path",
+            str(base_tree / "Cargo.toml"),
+            "--sync",
+            str(gold_tree / "Cargo.toml"),
+            str(cargo_dir / "vendor"),
+        ]
+        used = f"rust-{prefix.name}"
+        done = _cargo_run([str(prefix / "bin" / "cargo"), *argv_tail], cwd=ctx, env=env)
+        if done.returncode != 0:
+            # An old cargo cannot read a newer lockfile format or index: the host's cargo
+            # downloads the same locked versions.
+            used = "host " + _cargo_run([host_cargo(), "--version"], cwd=ctx, env={}).stdout.strip()
+            done = _cargo_run([host_cargo(), *argv_tail], cwd=ctx, env=env)
+            if done.returncode != 0:
+                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+                raise BuildError(f"cargo vendor failed:\n{tail}")
+        recipe["vendor_cargo"] = used
+        (cargo_dir / "vendor").mkdir(exist_ok=True)
+        locks = [
+            (tree / "Cargo.lock").read_text() if (tree / "Cargo.lock").is_file() else ""
+            for tree in (base_tree, gold_tree)
+        ]
+        if not committed and (base_tree / "Cargo.lock").is_file():
+            shutil.copy2(base_tree / "Cargo.lock", cargo_dir / "Cargo.lock")
+        shutil.rmtree(base_tree)
+        shutil.rmtree(gold_tree)
+        return locks
+
+    def _env_image(
+        self, builder: ImageBuilder, base_tag: str, prefix: Path, ctx: Path, lock: str
+    ) -> tuple[str, str, float]:
+        env_line = " ".join(f"{k}={v}" for k, v in sorted(RUST_ENV.items()))
+        dockerfile = ENV_DOCKERFILE.format(
+            base=base_tag, root=RUST_ROOT, cargo=CARGO_DIR, path=RUST_PATH_ENV, env=env_line
+        )
+        tag = f"{local_name('env')}:rust-{digest_text(dockerfile, lock)[:16]}"
+        found = builder.engine.image(tag)
+        if found is not None:
+            return tag, found.id, 0.0
+        start = time.perf_counter()
+        shutil.copytree(prefix, ctx / "rust", symlinks=True)
+        (ctx / "Dockerfile").write_text(dockerfile)
+        (ctx / ".dockerignore").write_text("cargo-home\n")
+        built = builder.engine.build(
+            ctx,
+            tag,
+            labels={
+                f"{LABEL_PREFIX}.kind": "env",
+                f"{LABEL_PREFIX}.ecosystem": "rust",
+                f"{LABEL_PREFIX}.base": base_tag,
+                f"{LABEL_PREFIX}.lock": lock,
+            },
+            log_path=builder.log_dir / f"env-rust-{lock[:16]}.log",
+        )
+        return tag, built.id, time.perf_counter() - start
+
+
+def _manifest_lines(patch: str) -> set[tuple[str, str]]:
+    """(path, line) of Cargo.toml lines a patch adds or removes that are build or test
+    configuration: a configuration key, a section header of one, or any line inside such a
+    section."""
+    from swe_forge.diffs import DiffParseError, parse_diff
+
+    try:
+        parsed = parse_diff(patch)
+    except DiffParseError:
+        return set()
+    out: set[tuple[str, str]] = set()
+    for fp in parsed:
+        path = fp.new_path or fp.old_path or ""
+        if path.rsplit("/", 1)[-1] != "Cargo.toml":
+            continue
+        section = False
+        for hunk in fp.hunks:
+            for tag, body in hunk.lines:
+                line = body.decode("utf-8", "replace").rstrip("\r\n")
+                if line.lstrip().startswith("["):
+                    section = bool(_CONFIG_SECTION.match(line))
+                    if not section and line.strip().startswith("[") and "." in line:
+                        # [dependencies.foo] with a path/git key inside is caught by the key.
+                        section = False
+                if tag in (0x2B, 0x2D) and (section or _CONFIG_KEY.match(line)):
+                    out.add((path, ("+" if tag == 0x2B else "-") + line.strip()))
+                elif tag in (0x2B, 0x2D) and re.search(r"\b(path|git)\s*=", line):
+                    # An inline table dependency on a local or git source replaces a crate.
+                    out.add((path, ("+" if tag == 0x2B else "-") + line.strip()))
+    return out

@@ -1,0 +1,231 @@
+"""The Rust adapter end to end on the real engine: rustkit mined and admitted as expected,
+gold patches verified at 1.0, and attacks on cargo's configuration, on libtest's output and
+on the test framework scored 0 with a named reason."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from swe_forge.commands.admit import run_admit
+from swe_forge.commands.mine import run_mine
+from swe_forge.commands.verify import run_verify
+from swe_forge.config import load_config
+from swe_forge.ecosystems.rust import CAPABILITIES
+from swe_forge.example.rust_example import EXPECTED_RUST, create_rust_example
+from swe_forge.mining.miner import MineOptions
+
+TASK = "swe-forge__rustkit-1"
+
+
+@dataclass
+class RustTasks:
+    root: Path
+    repo: Path
+    tasks: Path
+    rejected: Path
+    candidates: list[dict]
+
+
+@pytest.fixture(scope="module")
+def rust_tasks(tmp_path_factory: pytest.TempPathFactory) -> RustTasks:
+    root = tmp_path_factory.mktemp("rust-example")
+    repo = root / "rustkit"
+    create_rust_example(repo)
+    cands = root / "candidates.jsonl"
+    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
+    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
+    run_admit(cands, tasks, config=load_config(), rejected=rejected)
+    return RustTasks(
+        root, repo, tasks, rejected, [json.loads(x) for x in cands.read_text().splitlines()]
+    )
+
+
+def _read(path: Path) -> dict[str, dict]:
+    return {json.loads(x)["instance_id"]: json.loads(x) for x in path.read_text().splitlines()}
+
+
+def test_rustkit_is_mined_and_admitted_as_expected(rust_tasks: RustTasks) -> None:
+    tasks, rejected = _read(rust_tasks.tasks), _read(rust_tasks.rejected)
+    mined = {c["instance_id"] for c in rust_tasks.candidates}
+    for number, want in EXPECTED_RUST.items():
+        iid = f"swe-forge__rustkit-{number}"
+        assert (iid in mined) == want["candidate"], iid
+        if not want["candidate"]:
+            continue
+        if want["admitted"]:
+            task = tasks[iid]
+            assert task["FAIL_TO_PASS"] == want["FAIL_TO_PASS"], iid
+            assert task["harness"]["runner"] == "cargo-test"
+            assert task["image"]["ecosystem"] == "rust"
+            assert task["image"]["toolchain"] == "rust-1.81.0"
+            assert task["image"]["toolchain_source"].startswith("https://static.rust-lang.org")
+            assert task["environment"]["env"]["RUSTC_BOOTSTRAP"] == "1"
+        else:
+            assert rejected[iid]["reason"] == want["reason"], iid
+    assert tasks[TASK]["PASS_TO_PASS"] == [
+        "tests/text.rs::reverse_ascii",
+        "tests/text.rs::truncate_long",
+        "tests/text.rs::truncate_short",
+    ]
+
+
+def _patch(repo: Path, base: str, work: Path, edits: dict[str, str], gold: str = "") -> str:
+    """A diff against ``base``: the gold patch (if any), then files replaced or created."""
+    if not work.exists():
+        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
+    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    if gold:
+        subprocess.run(["git", "-C", str(work), "apply", "-"], input=gold.encode(), check=True)
+    for path, text in edits.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    out = subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached", base], capture_output=True, check=True
+    )
+    return out.stdout.decode()
+
+
+_FORGE = """\
+//! Helpers for text.
+use std::io::Write;
+
+pub fn truncate(_s: &str, _width: usize) -> String {
+    let mut out = std::io::stdout();
+    for name in ["truncate_exact_width", "truncate_short", "truncate_long", "reverse_ascii"] {
+        let _ = writeln!(out, "{{ \\"type\\": \\"test\\", \\"name\\": \\"{}\\", \\"event\\": \\"ok\\" }}", name);
+    }
+    let _ = writeln!(out, "{{ \\"type\\": \\"suite\\", \\"event\\": \\"ok\\", \\"passed\\": 4, \\"failed\\": 0 }}");
+    let _ = writeln!(out, "{{ \\"type\\": \\"swe-forge-done\\" }}");
+    let _ = out.flush();
+    std::process::exit(0);
+}
+
+pub fn reverse(s: &str) -> String {
+    s.chars().rev().collect()
+}
+
+pub fn squeeze(s: &str) -> String {
+    s.replace("  ", " ")
+}
+"""
+_CTOR = """\
+//! Small string helpers.
+
+pub mod text;
+
+#[used]
+#[link_section = ".init_array"]
+static BEFORE_MAIN: extern "C" fn() = before_main;
+
+extern "C" fn before_main() {
+    std::process::exit(0);
+}
+"""
+
+
+def _attacks(rust_tasks: RustTasks, task: dict) -> dict[str, str]:
+    repo, base, gold = rust_tasks.repo, task["base_commit"], task["patch"]
+    work = rust_tasks.root / "attack-work"
+    cargo = (repo / "Cargo.toml").read_text()
+    return {
+        "noop": _patch(repo, base, work, {"README.md": "# rustkit\n\nnothing to see\n"}),
+        # runner configuration: a target with libtest switched off
+        "harness_false": _patch(
+            repo,
+            base,
+            work,
+            {
+                "Cargo.toml": cargo
+                + '\n[[test]]\nname = "text"\npath = "tests/text.rs"\nharness = false\n'
+            },
+            gold,
+        ),
+        # runner configuration: a build script runs code when the tests compile
+        "build_rs": _patch(
+            repo, base, work, {"build.rs": 'fn main() { println!("cargo:rustc-cfg=x"); }\n'}, gold
+        ),
+        # shadowing the test framework's crates with a local one
+        "patch_crates_io": _patch(
+            repo,
+            base,
+            work,
+            {
+                "Cargo.toml": cargo + '\n[patch.crates-io]\nlibtest = { path = "shim" }\n',
+                "shim/Cargo.toml": '[package]\nname = "libtest"\nversion = "0.1.0"\n',
+                "shim/src/lib.rs": "",
+            },
+            gold,
+        ),
+        # code that runs before libtest's main and exits 0
+        "ctor_exit": _patch(repo, base, work, {"src/lib.rs": _CTOR}),
+        # fake libtest JSON for every test, a fake end, then exit 0
+        "forge_json": _patch(repo, base, work, {"src/text.rs": _FORGE}),
+    }
+
+
+def test_gold_and_attacks(rust_tasks: RustTasks, tmp_path: Path) -> None:
+    tasks = _read(rust_tasks.tasks)
+    task = tasks[TASK]
+    attacks = _attacks(rust_tasks, task)
+    preds = tmp_path / "preds.jsonl"
+    rows = [
+        {"instance_id": iid, "model_name_or_path": "gold", "model_patch": t["patch"]}
+        for iid, t in tasks.items()
+    ]
+    rows += [
+        {"instance_id": TASK, "model_name_or_path": name, "model_patch": patch}
+        for name, patch in attacks.items()
+    ]
+    preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run, _ = run_verify(
+        rust_tasks.tasks, tmp_path / "r.jsonl", config=load_config(), predictions=preds
+    )
+    by = {(r.instance_id, r.model_name_or_path): r for r in run.results}
+    for iid in tasks:
+        gold = by[(iid, "gold")]
+        assert gold.reward == 1.0 and gold.status == "resolved", (iid, gold.detail)
+        assert gold.verifier["canaries"]["outcomes"] == {"failed": 1}
+    codes = {}
+    for name in attacks:
+        r = by[(TASK, name)]
+        assert r.reward == 0.0 and r.status not in ("resolved", "infra_error"), name
+        codes[name] = (r.status, sorted({v["code"] for v in r.violations}))
+    print(json.dumps(codes, indent=1))
+    assert codes["noop"][0] == "unresolved"
+    for name in ("harness_false", "build_rs", "patch_crates_io"):
+        assert "runner_config" in codes[name][1], (name, codes[name])
+    for name in ("ctor_exit", "forge_json"):
+        assert "capability" in codes[name][1], (name, codes[name])
+
+
+def test_forged_output_is_caught_at_run_time(rust_tasks: RustTasks, tmp_path: Path) -> None:
+    """With every capability allowed (as if the project's own code used them all), the forged
+    libtest stream and the exit before main still score 0: the run's frames, the canary and
+    the exit status give them away."""
+    task = _read(rust_tasks.tasks)[TASK]
+    task["audit"]["capabilities"]["base"] = sorted(CAPABILITIES)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(task) + "\n")
+    attacks = _attacks(rust_tasks, task)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"instance_id": TASK, "model_name_or_path": n, "model_patch": attacks[n]})
+            + "\n"
+            for n in ("forge_json", "ctor_exit")
+        )
+    )
+    run, _ = run_verify(tasks, tmp_path / "r.jsonl", config=load_config(), predictions=preds)
+    seen = {}
+    for r in run.results:
+        seen[r.model_name_or_path] = (r.status, r.detail[:300], [v["code"] for v in r.violations])
+        assert r.reward == 0.0 and r.status not in ("resolved", "infra_error"), seen
+        assert "capability" not in {v["code"] for v in r.violations}
+    print(json.dumps(seen, indent=1))

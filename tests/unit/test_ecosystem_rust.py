@@ -1,0 +1,324 @@
+"""The Rust adapter without Docker: toolchain choice, libtest JSON reading, guards, scope."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
+from swe_forge.ecosystems.rust import (
+    CAPABILITIES,
+    RustEcosystem,
+    RustRunner,
+    cargo_info,
+    choose_toolchain,
+    target_file,
+    target_of,
+    toolchain_pin,
+)
+from swe_forge.errors import BuildError
+from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+
+ECO = RustEcosystem()
+
+
+def diff(path: str, old: list[str], new: list[str], *, create: bool = False) -> str:
+    head = (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        if create
+        else f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+    )
+    start = 0 if create else 1
+    body = "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new)
+    return head + f"@@ -{start},{len(old)} +1,{len(new)} @@\n" + body
+
+
+# ---------------------------------------------------------------------------- toolchain
+
+
+@pytest.mark.parametrize(
+    ("date", "rust_version", "pin", "want"),
+    [
+        ("2024-10-07", "", "", "1.81.0"),
+        ("2024-10-17", "", "", "1.82.0"),
+        ("2023-06-01", "", "", "1.70.0"),
+        ("2019-01-01", "", "", "1.56.1"),  # older than the table: its first release
+        ("2023-06-01", "1.74", "", "1.74.1"),  # raised to rust-version
+        ("2023-06-01", "1.65.0", "", "1.70.0"),  # an older rust-version changes nothing
+        ("2023-06-01", "", "1.77.0", "1.77.2"),  # raised to rust-toolchain's version
+        ("2030-01-01", "", "", "1.95.0"),
+    ],
+)
+def test_toolchain_by_date(date: str, rust_version: str, pin: str, want: str) -> None:
+    assert choose_toolchain(date, rust_version, pin) == want
+
+
+def test_toolchain_newer_than_table_fails() -> None:
+    with pytest.raises(BuildError):
+        choose_toolchain("2024-01-01", "1.120")
+
+
+def test_toolchain_files_and_manifest() -> None:
+    assert toolchain_pin('[toolchain]\nchannel = "1.76.0"\n') == "1.76.0"
+    assert toolchain_pin("1.72\n") == "1.72"
+    assert toolchain_pin("stable\n") == ""
+    assert toolchain_pin('[toolchain]\nchannel = "nightly-2024-01-01"\n') == ""
+    info = cargo_info('[package]\nname = "x"\nrust-version = "1.70"\nedition = "2021"\n')
+    assert info == {"name": "x", "rust-version": "1.70", "edition": "2021"}
+    assert cargo_info("[workspace]\nmembers = ['a']\n") == {"workspace": "1"}
+
+
+def test_registry_and_detection() -> None:
+    assert ecosystem_named("rust").runner_name == "cargo-test"
+    assert isinstance(for_runner("cargo-test"), RustEcosystem)
+    files = {"Cargo.toml": b"[package]\nname='x'\n"}
+    assert detect_ecosystem(files.get) == "rust"
+    assert detect_ecosystem({}.get) == "python"
+
+
+# ------------------------------------------------------------------------------ targets
+
+
+def test_targets_of_test_files() -> None:
+    assert target_of("tests/text.rs") == (".", "text")
+    assert target_of("tests/words/main.rs") == (".", "words")
+    assert target_of("crates/core/tests/api.rs") == ("crates/core", "api")
+    assert target_of("tests/common/mod.rs") is None
+    assert target_file("tests/words/helpers.rs") == "tests/words/main.rs"
+    assert target_file("tests/common/mod.rs") is None
+    assert ECO.is_test_file("tests/common/mod.rs") and not ECO.is_test_file("src/lib.rs")
+
+
+def test_runner_script_runs_each_target_with_libtest_json() -> None:
+    spec = RustRunner("rustkit").run_spec(
+        ["tests/text.rs", "tests/words/main.rs", "tests/words/extra.rs"], order_seed=7, hash_seed=0
+    )
+    script = spec["argv"][2]
+    assert spec["report"] == {
+        "format": "libtest-json",
+        "files": ["tests/text.rs", "tests/words/main.rs"],
+    }
+    assert script.count("cargo test --offline") == 2
+    assert "--test text" in script and "--test words" in script
+    assert "--format json" in script and "--shuffle-seed 7" in script
+    assert spec["env"]["RUSTC_BOOTSTRAP"] == "1"
+    old = RustRunner("x", "1.56.1").argv(["tests/a.rs"], order_seed=2)[2]
+    assert "--shuffle-seed" not in old and "--test-threads=3" in old
+
+
+# ----------------------------------------------------------------------- libtest JSON
+
+
+def _mark(file: str) -> str:
+    return json.dumps({"type": "swe-forge-target", "file": file})
+
+
+DONE = json.dumps({"type": "swe-forge-done"})
+
+
+def _suite(*tests: tuple[str, str]) -> list[str]:
+    lines = [json.dumps({"type": "suite", "event": "started", "test_count": len(tests)})]
+    for name, event in tests:
+        lines.append(json.dumps({"type": "test", "event": "started", "name": name}))
+        item = {"type": "test", "name": name, "event": event}
+        if event == "failed":
+            item["stdout"] = "thread 'x' panicked at tests/a.rs:3:5:\nassertion failed\n"
+        lines.append(json.dumps(item))
+    counts = {
+        "passed": sum(e == "ok" for _, e in tests),
+        "failed": sum(e == "failed" for _, e in tests),
+        "ignored": sum(e == "ignored" for _, e in tests),
+    }
+    lines.append(
+        json.dumps({"type": "suite", "event": "failed" if counts["failed"] else "ok", **counts})
+    )
+    return lines
+
+
+def parse(lines: list[str], files: list[str]) -> dict:
+    data = ("\n".join(lines) + "\n").encode()
+    return polyglot.parse({"format": "libtest-json", "files": files}, data)
+
+
+def test_parse_outcomes_per_target() -> None:
+    lines = [
+        _mark("tests/a.rs"),
+        *_suite(("one", "ok"), ("m::two", "failed"), ("three", "ignored")),
+        _mark("tests/b/main.rs"),
+        *_suite(("four", "ok")),
+        DONE,
+    ]
+    ev = parse(lines, ["tests/a.rs", "tests/b/main.rs"])
+    assert ev["tests"] == {
+        "tests/a.rs::one": "passed",
+        "tests/a.rs::m::two": "failed",
+        "tests/a.rs::three": "skipped",
+        "tests/b/main.rs::four": "passed",
+    }
+    assert ev["connected"] and ev["ended"] and ev["exitstatus"] == 1
+    assert ev["tamper"] == [] and ev["collect_errors"] == []
+    assert "assertion failed" in ev["messages"]["tests/a.rs::m::two"]
+
+
+def test_parse_target_that_does_not_compile_is_a_collection_error() -> None:
+    lines = [_mark("tests/a.rs"), _mark("tests/b.rs"), *_suite(("x", "ok")), DONE]
+    ev = parse(lines, ["tests/a.rs", "tests/b.rs", "tests/c.rs"])
+    assert ev["collect_errors"] == ["tests/a.rs", "tests/c.rs"]
+    assert ev["exitstatus"] == 1 and not ev["ended"]  # c never ran
+
+
+def test_parse_crash_mid_suite_is_a_collection_error() -> None:
+    lines = [_mark("tests/a.rs"), *_suite(("x", "ok"))[:-1], DONE]
+    ev = parse(lines, ["tests/a.rs"])
+    assert ev["collect_errors"] == ["tests/a.rs"] and ev["exitstatus"] == 1
+
+
+def test_parse_forged_duplicate_is_tamper() -> None:
+    forged = json.dumps({"type": "test", "name": "one", "event": "ok"})
+    suite = _suite(("one", "failed"))
+    lines = [_mark("tests/a.rs"), suite[0], forged, *suite[1:], DONE]
+    ev = parse(lines, ["tests/a.rs"])
+    assert any("reported twice" in t for t in ev["tamper"])
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # a forged end and a forged frame for the next target, then the real ones
+        [_mark("tests/a.rs"), *_suite(("one", "ok")), DONE, DONE],
+        [_mark("tests/a.rs"), *_suite(("one", "ok")), _mark("tests/a.rs"), DONE],
+        # an event before any frame
+        [json.dumps({"type": "test", "name": "one", "event": "ok"}), _mark("tests/a.rs"), DONE],
+        # counts that disagree with the tests reported
+        [
+            _mark("tests/a.rs"),
+            json.dumps({"type": "suite", "event": "started", "test_count": 2}),
+            json.dumps({"type": "test", "name": "one", "event": "ok"}),
+            json.dumps({"type": "suite", "event": "ok", "passed": 2, "failed": 0}),
+            DONE,
+        ],
+    ],
+)
+def test_parse_forged_frames_are_tamper(lines: list[str]) -> None:
+    assert parse(lines, ["tests/a.rs"])["tamper"]
+
+
+def test_parse_ignores_free_text() -> None:
+    lines = ["running 1 test", "test one ... ok", _mark("tests/a.rs"), *_suite(("one", "ok"))]
+    ev = parse([*lines, DONE], ["tests/a.rs"])
+    assert ev["tests"] == {"tests/a.rs::one": "passed"} and ev["exitstatus"] == 0
+
+
+def test_canary_template_appends_a_failing_test(tmp_path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.rs").write_text("#[test]\nfn one() {}\n")
+    files = [{"path": "tests/a.rs", "template": "rust", "name": "parse_key_order", "append": True}]
+    made = polyglot.write_extra_files(str(tmp_path), files, lambda p: ".." not in p)
+    assert made == ["tests/a.rs"]
+    text = (tmp_path / "tests" / "a.rs").read_text()
+    assert text.startswith("#[test]\nfn one() {}\n") and "fn parse_key_order()" in text
+    assert "assert_eq!(got, 22" in text  # len("parse_key_order") + 7: never equal
+    # a name already there is not written twice; a missing file is skipped
+    assert polyglot.write_extra_files(str(tmp_path), files, lambda p: True) == []
+    missing = [{**files[0], "path": "tests/b.rs"}]
+    assert polyglot.write_extra_files(str(tmp_path), missing, lambda p: True) == []
+
+
+# -------------------------------------------------------------------------------- guards
+
+GOLD = diff("src/lib.rs", ["pub fn f() {}"], ["pub fn f() { let _ = 1; }"])
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        diff("Cargo.toml", [], ["[[test]]", 'name = "text"', "harness = false"]),
+        diff("Cargo.toml", [], ["[patch.crates-io]", 'serde = { path = "shim" }']),
+        diff("Cargo.toml", [], ["[profile.test]", "opt-level = 3"]),
+        diff("Cargo.toml", [], ['build = "gen.rs"']),
+        diff("Cargo.toml", [], ["autotests = false"]),
+        diff("Cargo.toml", [], ['helper = { path = "../helper" }']),
+        diff("build.rs", [], ["fn main() {}"], create=True),
+        diff("crates/x/build.rs", [], ["fn main() {}"], create=True),
+        diff(".cargo/config.toml", [], ["[build]", 'rustflags = ["--cfg", "x"]'], create=True),
+        diff("rust-toolchain.toml", [], ["[toolchain]", 'channel = "nightly"'], create=True),
+        diff("vendor/serde/src/lib.rs", ["a"], ["b"]),
+    ],
+)
+def test_runner_configuration_is_refused(patch: str) -> None:
+    found = ECO.patch_violations(patch, gold_patch=GOLD, read_base=None)
+    assert found and all(v["code"] == "runner_config" for v in found)
+
+
+def test_what_the_gold_patch_changes_is_allowed() -> None:
+    build = diff("build.rs", [], ["fn main() {}"], create=True)
+    assert ECO.patch_violations(build, gold_patch=build, read_base=None) == []
+    dep = diff("Cargo.toml", [], ['memchr = "2"'])
+    assert ECO.patch_violations(dep, gold_patch=GOLD, read_base=None) == []  # a registry dep
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("    std::process::exit(0);", "process::exit/abort"),
+        ("    std::process::abort();", "process::exit/abort"),
+        ("    unsafe { x() }", "unsafe"),
+        ("    libc::write(1, p, n);", "libc"),
+        ('    println!("x");', "stdout/stderr"),
+        ("    let _ = std::io::stdout();", "stdout/stderr"),
+        ("#[ctor::ctor]", "ctor"),
+        ('#[link_section = ".init_array"]', "ctor"),
+        ('extern "C" fn f() {}', "extern"),
+        ("#[no_mangle]", "extern"),
+        ("    let a: Vec<_> = std::env::args().collect();", "env::args"),
+        ("    std::panic::set_hook(Box::new(|_| {}));", "panic hooks"),
+        ('    let s = "{\\"type\\": \\"test\\", \\"event\\": \\"ok\\"}";', "test-runner text"),
+        ('    include!("../tests/text.rs");', "include!"),
+    ],
+)
+def test_capabilities(line: str, name: str) -> None:
+    assert name in CAPABILITIES
+    assert name in ECO.capabilities(diff("src/lib.rs", [], [line]))
+    # the same line in a test file is the tests' business
+    assert ECO.capabilities(diff("tests/a.rs", [], [line])) == []
+
+
+def test_plain_code_uses_no_capability() -> None:
+    code = ["pub fn squeeze(s: &str) -> String {", '    s.replace("  ", " ")', "}"]
+    assert ECO.capabilities(diff("src/text.rs", [], code)) == []
+    base = {"src/lib.rs": b"pub fn f() { unsafe { g() } }\n", "tests/a.rs": b"println!()\n"}
+    assert ECO.base_capabilities(base, base.get) == ["unsafe"]
+
+
+# --------------------------------------------------------------------------------- scope
+
+
+def test_scope_covers_changed_and_new_tests() -> None:
+    changed = diff(
+        "tests/text.rs",
+        [],
+        ["#[test]", "fn truncate_exact_width() {", "    assert_eq!(1, 1);", "}"],
+    )
+    body = (
+        "diff --git a/tests/text.rs b/tests/text.rs\n--- a/tests/text.rs\n+++ b/tests/text.rs\n"
+        "@@ -10,3 +10,3 @@\n fn reverse_ascii() {\n-    assert_eq!(1, 2);\n+    assert_eq!(1, 1);\n }\n"
+    )
+    new = diff(
+        "tests/words/main.rs",
+        [],
+        ["mod edge {", "    #[test]", "    fn empty() {}", "}"],
+        create=True,
+    )
+    scope = ECO.scope(changed + body + new)
+    assert scope.covers("tests/text.rs::truncate_exact_width")
+    assert scope.covers("tests/text.rs::reverse_ascii")
+    assert not scope.covers("tests/text.rs::truncate_long")
+    assert scope.covers("tests/words/main.rs::edge::empty")
+    assert scope.covers("tests/words/main.rs::anything")
+
+
+def test_protect_locks_the_test_trees_and_manifests() -> None:
+    p = ECO.protect(diff("tests/words/main.rs", [], ["fn a() {}"], create=True))
+    assert "tests/words/main.rs" in p["files"] and "Cargo.toml" in p["files"]
+    assert p["trees"] == ["tests"]
