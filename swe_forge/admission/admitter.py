@@ -268,11 +268,24 @@ class Admitter:
                 protect=eco.protect(cand.test_patch),
                 settings=self.gate,
                 labels=self.engine.default_labels,
-                scope=eco.scope(cand.test_patch),
+                scope=eco.scope(cand.test_patch, self._base_reader(cand)),
                 progress=say,
             )
         timings["gate"] = time.perf_counter() - t
         return self._after_gate(cand, rec, files, verdict, timings, eco=eco, runner=runner)
+
+    def _base_reader(self, cand: Candidate) -> Callable[[str], bytes | None] | None:
+        """Files at the candidate's base commit (None when its source is not at hand)."""
+        repo = self._repo(cand)
+        if repo is None:
+            return None
+
+        def read(path: str) -> bytes | None:
+            assert repo is not None
+            found = repo.blob_at(cand.base_commit, path)
+            return found[1] if found else None
+
+        return read
 
     def scope(self, cand: Candidate) -> PatchScope:
         """The tests the candidate's test patch adds or changes (read against the base

@@ -75,7 +75,7 @@ class Ecosystem(Protocol):
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files and trees the supervisor locks during a run."""
 
-    def scope(self, test_patch: str) -> Any:
+    def scope(self, test_patch: str, read_base: Reader | None = None) -> Any:
         """The tests the test patch defines or changes (an object with ``covers(test)``)."""
 
     def run_job(

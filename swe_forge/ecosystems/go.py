@@ -327,9 +327,18 @@ class GoEcosystem:
             {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
         )
 
-    def scope(self, test_patch: str) -> GoScope:
-        """Test functions the test patch declares (in added lines or new files)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
+    def scope(self, test_patch: str, read_base: Reader | None = None) -> GoScope:
+        """Test functions the test patch adds or changes, read on the patched file: a changed
+        line inside ``func TestX`` changes TestX; a changed line elsewhere (a table of cases,
+        a helper) changes the tests of that package's test files that name what it declares
+        or lies in. Without the base file, only declarations in added lines count."""
+        from swe_forge.diffs import (
+            DiffParseError,
+            PatchApplyError,
+            apply_file_patch,
+            parse_diff,
+        )
+        from swe_forge.gates.scope import _touched_lines
 
         names: set[tuple[str, str]] = set()
         new_dirs: set[str] = set()
@@ -337,26 +346,53 @@ class GoEcosystem:
             parsed = parse_diff(test_patch)
         except DiffParseError:
             parsed = []
+        texts: dict[str, str] = {}
+        touched: dict[str, set[int]] = {}
         for fp in parsed:
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
             pkg = package_dir(fp.new_path)
             if fp.old_path is None:
                 new_dirs.add(pkg)
-            current = ""
-            for hunk in fp.hunks:
-                for tag, body in hunk.lines:
-                    line = body.decode("utf-8", "replace")
-                    m = _TEST_FUNC.match(line)
-                    if m:
-                        current = m.group(1)
-                        if tag == 0x2B:
-                            names.add((pkg, current))
-                    elif tag in (0x2B, 0x2D) and current:
-                        # A changed line inside a test function's body changes that test.
-                        names.add((pkg, current))
-                    if line.startswith("}"):
-                        current = ""
+            original = b"" if fp.old_path is None else read_base(fp.old_path) if read_base else None
+            if original is None:
+                for hunk in fp.hunks:
+                    for tag, body in hunk.lines:
+                        m = _TEST_FUNC.match(body.decode("utf-8", "replace"))
+                        if m and tag == 0x2B:
+                            names.add((pkg, m.group(1)))
+                continue
+            try:
+                text = apply_file_patch(original, fp).decode("utf-8", "replace")
+            except PatchApplyError:
+                continue
+            texts[fp.new_path] = text
+            touched[fp.new_path] = _touched_lines(fp)
+        for path, text in texts.items():
+            pkg = package_dir(path)
+            decls = _top_level_blocks(text)
+            lines = touched[path]
+            other: set[str] = set()
+            for start, end, name, is_test in decls:
+                if not any(start <= n <= end for n in lines):
+                    continue
+                if is_test:
+                    names.add((pkg, name))
+                elif name:
+                    other.add(name)
+            # Changed tables and helpers: the tests (in the patched files of the package)
+            # that use them.
+            for _ in range(2):
+                for p2, t2 in texts.items():
+                    if package_dir(p2) != pkg:
+                        continue
+                    for start, end, name, is_test in _top_level_blocks(t2):
+                        block = "\n".join(t2.splitlines()[start - 1 : end])
+                        if name and any(re.search(rf"\b{re.escape(o)}\b", block) for o in other):
+                            if is_test:
+                                names.add((pkg, name))
+                            elif name not in other:
+                                other.add(name)
         return GoScope(frozenset(names), frozenset(new_dirs))
 
     def runner(self, module: str, packages: list[str] | None = None) -> GoRunner:
@@ -646,6 +682,28 @@ def apply_to_tree(tree: Path, patch: str) -> None:
                 target.write_bytes(out)
     except (DiffParseError, PatchApplyError, OSError) as exc:
         raise BuildError(f"the patches do not apply to the base tree: {exc}") from exc
+
+
+_DECL = re.compile(r"^(func|var|const|type)\b\s*(?:\([^)]*\)\s*)?(\w*)")
+
+
+def _top_level_blocks(text: str) -> list[tuple[int, int, str, bool]]:
+    """(first line, last line, declared name, is a test function) of each top-level
+    declaration of a Go file (1-based; a block ends where the next one starts)."""
+    lines = text.splitlines()
+    starts: list[tuple[int, str, bool]] = []
+    for i, line in enumerate(lines, 1):
+        m = _DECL.match(line)
+        if m:
+            test = _TEST_FUNC.match(line)
+            starts.append((i, test.group(1) if test else m.group(2), bool(test)))
+    out = []
+    for k, (i, name, is_test) in enumerate(starts):
+        end = starts[k + 1][0] - 1 if k + 1 < len(starts) else len(lines)
+        while end > i and not lines[end - 1].strip():
+            end -= 1  # blank lines between declarations belong to neither
+        out.append((i, end, name, is_test))
+    return out
 
 
 def _make_writable(root: Path) -> None:

@@ -346,7 +346,7 @@ class JsEcosystem:
             {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
         )
 
-    def scope(self, test_patch: str) -> JsScope:
+    def scope(self, test_patch: str, read_base: Reader | None = None) -> JsScope:
         """Every test of the test files the test patch touches."""
         return JsScope(frozenset(self.test_files(test_patch)))
 

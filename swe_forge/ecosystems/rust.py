@@ -549,7 +549,7 @@ class RustEcosystem:
             {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
         )
 
-    def scope(self, test_patch: str) -> RustScope:
+    def scope(self, test_patch: str, read_base: Reader | None = None) -> RustScope:
         """Functions the test patch declares or whose bodies it changes, per target file."""
         from swe_forge.diffs import DiffParseError, parse_diff
 

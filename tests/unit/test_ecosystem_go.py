@@ -249,3 +249,31 @@ def test_parse_go_test_json_binary_died_mid_test_or_between_tests() -> None:
     )
     ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, between)
     assert ev["tests"] == {"a::TestOne": "passed"} and ev["collect_errors"] == ["a"]
+
+
+def test_parse_go_build_failure_as_plain_text_before_go_1_24() -> None:
+    data = b"FAIL\tm/a [build failed]\n" + _events({"Action": "pass", "Package": "m"})
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a", "."]}, data)
+    assert ev["collect_errors"] == ["a"] and ev["ended"] and ev["exitstatus"] == 1
+
+
+def _tree_reader(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return lambda p: files[p].encode() if p in files else None
+
+
+def test_scope_reads_the_patched_file_for_hunks_inside_functions() -> None:
+    base = (
+        'package a\n\nimport "testing"\n\nfunc TestOne(t *testing.T) {\n\tx := 1\n'
+        "\t_ = x\n\tcheck(t)\n}\n\nfunc TestTwo(t *testing.T) {\n}\n\n"
+        "var cases = []int{1, 2}\n\nfunc TestTable(t *testing.T) {\n\tfor range cases {\n\t}\n}\n"
+    )
+    # A hunk that starts inside TestOne (its header is not in the hunk), and one that changes
+    # the table TestTable ranges over.
+    patch = (
+        "diff --git a/a/a_test.go b/a/a_test.go\n--- a/a/a_test.go\n+++ b/a/a_test.go\n"
+        "@@ -7,2 +7,2 @@\n \t_ = x\n-\tcheck(t)\n+\tcheck2(t)\n"
+        "@@ -14,1 +14,1 @@\n-var cases = []int{1, 2}\n+var cases = []int{1, 2, 3}\n"
+    )
+    scope = GO.scope(patch, _tree_reader({"a/a_test.go": base}))
+    assert scope.covers("a::TestOne") and scope.covers("a::TestTable/sub")
+    assert not scope.covers("a::TestTwo")

@@ -48,6 +48,9 @@ def _rel_package(package, module):
     return package
 
 
+_GO_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
+
+
 def parse_go_test_json(data, spec):
     """Events from ``go test -json`` output bytes."""
     ev = _events()
@@ -60,6 +63,12 @@ def parse_go_test_json(data, spec):
     for raw in data.split(b"\n"):
         raw = raw.strip()
         if not raw.startswith(b"{"):
+            # Before Go 1.24 a package whose test binary does not build is a plain line of the
+            # go command's own (test output always comes framed as JSON), never an event.
+            m = _GO_BUILD_FAILED.match(raw.decode("utf-8", "replace"))
+            if m:
+                results[_rel_package(m.group(1), module)] = "fail"
+                ev["connected"] = True
             continue
         try:
             item = json.loads(raw.decode("utf-8", "replace"))
