@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 #: Ecosystems in detection order (the first whose marker file is at the root wins; Python is
 #: the default when none is).
-ECOSYSTEM_NAMES = ("go", "python")
+ECOSYSTEM_NAMES = ("go", "java", "python")
 
 Reader = Callable[[str], bytes | None]
 
@@ -90,6 +90,10 @@ def ecosystem_named(name: str) -> Ecosystem:
         from swe_forge.ecosystems.go import GoEcosystem
 
         return GoEcosystem()
+    if name == "java":
+        from swe_forge.ecosystems.java import JavaEcosystem
+
+        return JavaEcosystem()
     raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
 
 
