@@ -414,6 +414,9 @@ class SurefireRunner:
     """``mvn test-compile`` and Surefire on the classes of the test files."""
 
     name = "maven-surefire"
+    #: A test class that uses what the fix adds stops the whole module's test compilation
+    #: before the fix: the gate then runs the base's own tests without the test patch too.
+    baseline_runs = True
 
     def __init__(self, module: str, classes: list[str] | None = None) -> None:
         self.module = module
@@ -497,7 +500,7 @@ class JavaEcosystem:
             {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
         )
 
-    def scope(self, test_patch: str) -> JavaScope:
+    def scope(self, test_patch: str, read_base: Reader | None = None) -> JavaScope:
         """Test methods whose lines the test patch changes (and classes it creates)."""
         from swe_forge.diffs import DiffParseError, parse_diff
 
