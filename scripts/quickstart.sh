@@ -46,7 +46,7 @@ echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jso
 
 # The other ecosystems' examples: the same pipeline through each adapter (toolchain chosen by
 # the base commit's date, dependencies vendored, tests with no network, structured results).
-for lang in go rust js; do
+for lang in go rust js java; do
   L="$OUT/$lang"
   mkdir -p "$L"
   echo

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 #: Ecosystems in detection order (the first whose marker file is at the root wins; Python is
 #: the default when none is).
-ECOSYSTEM_NAMES = ("go", "rust", "js", "python")
+ECOSYSTEM_NAMES = ("go", "rust", "java", "js", "python")
 
 Reader = Callable[[str], bytes | None]
 
@@ -98,6 +98,10 @@ def ecosystem_named(name: str) -> Ecosystem:
         from swe_forge.ecosystems.js import JsEcosystem
 
         return JsEcosystem()
+    if name == "java":
+        from swe_forge.ecosystems.java import JavaEcosystem
+
+        return JavaEcosystem()
     raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
 
 

@@ -269,7 +269,14 @@ def _rust(dest: Path) -> str:
     return create_rust_example(dest)
 
 
+def _java(dest: Path) -> str:
+    from swe_forge.example.java_example import create_java_example
+
+    return create_java_example(dest)
+
+
 LANGUAGE_EXAMPLES: dict[str, tuple[str, Callable[[Path], str], int]] = {
+    "java": ("swe-forge/javakit", _java, 5),
     "go": (GO_REPO, create_go_example, len(_PRS)),
     "rust": ("swe-forge/rustkit", _rust, 5),
     "js": ("swe-forge/jskit", _js, 5),

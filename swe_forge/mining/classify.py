@@ -69,6 +69,11 @@ TEST_MODULE_PATTERNS = (
     "*_tests.py",
     "tests.py",
     *(p for p in _TEST_FILE_PATTERNS if not p.endswith(".py")),
+    # Java test classes (under a test directory, e.g. src/test/java/; *IT are failsafe's).
+    "*Test.java",
+    "*Tests.java",
+    "Test*.java",
+    "*TestCase.java",
 )
 #: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).
 _TYPING_TEST_TOP = (

@@ -868,10 +868,18 @@ def run_tests(job, result):
         made = polyglot.write_extra_files(TESTBED, spec.get("extra_files"), safe_rel)
         wanted = spec.get("canary_map") or {}
         # A canary whose file could not be written is not expected to fail.
-        # (Keyed by the canary's package directory, or by its own file where test ids are.)
+        # (Keyed by the canary's package directory, by its own file where test ids are, or
+        # by the file named in the entry where ids start with a class name.)
         made_dirs = {os.path.dirname(p) or "." for p in made} | set(made)
-        canary_map = {k: v for k, v in wanted.items() if k.split("::", 1)[0] in made_dirs}
+        canary_map = {
+            k: v
+            for k, v in wanted.items()
+            if (v.get("file") in made if "file" in v else k.split("::", 1)[0] in made_dirs)
+        }
         result["canaries"] = {"made": len(canary_map)}
+        # Report files (not a stream): their directories are emptied now and read after the
+        # run, when every process of the tests' user is gone.
+        polyglot.fresh_report_dirs(TESTBED, report.get("dirs"), job["uid"], job["gid"], safe_rel)
     files, dirs = lock_down(job)
     before = digest_files(files)
     # The harness's secret: a per-run key for its events, the tests, which of them are
@@ -1074,6 +1082,8 @@ def run_tests(job, result):
     result["exit_code"] = returncode
     result["events"] = channel.log
     if report:
+        if report.get("dirs"):
+            report = dict(report, files=polyglot.read_report_dirs(TESTBED, report["dirs"]))
         result["events"] = polyglot.parse(report, bytes(stream))
         result["raw_exit_code"] = returncode
         if isinstance(returncode, int) and returncode > 0:

@@ -1,0 +1,295 @@
+"""The Java adapter end to end on the javakit example: mine, admit, verify gold and attacks.
+
+Attacks of each kind the issue names score 0 with a named reason: runner configuration
+(Surefire's failure switch in pom.xml, .mvn/maven.config), forged output (a Surefire report
+written over the real one by a shutdown hook, fake console lines) and a shadowed framework
+(``org.junit.Assert`` in the main sources, a JUnit listener registered in main resources).
+The forgeries are refused statically by the capability gate, and again at run time when the
+task's allowance is opened to every capability (the runtime defences alone: reports checked
+against Maven's own per-class counts, the canaries); the shadowed Assert is caught at run
+time by the canaries when the path guard is switched off.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from swe_forge.commands.admit import run_admit
+from swe_forge.commands.mine import run_mine
+from swe_forge.config import load_config
+from swe_forge.ecosystems.java import CAPABILITIES, JavaEcosystem
+from swe_forge.engine import Engine
+from swe_forge.example.java_example import EXPECTED_JAVA, JAVA_REPO, create_java_example
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.mining.miner import MineOptions
+from swe_forge.records import TaskManifest
+from swe_forge.verify.verifier import Verifier, VerifySettings
+
+
+@dataclass
+class JavaExample:
+    root: Path
+    repo: Path
+    tasks: dict[str, TaskManifest]
+    rejected: dict[str, dict[str, object]]
+
+
+@pytest.fixture(scope="module")
+def javakit(tmp_path_factory: pytest.TempPathFactory) -> JavaExample:
+    root = tmp_path_factory.mktemp("javakit")
+    repo = root / "javakit"
+    create_java_example(repo)
+    cands = root / "candidates.jsonl"
+    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
+    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
+    run_admit(cands, tasks, config=load_config(), rejected=rejected)
+    return JavaExample(
+        root,
+        repo,
+        {
+            t.instance_id: t
+            for t in (TaskManifest.from_dict(json.loads(x)) for x in tasks.read_text().splitlines())
+        },
+        {json.loads(x)["instance_id"]: json.loads(x) for x in rejected.read_text().splitlines()},
+    )
+
+
+def _id(number: int) -> str:
+    return f"{JAVA_REPO.replace('/', '__')}-{number}"
+
+
+def test_admissions_match_the_expectations(javakit: JavaExample) -> None:
+    for number, want in EXPECTED_JAVA.items():
+        iid = _id(number)
+        if not want["candidate"]:
+            assert iid not in javakit.tasks and iid not in javakit.rejected
+        elif want["admitted"]:
+            assert iid in javakit.tasks, javakit.rejected.get(iid)
+            assert want["FAIL_TO_PASS"] == javakit.tasks[iid].FAIL_TO_PASS
+        else:
+            assert javakit.rejected[iid]["reason"] == want["reason"]
+
+
+def test_manifest_records_the_toolchain_and_the_runner(javakit: JavaExample) -> None:
+    task = javakit.tasks[_id(1)]
+    assert task.harness["runner"] == "maven-surefire"
+    assert task.harness["module"] == "org.sweforge:javakit"
+    assert task.image["ecosystem"] == "java"
+    # javakit's commits are of April 2024: JDK 21 (trixie) and the Maven 3.9 line then.
+    assert task.image["toolchain"] == "openjdk-21+maven-3.9.9+surefire-3.5.2"
+    assert "trixie openjdk-21-jdk-headless" in task.image["toolchain_source"]
+    assert task.environment["env"]["JAVA_HOME"] == "/usr/lib/jvm/java-21-openjdk-amd64"
+    assert task.environment["network"] == "none"
+    image = task.audit["image"]
+    assert image["passed"] and image["git"]["commits_reachable"] == 1
+    assert len(task.PASS_TO_PASS) == 3  # StringsTest's other tests
+    assert all(len(r["tests"]) == 4 for r in task.gates["runs"])
+
+
+def test_offline_maven_in_the_image(javakit: JavaExample, engine: Engine) -> None:
+    task = javakit.tasks[_id(1)]
+    code, out = engine.run(
+        str(task.image["id"]),
+        [
+            "/bin/sh",
+            "-c",
+            "mvn -o -B -ntp -q -Dmaven.repo.local=/opt/m2 test-compile && java -version 2>&1 "
+            "| head -1 && stat -c %U /opt/m2 && git -C /testbed rev-list --all --count "
+            "&& ls /testbed",
+        ],
+        network_disabled=True,
+    )
+    assert code == 0, out
+    lines = out.strip().splitlines()
+    assert '"21.' in lines[0] and lines[1] == "root" and lines[2] == "1"
+    assert "target" in lines[3:]  # compiled by the tests' user into the work tree
+
+
+def _patch(repo: Path, base: str, edit: Callable[[Path], None], tmp: Path) -> str:
+    work = tmp / f"w-{base[:8]}"
+    if not work.exists():
+        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
+    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    edit(work)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    diff = subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
+    ).stdout
+    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
+    return diff
+
+
+def _sub(path: str, old: str, new: str) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        text = (root / path).read_text()
+        assert old in text, (path, old)
+        (root / path).write_text(text.replace(old, new, 1))
+
+    return edit
+
+
+def _write(path: str, text: str) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+    return edit
+
+
+def _both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        for e in edits:
+            e(root)
+
+    return edit
+
+
+_SRC = "src/main/java/org/sweforge/javakit/Strings.java"
+_CLASS_OPEN = "public final class Strings {\n"
+_CLS = "org.sweforge.javakit.StringsTest"
+_FORGED = (
+    '"<?xml version=\\"1.0\\"?><testsuite name=\\"'
+    + _CLS
+    + '\\">"'
+    + "".join(
+        f' + "<testcase name=\\"{m}\\" classname=\\"{_CLS}\\"/>"'
+        for m in ("truncateShort", "truncateLong", "truncateExactWidth", "reverse")
+    )
+    + ' + "</testsuite>"'
+)
+_HOOK = (
+    "    static {\n"
+    "        Runtime.getRuntime().addShutdownHook(new Thread(() -> {\n"
+    "            try {\n"
+    '                java.nio.file.Path dir = java.nio.file.Paths.get("target", '
+    '"surefire-reports");\n'
+    "                java.nio.file.Files.createDirectories(dir);\n"
+    f'                java.nio.file.Files.writeString(dir.resolve("TEST-{_CLS}.xml"), '
+    f"{_FORGED});\n"
+    "            } catch (java.io.IOException e) {\n"
+    "                throw new RuntimeException(e);\n"
+    "            }\n"
+    "        }));\n"
+    "    }\n\n"
+)
+_LINES = (
+    "    static {\n"
+    f'        System.out.println("[INFO] Tests run: 4, Failures: 0, Errors: 0, Skipped: 0, '
+    f'Time elapsed: 0.1 s -- in {_CLS}");\n'
+    '        System.out.println("[INFO] BUILD SUCCESS");\n'
+    "    }\n\n"
+)
+_ASSERT = (
+    "package org.junit;\n\npublic class Assert {\n"
+    "    public static void assertEquals(Object a, Object b) {}\n"
+    "    public static void assertEquals(long a, long b) {}\n"
+    "    public static void assertEquals(String m, Object a, Object b) {}\n"
+    "    public static void assertArrayEquals(Object[] a, Object[] b) {}\n}\n"
+)
+ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
+    # Runner configuration.
+    "pom_failure_ignore": (
+        _sub(
+            "pom.xml",
+            "  </properties>",
+            "    <maven.test.failure.ignore>true</maven.test.failure.ignore>\n  </properties>",
+        ),
+        "runner_config",
+    ),
+    "maven_config": (
+        _write(".mvn/maven.config", "-Dmaven.test.failure.ignore=true\n"),
+        "runner_config",
+    ),
+    "edit_test": (
+        _sub(
+            "src/test/java/org/sweforge/javakit/StringsTest.java",
+            'assertEquals("abc", Strings.truncate("abc", 10));',
+            "",
+        ),
+        "test_patch_path",
+    ),
+    # Forged output.
+    "forged_report": (_sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _HOOK), "capability"),
+    "fake_console_lines": (_sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _LINES), "capability"),
+    # The framework shadowed.
+    "shadow_assert": (_write("src/main/java/org/junit/Assert.java", _ASSERT), "runner_config"),
+    "junit_listener": (
+        _write(
+            "src/main/resources/META-INF/services/org.junit.platform.launcher."
+            "TestExecutionListener",
+            "org.sweforge.javakit.Listener\n",
+        ),
+        "runner_config",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verifier(engine: Engine) -> Verifier:
+    return Verifier(engine, PathClassifier(load_config().classify), VerifySettings())
+
+
+def test_gold_patches_verify(javakit: JavaExample, verifier: Verifier) -> None:
+    for task in javakit.tasks.values():
+        result = verifier.verify(task, task.patch, "gold")
+        assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+        assert result.verifier["canaries"]["run"] == 1
+        assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
+
+
+def test_a_no_op_is_unresolved(javakit: JavaExample, verifier: Verifier, tmp_path: Path) -> None:
+    task = javakit.tasks[_id(1)]
+    noop = _patch(
+        javakit.repo, task.base_commit, _sub("README.md", "# javakit", "# javakit!"), tmp_path
+    )
+    result = verifier.verify(task, noop, "noop")
+    assert (result.status, result.reward) == ("unresolved", 0.0)
+    assert result.fail_to_pass == {"org.sweforge.javakit.StringsTest::truncateExactWidth": "failed"}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_attacks_score_zero(
+    javakit: JavaExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = javakit.tasks[_id(1)]
+    edit, code = ATTACKS[name]
+    patch = _patch(javakit.repo, task.base_commit, edit, tmp_path)
+    result = verifier.verify(task, patch, name)
+    assert result.reward == 0.0 and result.status == "invalid_patch", result.detail
+    assert code in {v["code"] for v in result.violations}, result.violations
+
+
+def _opened(task: TaskManifest) -> TaskManifest:
+    data = task.to_dict()
+    data["audit"]["capabilities"]["base"] = sorted(CAPABILITIES)  # every capability allowed
+    return TaskManifest.from_dict(data)
+
+
+@pytest.mark.parametrize("name", ["forged_report", "fake_console_lines"])
+def test_runtime_defences_without_the_capability_gate(
+    javakit: JavaExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = javakit.tasks[_id(1)]
+    patch = _patch(javakit.repo, task.base_commit, ATTACKS[name][0], tmp_path)
+    result = verifier.verify(_opened(task), patch, name)
+    assert result.reward == 0.0, result.detail
+    assert result.status in ("tamper_detected", "unresolved"), result.detail
+
+
+def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
+    javakit: JavaExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = javakit.tasks[_id(1)]
+    patch = _patch(javakit.repo, task.base_commit, ATTACKS["shadow_assert"][0], tmp_path)
+    monkeypatch.setattr(JavaEcosystem, "patch_violations", lambda *a, **k: [])
+    result = verifier.verify(_opened(task), patch, "shadow_assert")
+    assert result.reward == 0.0, result.detail
+    assert result.status == "tamper_detected", result.detail
+    assert "canar" in result.detail, result.detail

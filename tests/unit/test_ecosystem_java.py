@@ -1,0 +1,369 @@
+"""The Java adapter's pure parts: toolchain choice, pom reading, Surefire reports checked
+against Maven's console, canaries, guards, capabilities and scope."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from swe_forge.config import load_config
+from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
+from swe_forge.ecosystems.base import capability_violations
+from swe_forge.ecosystems.java import (
+    CAPABILITIES,
+    JavaEcosystem,
+    SurefireRunner,
+    choose_jdk,
+    choose_maven,
+    class_of,
+    pom_info,
+    probe_source,
+)
+from swe_forge.errors import BuildError
+from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+from swe_forge.mining.classify import PathClassifier
+
+JAVA = JavaEcosystem()
+T = "src/test/java/org/x/"
+M = "src/main/java/org/x/"
+
+
+def _diff(path: str, old: list[str], new: list[str], *, created: bool = False) -> str:
+    head = f"diff --git a/{path} b/{path}\n"
+    if created:
+        head += "new file mode 100644\n--- /dev/null\n"
+    else:
+        head += f"--- a/{path}\n"
+    head += f"+++ b/{path}\n@@ -{0 if created else 1},{len(old)} +1,{len(new)} @@\n"
+    return head + "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new)
+
+
+@pytest.mark.parametrize(
+    ("date", "release", "want"),
+    [
+        ("2020-05-01", "", (11, "bullseye")),
+        ("2020-05-01", "1.8", (11, "bullseye")),
+        ("2022-01-10", "11", (17, "bookworm")),
+        ("2022-01-10", "21", (21, "trixie")),
+        ("2024-04-08", "11", (21, "trixie")),
+        ("2024-04-08", "1.6", (11, "bullseye")),
+        ("2015-01-01", "", (11, "bullseye")),
+    ],
+)
+def test_jdk_by_date_and_release(date: str, release: str, want: tuple[int, str]) -> None:
+    assert choose_jdk(date, release) == want
+
+
+def test_jdk_newer_than_any_pinned_is_a_build_error() -> None:
+    with pytest.raises(BuildError):
+        choose_jdk("2024-01-01", "25")
+
+
+def test_maven_by_date() -> None:
+    assert choose_maven("2020-01-01")[0] == "3.6.3"
+    assert choose_maven("2022-06-01")[0] == "3.8.8"
+    assert choose_maven("2024-04-08")[0] == "3.9.9"
+    assert len(choose_maven("2024-04-08")[1]) == 128
+
+
+def test_pom_info_reads_properties_and_compiler_plugin() -> None:
+    pom = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+    <parent><groupId>org.p</groupId><artifactId>parent</artifactId></parent>
+    <artifactId>lib</artifactId>
+    <properties><java.version>17</java.version>
+      <maven.compiler.source>1.8</maven.compiler.source></properties>
+    <modules><module>core</module></modules>
+    <build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId>
+      <configuration><release>${java.version}</release></configuration></plugin></plugins></build>
+    </project>"""
+    info = pom_info(pom)
+    assert info["group"] == "org.p" and info["artifact"] == "lib"
+    assert info["release"] == "17" and info["modules"] == ["core"]
+    assert pom_info("not xml")["release"] == ""
+
+
+def test_detect_and_runner_lookup() -> None:
+    files = {"pom.xml": b"<project/>"}
+    assert detect_ecosystem(files.get) == "java"
+    assert detect_ecosystem({"build.gradle": b""}.get) == "python"  # Gradle: not supported
+    assert isinstance(ecosystem_named("java"), JavaEcosystem)
+    assert isinstance(for_runner("maven-surefire"), JavaEcosystem)
+
+
+def test_test_files_and_classes() -> None:
+    assert class_of(f"{T}FooTest.java") == "org.x.FooTest"
+    assert class_of(f"core/{T}FooTest.java") == "org.x.FooTest"
+    assert class_of(f"{M}Foo.java") == ""
+    assert JAVA.is_test_file(f"{T}FooTest.java") and JAVA.is_test_file(f"{T}TestFoo.java")
+    assert JAVA.is_test_file(f"{T}FooTests.java")
+    assert not JAVA.is_test_file(f"{T}FooIT.java") and not JAVA.is_test_file(f"{T}Helper.java")
+    classifier = PathClassifier(load_config().classify)
+    assert classifier.is_test_module(f"{T}FooTest.java")
+    assert not classifier.is_test_module(f"{M}FooTest.java")
+
+
+# --------------------------------------------------------------------- Surefire reports
+def _xml(cls: str, cases: list[tuple[str, str]]) -> bytes:
+    body = ""
+    for name, outcome in cases:
+        inner = {
+            "passed": "",
+            "failed": '<failure message="boom" type="java.lang.AssertionError">trace</failure>',
+            "error": '<error message="npe" type="java.lang.NullPointerException"/>',
+            "skipped": "<skipped/>",
+        }[outcome]
+        body += f'<testcase name="{name}" classname="{cls}" time="0.01">{inner}</testcase>'
+    return f'<?xml version="1.0"?><testsuite name="{cls}" tests="{len(cases)}">{body}</testsuite>'.encode()
+
+
+def _line(cls: str, run: int, fail: int = 0, err: int = 0, skip: int = 0) -> str:
+    level = "ERROR" if fail or err else "INFO"
+    return (
+        f"[{level}] Tests run: {run}, Failures: {fail}, Errors: {err}, Skipped: {skip}, "
+        f"Time elapsed: 0.1 s -- in {cls}\n"
+    )
+
+
+def _parse(stdout: str, files: dict[str, bytes], classes: dict[str, str] | None = None) -> dict:
+    spec = {"format": "surefire-xml", "dirs": ["target/surefire-reports"], "files": files}
+    spec["classes"] = classes or {}
+    return polyglot.parse(spec, stdout.encode())
+
+
+def test_parse_surefire_outcomes_agree_with_maven() -> None:
+    out = _line("a.FooTest", 4, fail=1, err=1, skip=1) + "[INFO] BUILD FAILURE\n"
+    files = {
+        "target/surefire-reports/TEST-a.FooTest.xml": _xml(
+            "a.FooTest", [("ok", "passed"), ("bad", "failed"), ("npe", "error"), ("s", "skipped")]
+        )
+    }
+    ev = _parse(out, files, {"a.FooTest": f"{T}FooTest.java"})
+    assert ev["tests"] == {
+        "a.FooTest::ok": "passed",
+        "a.FooTest::bad": "failed",
+        "a.FooTest::npe": "failed",
+        "a.FooTest::s": "skipped",
+    }
+    assert ev["tamper"] == [] and ev["ended"] and ev["exitstatus"] == 1
+    assert "boom" in ev["messages"]["a.FooTest::bad"]
+
+
+def test_parse_surefire_success() -> None:
+    files = {"r/TEST-a.B.xml": _xml("a.B", [("x", "passed")])}
+    ev = _parse(_line("a.B", 1) + "[INFO] BUILD SUCCESS\n", files)
+    assert ev["exitstatus"] == 0 and ev["ended"] and ev["tests"] == {"a.B::x": "passed"}
+
+
+@pytest.mark.parametrize(
+    ("stdout", "files", "needle"),
+    [
+        # A forged report that hides a failure Maven counted.
+        (
+            _line("a.B", 1, fail=1) + "[ERROR] BUILD FAILURE\n",
+            {"r/TEST-a.B.xml": _xml("a.B", [("x", "passed")])},
+            "Maven counted",
+        ),
+        # A second file for the same class.
+        (
+            _line("a.B", 1) + "[INFO] BUILD SUCCESS\n",
+            {
+                "r/TEST-a.B.xml": _xml("a.B", [("x", "passed")]),
+                "r/TEST-a.B2.xml": _xml("a.B", [("x", "passed")]),
+            },
+            "reported twice",
+        ),
+        # A report of a class Maven never ran.
+        (
+            "[INFO] BUILD SUCCESS\n",
+            {"r/TEST-a.B.xml": _xml("a.B", [("x", "passed")])},
+            "did not run",
+        ),
+        # A forged console line beside Maven's own.
+        (
+            _line("a.B", 1) + _line("a.B", 1) + "[INFO] BUILD SUCCESS\n",
+            {"r/TEST-a.B.xml": _xml("a.B", [("x", "passed")])},
+            "twice by Maven",
+        ),
+        # Maven ran the class but its report went.
+        (_line("a.B", 1) + "[INFO] BUILD SUCCESS\n", {}, "report is missing"),
+        # Entities.
+        (
+            "[INFO] BUILD SUCCESS\n",
+            {"r/TEST-a.B.xml": b'<!DOCTYPE x [<!ENTITY a "b">]><testsuite name="a.B"/>'},
+            "document type",
+        ),
+        # Two builds' ends.
+        (
+            _line("a.B", 1) + "[INFO] BUILD SUCCESS\n[INFO] BUILD SUCCESS\n",
+            {"r/TEST-a.B.xml": _xml("a.B", [("x", "passed")])},
+            "more than once",
+        ),
+    ],
+)
+def test_parse_surefire_tamper(stdout: str, files: dict[str, bytes], needle: str) -> None:
+    ev = _parse(stdout, files)
+    assert any(needle in t for t in ev["tamper"]), ev["tamper"]
+
+
+def test_parse_surefire_compile_error_is_a_collection_error() -> None:
+    out = (
+        "[ERROR] /testbed/src/test/java/org/x/FooTest.java:[9,9] cannot find symbol\n"
+        "[INFO] BUILD FAILURE\n"
+    )
+    ev = _parse(out, {}, {"org.x.FooTest": f"{T}FooTest.java"})
+    assert ev["collect_errors"] == [f"{T}FooTest.java"]
+    assert ev["ended"] and ev["exitstatus"] == 1 and ev["tests"] == {}
+    assert "cannot find symbol" in ev["messages"][f"{T}FooTest.java"]
+    # Maven killed before it ended: not ended.
+    assert not _parse("", {}, {"org.x.FooTest": f"{T}FooTest.java"})["ended"]
+
+
+def test_report_dirs_are_emptied_and_read_without_links(tmp_path: Path) -> None:
+    testbed = tmp_path / "testbed"
+    rep = testbed / "target" / "surefire-reports"
+    rep.mkdir(parents=True)
+    (rep / "TEST-planted.xml").write_text("<testsuite/>")
+    uid, gid = os.getuid(), os.getgid()
+    safe = lambda rel: ".." not in rel.split("/")  # noqa: E731
+    made = polyglot.fresh_report_dirs(str(testbed), ["target/surefire-reports"], uid, gid, safe)
+    assert made == ["target/surefire-reports"] and list(rep.iterdir()) == []
+    (rep / "TEST-a.B.xml").write_bytes(b"<testsuite/>")
+    (tmp_path / "outside.xml").write_text("secret")
+    (rep / "TEST-link.xml").symlink_to(tmp_path / "outside.xml")
+    (rep / "a.B.txt").write_text("not a report")
+    got = polyglot.read_report_dirs(str(testbed), ["target/surefire-reports", "nope"])
+    assert got == {"target/surefire-reports/TEST-a.B.xml": b"<testsuite/>"}
+    assert polyglot.fresh_report_dirs(str(testbed), ["../x"], uid, gid, safe) == []
+
+
+@pytest.mark.parametrize("jupiter", [False, True])
+def test_java_canary_follows_the_framework_beside_it(tmp_path: Path, jupiter: bool) -> None:
+    pkg = tmp_path / "src/test/java/org/x"
+    pkg.mkdir(parents=True)
+    imp = "import org.junit.jupiter.api.Test;" if jupiter else "import org.junit.Test;"
+    (pkg / "FooTest.java").write_text(f"package org.x;\n\n{imp}\n\nclass FooTest {{}}\n")
+    code = polyglot.java_canary(
+        str(tmp_path), "src/test/java/org/x/ParseFieldTest.java", "ParseFieldTest#handlesEmpty"
+    )
+    assert code is not None and code.startswith("package org.x;")
+    assert ("org.junit.jupiter.api.Assertions" in code) == jupiter
+    assert "class ParseFieldTest" in code and "void handlesEmpty()" in code
+    # The name must match the file, and a framework must be found.
+    assert polyglot.java_canary(str(tmp_path), "src/test/java/org/x/A.java", "B#m") is None
+    probe = probe_source(pkg / "SweForgeProbeTest.java")
+    assert "class SweForgeProbeTest" in probe and "void probe()" in probe
+
+
+# ----------------------------------------------------------------------------- guards
+def test_patch_violations_runner_configuration() -> None:
+    pom_plugin = _diff(
+        "pom.xml", [], ["    <maven.test.failure.ignore>true</maven.test.failure.ignore>"]
+    )
+    cases = {
+        "pom": pom_plugin,
+        "mvn": _diff(".mvn/maven.config", [], ["-Dmaven.test.failure.ignore=true"], created=True),
+        "services": _diff(
+            "src/main/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener",
+            [],
+            ["org.x.Listener"],
+            created=True,
+        ),
+        "shadow": _diff(
+            "src/main/java/org/junit/Assert.java", [], ["package org.junit;"], created=True
+        ),
+        "props": _diff("src/main/resources/junit-platform.properties", [], ["x=y"], created=True),
+    }
+    for name, patch in cases.items():
+        got = JAVA.patch_violations(patch, gold_patch="", read_base=None)
+        assert [v["code"] for v in got] == ["runner_config"], (name, got)
+        # What the gold patch does itself is allowed.
+        assert JAVA.patch_violations(patch, gold_patch=patch, read_base=None) == [], name
+    free = _diff("pom.xml", ["  <name>a</name>"], ["  <name>b</name>", "  <!-- note -->"])
+    assert JAVA.patch_violations(free, gold_patch="", read_base=None) == []
+    ok = _diff(f"{M}Foo.java", ["a"], ["b"])
+    assert JAVA.patch_violations(ok, gold_patch="", read_base=None) == []
+
+
+def test_capabilities_of_added_main_lines_only() -> None:
+    patch = _diff(
+        f"{M}Foo.java",
+        [],
+        [
+            "import org.junit.Assert;",
+            '        System.out.println("<testcase name=\\"x\\"/>");',
+            "        Runtime.getRuntime().halt(0);",
+            "        f.setAccessible(true);",
+        ],
+    ) + _diff(f"{T}FooTest.java", [], ["System.exit(0);"])
+    caps = JAVA.capabilities(patch)
+    assert caps == sorted(
+        ["test framework", "System.out/err", "test-runner text", "System.exit", "reflection"]
+    )
+    assert set(caps) <= set(CAPABILITIES)
+    assert capability_violations(caps, base=["reflection"], gold=["System.exit"])
+    assert not capability_violations(["reflection"], base=["reflection"], gold=[])
+
+
+def test_base_capabilities_skip_tests() -> None:
+    files = {
+        f"{M}A.java": b"class A { void f() { System.exit(1); } }",
+        f"{T}ATest.java": b"import org.junit.Test;",
+    }
+    assert JAVA.base_capabilities(files, files.get) == ["System.exit"]
+
+
+def test_scope_covers_changed_methods_and_new_classes() -> None:
+    changed = (
+        f"diff --git a/{T}FooTest.java b/{T}FooTest.java\n--- a/{T}FooTest.java\n"
+        f"+++ b/{T}FooTest.java\n@@ -10,6 +10,11 @@ public class FooTest {{\n"
+        "     @Test\n     public void old() {\n-        check(1);\n+        check(2);\n     }\n"
+        "+\n+    @Test\n+    public void added() {\n+        check(3);\n+    }\n"
+        "     @Test\n     public void other() {\n"
+    )
+    new = _diff(f"{T}BarTest.java", [], ["class BarTest {}"], created=True)
+    scope = JAVA.scope(changed + new)
+    assert scope.covers("org.x.FooTest::old") and scope.covers("org.x.FooTest::added")
+    assert scope.covers("org.x.FooTest::added[1]")
+    assert not scope.covers("org.x.FooTest::other")
+    assert scope.covers("org.x.BarTest::anything") and scope.covers("org.x.BarTest$Inner::x")
+    assert JAVA.test_files(changed + new) == [f"{T}BarTest.java", f"{T}FooTest.java"]
+
+
+def test_runner_spec_orders_randomly_and_reports() -> None:
+    files = [f"{T}FooTest.java", f"core/{T}BarTest.java"]
+    spec = SurefireRunner("g:a").run_spec(files, order_seed=7, hash_seed=0)
+    argv = spec["argv"]
+    assert argv[:2] == ["mvn", "-o"] and "-Dsurefire.runOrder.random.seed=7" in argv
+    assert "-Dtest=org.x.BarTest,org.x.FooTest" in argv
+    assert "-Dmaven.test.redirectTestOutputToFile=true" in argv
+    assert spec["report"]["format"] == "surefire-xml"
+    assert spec["report"]["dirs"] == ["core/target/surefire-reports", "target/surefire-reports"]
+    assert spec["report"]["classes"]["org.x.BarTest"] == f"core/{T}BarTest.java"
+
+
+def test_run_job_selects_methods_and_adds_fresh_canaries() -> None:
+    from swe_forge.records import TaskManifest
+
+    task = TaskManifest.__new__(TaskManifest)
+    object.__setattr__(task, "FAIL_TO_PASS", ["org.x.FooTest::a"])
+    object.__setattr__(task, "PASS_TO_PASS", ["org.x.FooTest::b[1]", "org.x.BarTest::c"])
+    object.__setattr__(task, "harness", {"test_files": [f"{T}FooTest.java", f"{T}BarTest.java"]})
+    object.__setattr__(task, "test_patch", "")
+    one = JAVA.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(1))
+    two = JAVA.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(2))
+    (name1,) = one["run"]["canary_map"]
+    (name2,) = two["run"]["canary_map"]
+    assert name1 != name2 and name1.startswith("org.x.") and "::" in name1
+    assert "canary" not in name1.lower() and "swe" not in name1.lower()
+    spec = one["run"]["canary_map"][name1]
+    assert spec["test"] == "org.x.FooTest::a" and spec["file"].startswith(T)
+    (extra,) = one["run"]["extra_files"]
+    assert extra["template"] == "java" and extra["path"] == spec["file"]
+    test_arg = next(a for a in one["run"]["argv"] if a.startswith("-Dtest="))
+    assert "org.x.FooTest#a+b*" in test_arg and "org.x.BarTest#c" in test_arg
+    cls, method = name1.split("::")
+    assert f"{cls}#{method}" in test_arg
+    assert one["run"]["report"]["classes"][cls] == spec["file"]
