@@ -322,7 +322,7 @@ def example_create(
         str,
         typer.Option(
             "--language",
-            help="python (textkit, default), go (gokit), rust (rustkit), js (jskit), java (javakit).",
+            help="python (textkit, default), go (gokit), rust, js or java: that example.",
         ),
     ] = "python",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
