@@ -245,12 +245,21 @@ class GoScope:
 
     names: frozenset[tuple[str, str]]  # (package dir, TestName)
     new_dirs: frozenset[str]
+    #: The tests whose own function the patch adds or changes (the rest of ``names`` it
+    #: reaches through a changed table or helper). None: all of ``names``.
+    direct: frozenset[tuple[str, str]] | None = None
 
     def covers(self, test: str) -> bool:
         """Is ``test`` (``dir::TestName/sub``) defined or changed by the test patch?"""
         pkg, _, name = test.partition("::")
         top = name.split("/", 1)[0]
         return (pkg, top) in self.names
+
+    def covers_directly(self, test: str) -> bool:
+        """Does the test patch add or change ``test``'s own function?"""
+        pkg, _, name = test.partition("::")
+        top = name.split("/", 1)[0]
+        return (pkg, top) in (self.names if self.direct is None else self.direct)
 
 
 class GoRunner:
@@ -348,6 +357,7 @@ class GoEcosystem:
             parsed = []
         texts: dict[str, str] = {}
         touched: dict[str, set[int]] = {}
+        direct: set[tuple[str, str]] = set()
         for fp in parsed:
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
@@ -361,6 +371,7 @@ class GoEcosystem:
                         m = _TEST_FUNC.match(body.decode("utf-8", "replace"))
                         if m and tag == 0x2B:
                             names.add((pkg, m.group(1)))
+                            direct.add((pkg, m.group(1)))
                 continue
             try:
                 text = apply_file_patch(original, fp).decode("utf-8", "replace")
@@ -378,6 +389,7 @@ class GoEcosystem:
                     continue
                 if is_test:
                     names.add((pkg, name))
+                    direct.add((pkg, name))
                 elif name:
                     other.add(name)
             # Changed tables and helpers: the tests (in the patched files of the package)
@@ -393,7 +405,7 @@ class GoEcosystem:
                                 names.add((pkg, name))
                             elif name not in other:
                                 other.add(name)
-        return GoScope(frozenset(names), frozenset(new_dirs))
+        return GoScope(frozenset(names), frozenset(new_dirs), frozenset(direct))
 
     def runner(self, module: str, packages: list[str] | None = None) -> GoRunner:
         """The gate's runner for a module."""

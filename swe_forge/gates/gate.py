@@ -135,6 +135,16 @@ def classify(
     verdict.not_fail_to_pass = {
         t: _why_failed_before(before, t) for t in fails_then_passes if not patched(t)
     }
+    direct = getattr(scope, "covers_directly", None) if filtering else None
+    if baseline and direct is not None:
+        # The package did not build before the fix, so "failed before" says nothing of a test
+        # the patch reaches only through a changed table or helper: one that exists at the
+        # base and passes there is not what the task is about (its new cases, which do not
+        # exist at the base, still are).
+        indirect = [t for t in f2p if not direct(t) and all(_passed(r, t) for r in baseline)]
+        for t in indirect:
+            verdict.not_fail_to_pass[t] = "passes_at_base"
+        f2p = [t for t in f2p if t not in indirect]
     for n, r in enumerate(before, 1):
         for key in r.collect_errors:
             verdict.collection_errors_before.setdefault(key, []).append(n)
@@ -212,12 +222,13 @@ def classify(
         # without the test patch and after the fix, every time: they guard the rest of the
         # package against a patch that breaks it.
         kept = set(verdict.pass_to_pass) | set(f2p)
+        own = direct if direct is not None else patched
         extra = [
             t
             for t in names
             if t not in kept
             and t not in flaky
-            and not patched(t)
+            and not own(t)
             and all(_passed(r, t) for r in after)
             and all(_passed(r, t) for r in baseline)
         ]

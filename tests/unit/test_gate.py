@@ -209,3 +209,30 @@ def test_baseline_runs_add_pass_to_pass_of_a_package_that_did_not_build_before()
     assert [r.phase for r in verdict.runs].count("base") == 3
     # Without baseline runs, nothing of the package is PASS_TO_PASS.
     assert classify(before + after, GateSettings(), ["pkg/a_test.go"], scope).pass_to_pass == []
+
+
+def test_baseline_keeps_tests_reached_only_through_a_changed_helper_out_of_fail_to_pass() -> None:
+    from swe_forge.ecosystems.go import GoScope
+
+    before = [
+        RunResult("before", i, i, "ok", 1, 0.1, tests={}, collect_errors={"pkg": "error"})
+        for i in range(3)
+    ]
+    after_tests = {
+        "pkg::TestNew": "passed",
+        "pkg::TestTable": "passed",
+        "pkg::TestTable/#00": "passed",
+        "pkg::TestTable/#01": "passed",  # a case the patch adds to the table
+    }
+    after = [RunResult("after", i, 10 + i, "ok", 0, 0.1, tests=after_tests) for i in range(3)]
+    base_tests = {"pkg::TestTable": "passed", "pkg::TestTable/#00": "passed"}
+    base = [RunResult("base", i, 20 + i, "ok", 0, 0.1, tests=base_tests) for i in range(3)]
+    scope = GoScope(
+        frozenset({("pkg", "TestNew"), ("pkg", "TestTable")}),
+        frozenset(),
+        frozenset({("pkg", "TestNew")}),  # TestTable only through its changed table
+    )
+    verdict = classify(before + after + base, GateSettings(), ["pkg/a_test.go"], scope)
+    assert verdict.fail_to_pass == ["pkg::TestNew", "pkg::TestTable/#01"]
+    assert verdict.pass_to_pass == ["pkg::TestTable", "pkg::TestTable/#00"]
+    assert verdict.not_fail_to_pass["pkg::TestTable/#00"] == "passes_at_base"
