@@ -88,6 +88,12 @@ def _passed(run: RunResult, test: str) -> bool:
     return run.tests.get(test) == PASSED
 
 
+def _observed(run: RunResult, test: str) -> bool:
+    """Did ``run`` see ``test`` at all? Not when its group's process died before reaching
+    it (a Go test binary stops at the first panic, wherever the shuffle put the test)."""
+    return test in run.tests or test.split("::", 1)[0] not in run.crashed
+
+
 def _outcomes(runs: list[RunResult], test: str) -> list[str]:
     return [r.tests.get(test, MISSING) for r in runs]
 
@@ -119,7 +125,8 @@ def classify(
     flaky = [
         t
         for t in names
-        if len({_passed(r, t) for r in before}) > 1 or len({_passed(r, t) for r in after}) > 1
+        if len({_passed(r, t) for r in before if _observed(r, t)}) > 1
+        or len({_passed(r, t) for r in after if _observed(r, t)}) > 1
     ]
     filtering = scope is not None and settings.fail_to_pass_scope == "patched"
 

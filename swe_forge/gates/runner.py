@@ -46,6 +46,9 @@ class RunResult:
     #: First failure line per failed test or collection error (the code under test's claim:
     #: informational, never part of a verdict). Kept out of ``to_dict``.
     messages: dict[str, str] = field(default_factory=dict)
+    #: Groups of tests (a Go package) whose process died mid-run: their tests that did not
+    #: run were not observed in this run (recorded only when there are any).
+    crashed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the manifest (without the output tail)."""
@@ -59,6 +62,7 @@ class RunResult:
             "tests": dict(sorted(self.tests.items())),
             "collect_errors": dict(sorted(self.collect_errors.items())),
             "tampered": self.tampered,
+            **({"crashed": sorted(self.crashed)} if self.crashed else {}),
         }
 
 
@@ -242,6 +246,7 @@ def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
     limits = answer.get("limits") or {}
     result.tests = {str(k): str(v) for k, v in (events.get("tests") or {}).items()}
     result.collect_errors = {str(k): "error" for k in events.get("collect_errors") or ()}
+    result.crashed = sorted({str(k) for k in events.get("crashed") or ()})
     result.messages = {
         str(k): str(v)[:1000] for k, v in sorted((events.get("messages") or {}).items())
     }

@@ -277,3 +277,12 @@ def test_scope_reads_the_patched_file_for_hunks_inside_functions() -> None:
     scope = GO.scope(patch, _tree_reader({"a/a_test.go": base}))
     assert scope.covers("a::TestOne") and scope.covers("a::TestTable/sub")
     assert not scope.covers("a::TestTwo")
+
+
+def test_parse_marks_a_package_whose_binary_died_as_crashed() -> None:
+    died = _events(
+        {"Action": "run", "Package": "m/a", "Test": "TestPanics"},
+        {"Action": "fail", "Package": "m/a"},
+    )
+    ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, died)
+    assert ev["crashed"] == ["a"]

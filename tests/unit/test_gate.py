@@ -236,3 +236,33 @@ def test_baseline_keeps_tests_reached_only_through_a_changed_helper_out_of_fail_
     assert verdict.fail_to_pass == ["pkg::TestNew", "pkg::TestTable/#01"]
     assert verdict.pass_to_pass == ["pkg::TestTable", "pkg::TestTable/#00"]
     assert verdict.not_fail_to_pass["pkg::TestTable/#00"] == "passes_at_base"
+
+
+def test_tests_a_crashed_run_did_not_reach_are_not_flaky() -> None:
+    # Before the fix a test panics and the Go test binary stops there: where the shuffle put
+    # the other tests decides whether they ran. They are not flaky for it.
+    def before(i: int, tests: dict[str, str]) -> RunResult:
+        return RunResult("before", i, i, "ok", 1, 0.1, tests=tests, crashed=["pkg"])
+
+    runs = [
+        before(0, {"pkg::TestFix": "failed", "pkg::TestOther": "passed"}),
+        before(1, {"pkg::TestFix": "failed"}),  # TestOther never ran
+        before(2, {"pkg::TestOther": "passed", "pkg::TestFix": "failed"}),
+        *[
+            RunResult(
+                "after",
+                i,
+                9,
+                "ok",
+                0,
+                0.1,
+                tests={"pkg::TestFix": "passed", "pkg::TestOther": "passed"},
+            )
+            for i in range(3)
+        ],
+    ]
+    verdict = classify(runs, GateSettings(), ["pkg/a_test.go"])
+    assert verdict.flaky == [] and verdict.admitted
+    assert verdict.fail_to_pass == ["pkg::TestFix"]
+    assert runs[0].to_dict()["crashed"] == ["pkg"]
+    assert "crashed" not in RunResult("after", 0, 0, "ok", 0, 0.1).to_dict()

@@ -123,6 +123,9 @@ def parse_go_test_json(data, spec):
         unfinished = [k for k in started.get(rel, ()) if k not in ev["tests"]]
         for key in unfinished:
             ev["tests"][key] = "failed"
+        if unfinished:
+            # The tests the shuffled order had not reached yet were not run: not observed.
+            ev.setdefault("crashed", []).append(rel)
         if not unfinished and not any(
             v == "failed" for k, v in ev["tests"].items() if k.startswith(prefix)
         ):
