@@ -389,6 +389,15 @@ def _cargo_run(
     )
 
 
+def lock_argv(cargo: str, manifest: str, publish_time: str) -> list[str]:
+    """``cargo generate-lockfile`` for ``manifest``, seeing only crates published by
+    ``publish_time`` (``YYYY-MM-DDTHH:MM:SSZ``; "" for no limit)."""
+    argv = [cargo, "generate-lockfile", "--manifest-path", manifest]
+    if publish_time:
+        argv += ["-Zunstable-options", "--publish-time", publish_time]
+    return argv
+
+
 def host_cargo() -> str:
     """The host's cargo (used when the chosen toolchain's cannot read a lockfile)."""
     found = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
@@ -990,20 +999,28 @@ class RustEcosystem:
         host_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
         env = {"CARGO_HOME": str(host_home), "RUSTC": str(prefix / "bin" / "rustc")}
         if not committed:
-            # No lock at the base: resolve once, preferring crate versions whose
-            # rust-version the chosen toolchain meets (cargo's MSRV-aware fallback resolver,
-            # which reads the toolchain's version where the package sets none), and use the
-            # same lock for the tree with the patches.
+            # No lock at the base: resolve once, as of the base commit (crates published
+            # after it are not seen: cargo's --publish-time, unstable, hence RUSTC_BOOTSTRAP),
+            # preferring crate versions whose rust-version the chosen toolchain meets
+            # (cargo's MSRV-aware fallback resolver, which reads the toolchain's version where
+            # the package sets none), and use the same lock for the tree with the patches.
+            when = datetime.fromtimestamp(repo.commit(candidate.base_commit).commit_time, UTC)
+            stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            gen_env = {**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"}
+            manifest = str(base_tree / "Cargo.toml")
             gen = _cargo_run(
-                [
-                    host_cargo(),
-                    "generate-lockfile",
-                    "--manifest-path",
-                    str(base_tree / "Cargo.toml"),
-                ],
+                lock_argv(host_cargo(), manifest, stamp),
                 cwd=ctx,
-                env={**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"},
+                env={**gen_env, "RUSTC_BOOTSTRAP": "1"},
             )
+            recipe["lock_resolver"] = (
+                f"host cargo, publish-time {stamp}, incompatible-rust-versions = fallback"
+            )
+            if gen.returncode != 0:
+                # A registry without publish times, or a dependency that needs a crate
+                # published later (a git or path dependency's): resolve without the date.
+                gen = _cargo_run(lock_argv(host_cargo(), manifest, ""), cwd=ctx, env=gen_env)
+                recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
             if gen.returncode != 0:
                 tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
                 raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
@@ -1015,7 +1032,6 @@ class RustEcosystem:
                     re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1)
                 )
             shutil.copy2(lock, gold_tree / "Cargo.lock")
-            recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
         argv_tail = [
             "vendor",
             "--versioned-dirs",

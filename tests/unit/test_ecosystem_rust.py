@@ -17,6 +17,7 @@ from swe_forge.ecosystems.rust import (
     _feature_builds,
     cargo_info,
     choose_toolchain,
+    lock_argv,
     scan_targets,
     target_file,
     target_of,
@@ -212,6 +213,46 @@ def test_admission_runner_knows_toolchain_and_layout() -> None:
     # Rust 1.56 has no --shuffle-seed: the gate varies the thread count instead.
     assert "--shuffle-seed" not in script and "--test-threads=3" in script
     assert "--test a --features x" in script
+
+
+def test_lock_is_generated_as_of_the_base_date() -> None:
+    argv = lock_argv("cargo", "/t/Cargo.toml", "2019-05-01T00:00:00Z")
+    assert argv[-3:] == ["-Zunstable-options", "--publish-time", "2019-05-01T00:00:00Z"]
+    assert lock_argv("cargo", "/t/Cargo.toml", "") == [
+        "cargo",
+        "generate-lockfile",
+        "--manifest-path",
+        "/t/Cargo.toml",
+    ]
+
+
+@pytest.mark.slow
+def test_publish_time_keeps_crates_published_later_out(tmp_path: Path) -> None:
+    # rust-base64 in 2019 had no Cargo.lock; resolved by today's index, memchr 2.6 (which
+    # Rust 1.56's cargo cannot parse) came in through the dev-dependencies.
+    import shutil
+    import subprocess
+
+    cargo = shutil.which("cargo")
+    if not cargo:
+        pytest.skip("no cargo on this machine")
+    _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "t"\nversion = "0.1.0"\n\n'
+            '[dependencies]\nmemchr = "2"\n',
+            "src/lib.rs": "",
+        },
+    )
+    argv = lock_argv(cargo, str(tmp_path / "Cargo.toml"), "2019-05-01T00:00:00Z")
+    proc = subprocess.run(
+        argv, env={**__import__("os").environ, "RUSTC_BOOTSTRAP": "1"}, capture_output=True
+    )
+    if proc.returncode != 0 and b"index" in proc.stderr:
+        pytest.skip("crates.io index not reachable")
+    assert proc.returncode == 0, proc.stderr
+    lock = (tmp_path / "Cargo.lock").read_text()
+    assert 'name = "memchr"\nversion = "2.2.0"' in lock
 
 
 # ----------------------------------------------------------------------- libtest JSON
