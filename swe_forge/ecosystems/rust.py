@@ -136,6 +136,11 @@ RUST_ENV = {
     "RUSTC_BOOTSTRAP": "1",
     "RUST_BACKTRACE": "0",
 }
+#: Test builds without debug info: the warm target dir is copied to the run's /tmp (a
+#: size-capped tmpfs), and debug info is most of its size (rust-base64 with criterion's
+#: dependencies outgrew 512 MB). Set where cargo runs (instance build, runs), not in the env
+#: image, so env images stay shared.
+BUILD_ENV = {"CARGO_PROFILE_DEV_DEBUG": "0", "CARGO_PROFILE_TEST_DEBUG": "0"}
 CARGO_CONFIG = """\
 [source.crates-io]
 replace-with = "vendored-sources"
@@ -155,7 +160,9 @@ ENV PATH={path} CARGO_HOME={cargo} {env}
 #: The instance's build step: every crate must resolve from the vendored sources (a missing
 #: one fails the build here, not a test later); then the integration tests are compiled.
 INSTALL = (
-    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root && cd /testbed "
+    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root "
+    + " ".join(f"{k}={v}" for k, v in sorted(BUILD_ENV.items()))
+    + " && cd /testbed "
     "&& {{ [ -f Cargo.lock ] || cp {cargo}/Cargo.lock Cargo.lock; }} "
     "&& cargo metadata --offline --format-version 1 >/dev/null "
     "&& {{ cargo test --offline --workspace --no-run --tests >/dev/null 2>&1 || true; }} "
@@ -168,10 +175,11 @@ INSTALL_FEATURES = (
 #: The first line of every run: the warm target dir and a writable cargo home.
 RUN_PRELUDE = (
     f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
-    f"&& cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null; "
+    # A partial copy (a full tmpfs) would leave crates cargo believes built: start cold.
+    f"&& {{ cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null || rm -rf {RUN_TARGET}; }}; "
     f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
 )
-RUN_ENV = {**RUST_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
+RUN_ENV = {**RUST_ENV, **BUILD_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
 #: The framing lines of the run script (libtest's own events have a "type" of test/suite).
 MARK_TARGET = "swe-forge-target"
 MARK_DONE = "swe-forge-done"

@@ -255,6 +255,18 @@ def test_publish_time_keeps_crates_published_later_out(tmp_path: Path) -> None:
     assert 'name = "memchr"\nversion = "2.2.0"' in lock
 
 
+def test_warm_target_fits_the_run_tmpfs() -> None:
+    # rust-base64-252: the warm target dir (debug info of criterion's dependencies) outgrew
+    # the run's /tmp; the partial copy left crates cargo thought built ("can't find crate").
+    install = INSTALL.format(cargo="/c", target="/t", features="")
+    spec = RustRunner("x").run_spec(["tests/a.rs"], order_seed=1, hash_seed=0)
+    for env in ("CARGO_PROFILE_DEV_DEBUG=0", "CARGO_PROFILE_TEST_DEBUG=0"):
+        assert env in install
+        key, value = env.split("=")
+        assert spec["env"][key] == value
+    assert "|| rm -rf /tmp/target" in spec["argv"][2]
+
+
 # ----------------------------------------------------------------------- libtest JSON
 
 
