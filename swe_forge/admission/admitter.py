@@ -255,7 +255,9 @@ class Admitter:
             return self._reject(
                 cand, "no_test_files", "the test patch touches no test file"
             ), timings
-        runner = eco.runner(str(rec.project_name or ""))
+        # An adapter that knows more from the image record (toolchain, test targets) says so.
+        runner_for = getattr(eco, "runner_for", None)
+        runner = runner_for(rec) if runner_for else eco.runner(str(rec.project_name or ""))
         t = time.perf_counter()
         with self.test_slots:
             verdict = run_gate(
@@ -471,6 +473,10 @@ class Admitter:
         manifest.image["toolchain"] = recipe.get("toolchain", "")
         manifest.image["toolchain_source"] = recipe.get("toolchain_source", "")
         manifest.harness["module"] = rec.project_name or ""
+        # What the adapter's verifier run needs besides (Rust: the test targets' layout).
+        extra = recipe.get("harness")
+        if isinstance(extra, dict):
+            manifest.harness.update(extra)
         env = dict(manifest.environment or {})
         env_vars = recipe.get("env")
         if isinstance(env_vars, dict):

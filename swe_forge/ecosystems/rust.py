@@ -22,7 +22,11 @@
   order (``--shuffle-seed``); the run script frames each target's stream with a line of its
   own and ends with another, and the supervisor reads per-test events from it (never the
   human text). Test ids are ``<test file of the target>::<test name>``
-  (``tests/text.rs::truncate_long``, ``tests/words/main.rs::edge::empty``).
+  (``tests/text.rs::truncate_long``, ``tests/words/main.rs::edge::empty``). Which files
+  are targets, under which name and with which ``required-features``, and which helper
+  modules (``tests/common/mod.rs``) belong to which targets, is read at build time from the
+  tree with both patches (``[[test]]`` entries, ``autotests``, ``mod`` declarations) and
+  recorded (``harness.layout``); the instance warms one build per set of required features.
 - **Judge's files.** ``tests/`` at any depth; Cargo.toml's ``[profile]``, ``[patch]``,
   ``[replace]``, ``[[test]]``, ``[lib]``, ``[workspace]``, ``[target]`` sections and its
   ``build``, ``harness``, ``auto*``, ``path``, ``proc-macro``... keys, ``.cargo/``,
@@ -132,6 +136,11 @@ RUST_ENV = {
     "RUSTC_BOOTSTRAP": "1",
     "RUST_BACKTRACE": "0",
 }
+#: Test builds without debug info: the warm target dir is copied to the run's /tmp (a
+#: size-capped tmpfs), and debug info is most of its size (rust-base64 with criterion's
+#: dependencies outgrew 512 MB). Set where cargo runs (instance build, runs), not in the env
+#: image, so env images stay shared.
+BUILD_ENV = {"CARGO_PROFILE_DEV_DEBUG": "0", "CARGO_PROFILE_TEST_DEBUG": "0"}
 CARGO_CONFIG = """\
 [source.crates-io]
 replace-with = "vendored-sources"
@@ -151,19 +160,26 @@ ENV PATH={path} CARGO_HOME={cargo} {env}
 #: The instance's build step: every crate must resolve from the vendored sources (a missing
 #: one fails the build here, not a test later); then the integration tests are compiled.
 INSTALL = (
-    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root && cd /testbed "
+    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root "
+    + " ".join(f"{k}={v}" for k, v in sorted(BUILD_ENV.items()))
+    + " && cd /testbed "
     "&& {{ [ -f Cargo.lock ] || cp {cargo}/Cargo.lock Cargo.lock; }} "
     "&& cargo metadata --offline --format-version 1 >/dev/null "
     "&& {{ cargo test --offline --workspace --no-run --tests >/dev/null 2>&1 || true; }} "
-    "&& mkdir -p {target} && chmod -R a+rX {target}"
+    "{features}&& mkdir -p {target} && chmod -R a+rX {target}"
+)
+#: The same for the test targets that ``[[test]]`` entries give ``required-features``.
+INSTALL_FEATURES = (
+    "&& {{ cargo test --offline --no-run --tests --features {features} >/dev/null 2>&1 || true; }} "
 )
 #: The first line of every run: the warm target dir and a writable cargo home.
 RUN_PRELUDE = (
     f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
-    f"&& cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null; "
+    # A partial copy (a full tmpfs) would leave crates cargo believes built: start cold.
+    f"&& {{ cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null || rm -rf {RUN_TARGET}; }}; "
     f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
 )
-RUN_ENV = {**RUST_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
+RUN_ENV = {**RUST_ENV, **BUILD_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
 #: The framing lines of the run script (libtest's own events have a "type" of test/suite).
 MARK_TARGET = "swe-forge-target"
 MARK_DONE = "swe-forge-done"
@@ -381,6 +397,15 @@ def _cargo_run(
     )
 
 
+def lock_argv(cargo: str, manifest: str, publish_time: str) -> list[str]:
+    """``cargo generate-lockfile`` for ``manifest``, seeing only crates published by
+    ``publish_time`` (``YYYY-MM-DDTHH:MM:SSZ``; "" for no limit)."""
+    argv = [cargo, "generate-lockfile", "--manifest-path", manifest]
+    if publish_time:
+        argv += ["-Zunstable-options", "--publish-time", publish_time]
+    return argv
+
+
 def host_cargo() -> str:
     """The host's cargo (used when the chosen toolchain's cannot read a lockfile)."""
     found = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
@@ -415,7 +440,8 @@ def target_file(path: str) -> str | None:
         return None
     i = len(parts) - 1 - parts[::-1].index("tests")
     rest = parts[i + 1 :]
-    if len(rest) >= 2 and rest[0] != "common":
+    # tests/<dir>/mod.rs makes <dir> a module other targets declare, not a target.
+    if len(rest) >= 2 and rest[0] != "common" and rest[1:] != ["mod.rs"]:
         return "/".join([*parts[: i + 2], "main.rs"])
     return None
 
@@ -435,11 +461,12 @@ class RustScope:
 
 
 def _script(
-    entries: list[tuple[str, str, list[str]]], *, seed: int | None, threads: int = 0
+    entries: list[tuple[str, str, list[str], list[str]]], *, seed: int | None, threads: int = 0
 ) -> str:
-    """The run script: per target, a framing line then cargo test with libtest JSON."""
+    """The run script: per target (root file, name, required features, test filters), a
+    framing line then cargo test with libtest JSON."""
     lines = [RUN_PRELUDE]
-    for file, target, filters in entries:
+    for file, target, features, filters in entries:
         member = target_of(file)
         manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
         mark = json.dumps({"type": MARK_TARGET, "file": file})
@@ -451,6 +478,7 @@ def _script(
             manifest,
             "--test",
             target,
+            *(["--features", ",".join(features)] if features else []),
             "--",
             "-Z",
             "unstable-options",
@@ -473,17 +501,121 @@ def _script(
     return "\n".join(lines)
 
 
-def _entries(test_files: list[str]) -> list[tuple[str, str, list[str]]]:
+def scan_targets(tree: Path) -> dict[str, Any]:
+    """The integration test targets of the root package of ``tree`` as cargo sees them:
+    ``targets`` maps each target's root file to its ``name`` and the ``features`` its
+    ``[[test]]`` entry requires (cargo refuses to run it without them); ``modules`` maps a
+    shared helper module (``tests/common/mod.rs``, ``tests/helpers.rs`` under
+    ``autotests = false``...) to the target root files that declare it with ``mod``.
+
+    Targets come from the auto-discovered ``tests/*.rs`` and ``tests/*/main.rs`` (unless
+    ``autotests = false``) and from ``[[test]]`` entries, whose ``path`` may be anywhere and
+    whose ``name`` need not be the file's stem."""
+    try:
+        manifest = tomllib.loads(
+            (tree / "Cargo.toml").read_text(encoding="utf-8", errors="replace")
+        )
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+    pkg = manifest.get("package")
+    pkg = pkg if isinstance(pkg, dict) else {}
+    tests_dir = tree / "tests"
+    files = (
+        sorted(p.relative_to(tree).as_posix() for p in tests_dir.rglob("*.rs") if p.is_file())
+        if tests_dir.is_dir()
+        else []
+    )
+    targets: dict[str, dict[str, Any]] = {}
+    if pkg.get("autotests", True) is not False:
+        for f in files:
+            rest = f.split("/")[1:]
+            if len(rest) == 1:
+                targets[f] = {"name": rest[0][:-3], "features": []}
+            elif len(rest) == 2 and rest[1] == "main.rs":
+                targets[f] = {"name": rest[0], "features": []}
+    explicit = manifest.get("test")
+    for entry in explicit if isinstance(explicit, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name = entry["name"]
+        path = entry.get("path")
+        if not isinstance(path, str):
+            path = f"tests/{name}.rs"
+            if not (tree / path).is_file() and (tree / f"tests/{name}/main.rs").is_file():
+                path = f"tests/{name}/main.rs"
+        path = path.removeprefix("./")
+        feats = entry.get("required-features")
+        targets[path] = {
+            "name": name,
+            "features": sorted(str(x) for x in feats) if isinstance(feats, list) else [],
+        }
+    modules: dict[str, list[str]] = {}
+    # tests/<dir>/main.rs: the modules in tests/<dir>/ are its own.
+    dirs = {r.rsplit("/", 1)[0] for r in targets if re.fullmatch(r"tests/[^/]+/main\.rs", r)}
+    for f in files:
+        if f in targets or f.rsplit("/", 1)[0] in dirs:
+            continue  # a target, or a module of a target directory (tests/<dir>/main.rs)
+        rest = f.split("/")[1:]
+        stem = rest[0][:-3] if len(rest) == 1 else rest[0]
+        decl = re.compile(
+            rf"^\s*(pub(\([^)]*\))?\s+)?mod\s+{re.escape(stem)}\s*;|{re.escape('/'.join(rest))}\"",
+            re.M,
+        )
+        users = []
+        for root in sorted(targets):
+            parent = root.rsplit("/", 1)[0]
+            own = [x for x in files if x.startswith(parent + "/")] if parent in dirs else [root]
+            for g in own:
+                try:
+                    text = (tree / g).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if decl.search(text):
+                    users.append(root)
+                    break
+        if users:
+            modules[f] = users
+    return {"targets": targets, "modules": modules}
+
+
+def _roots(file: str, layout: dict[str, Any] | None) -> list[str]:
+    """The target root files a test file belongs to (several for a shared helper module)."""
+    if not layout:
+        root = target_file(file)
+        return [root] if root and target_of(root) else []
+    targets = layout.get("targets") or {}
+    if file in targets:
+        return [file]
+    if file in (layout.get("modules") or {}):
+        return list(layout["modules"][file])
+    root = target_file(file)
+    return [root] if root and root in targets else []
+
+
+def _target(root: str, layout: dict[str, Any] | None) -> tuple[str, list[str]] | None:
+    """(target name, required features) of a target root file."""
+    if layout:
+        found = (layout.get("targets") or {}).get(root)
+        if found:
+            return str(found["name"]), [str(x) for x in found.get("features") or []]
+        return None
+    tgt = target_of(root)
+    return (tgt[1], []) if tgt else None
+
+
+def _entries(
+    test_files: list[str], layout: dict[str, Any] | None = None
+) -> list[tuple[str, str, list[str], list[str]]]:
     roots: list[str] = []
     for f in test_files:
-        root = target_file(f)
-        if root and root not in roots:
-            roots.append(root)
-    out: list[tuple[str, str, list[str]]] = []
+        for root in _roots(f, layout):
+            if root not in roots:
+                roots.append(root)
+    out: list[tuple[str, str, list[str], list[str]]] = []
     for root in sorted(roots):
-        tgt = target_of(root)
+        tgt = _target(root, layout)
         if tgt:
-            out.append((root, tgt[1], []))
+            out.append((root, tgt[0], tgt[1], []))
     return out
 
 
@@ -492,9 +624,13 @@ class RustRunner:
 
     name = "cargo-test"
 
-    def __init__(self, module: str, toolchain: str = "") -> None:
+    def __init__(
+        self, module: str, toolchain: str = "", layout: dict[str, Any] | None = None
+    ) -> None:
         self.module = module
         self.toolchain = toolchain
+        #: The test targets of the tree (:func:`scan_targets`); None: guessed from paths.
+        self.layout = layout
 
     def _shuffles(self) -> bool:
         if not self.toolchain:
@@ -505,7 +641,11 @@ class RustRunner:
         """The test command (a shell script: one cargo test per target)."""
         seed = order_seed if self._shuffles() else None
         threads = 0 if self._shuffles() else 1 + order_seed % 4
-        return ["/bin/sh", "-c", _script(_entries(test_files), seed=seed, threads=threads)]
+        return [
+            "/bin/sh",
+            "-c",
+            _script(_entries(test_files, self.layout), seed=seed, threads=threads),
+        ]
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The command as one shell line (recorded in manifests)."""
@@ -518,7 +658,7 @@ class RustRunner:
             "env": dict(RUN_ENV),
             "report": {
                 "format": "libtest-json",
-                "files": [e[0] for e in _entries(test_files)],
+                "files": [e[0] for e in _entries(test_files, self.layout)],
             },
         }
 
@@ -585,6 +725,17 @@ class RustEcosystem:
     def runner(self, module: str, packages: list[str] | None = None) -> RustRunner:
         """The gate's runner."""
         return RustRunner(module)
+
+    def runner_for(self, rec: ImageRecord) -> RustRunner:
+        """The gate's runner for the images of ``rec``: its toolchain (shuffling or not) and
+        the test targets of its tree (names, required features, shared modules)."""
+        recipe = rec.recipe or {}
+        layout = (recipe.get("harness") or {}).get("layout")
+        return RustRunner(
+            str(rec.project_name or ""),
+            str(recipe.get("toolchain") or "").removeprefix("rust-"),
+            layout if isinstance(layout, dict) else None,
+        )
 
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
@@ -683,13 +834,15 @@ class RustEcosystem:
                 files.append({"path": file, "template": "rust", "name": name, "append": True})
                 target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == file)
                 canary_map[f"{file}::{name}"] = {"test": target, "site": 0}
+        layout = task.harness.get("layout")
+        layout = layout if isinstance(layout, dict) else None
         entries = []
         for file in sorted(by_file):
-            tgt = target_of(file)
+            tgt = _target(file, layout)
             if tgt:
                 names = sorted(by_file[file])
                 rng.shuffle(names)
-                entries.append((file, tgt[1], names))
+                entries.append((file, tgt[0], tgt[1], names))
         toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
         runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
         seed = rng.randrange(2**31) if runner._shuffles() else None
@@ -785,7 +938,9 @@ class RustEcosystem:
                 repo,
                 candidate,
                 install=True,
-                install_cmd=INSTALL.format(cargo=CARGO_DIR, target=TARGET_DIR),
+                install_cmd=INSTALL.format(
+                    cargo=CARGO_DIR, target=TARGET_DIR, features=_feature_builds(rec.recipe)
+                ),
                 work_dir=builder.work_dir,
                 log_dir=builder.log_dir,
                 extra_labels={
@@ -852,20 +1007,28 @@ class RustEcosystem:
         host_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
         env = {"CARGO_HOME": str(host_home), "RUSTC": str(prefix / "bin" / "rustc")}
         if not committed:
-            # No lock at the base: resolve once, preferring crate versions whose
-            # rust-version the chosen toolchain meets (cargo's MSRV-aware fallback resolver,
-            # which reads the toolchain's version where the package sets none), and use the
-            # same lock for the tree with the patches.
+            # No lock at the base: resolve once, as of the base commit (crates published
+            # after it are not seen: cargo's --publish-time, unstable, hence RUSTC_BOOTSTRAP),
+            # preferring crate versions whose rust-version the chosen toolchain meets
+            # (cargo's MSRV-aware fallback resolver, which reads the toolchain's version where
+            # the package sets none), and use the same lock for the tree with the patches.
+            when = datetime.fromtimestamp(repo.commit(candidate.base_commit).commit_time, UTC)
+            stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            gen_env = {**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"}
+            manifest = str(base_tree / "Cargo.toml")
             gen = _cargo_run(
-                [
-                    host_cargo(),
-                    "generate-lockfile",
-                    "--manifest-path",
-                    str(base_tree / "Cargo.toml"),
-                ],
+                lock_argv(host_cargo(), manifest, stamp),
                 cwd=ctx,
-                env={**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"},
+                env={**gen_env, "RUSTC_BOOTSTRAP": "1"},
             )
+            recipe["lock_resolver"] = (
+                f"host cargo, publish-time {stamp}, incompatible-rust-versions = fallback"
+            )
+            if gen.returncode != 0:
+                # A registry without publish times, or a dependency that needs a crate
+                # published later (a git or path dependency's): resolve without the date.
+                gen = _cargo_run(lock_argv(host_cargo(), manifest, ""), cwd=ctx, env=gen_env)
+                recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
             if gen.returncode != 0:
                 tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
                 raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
@@ -877,7 +1040,6 @@ class RustEcosystem:
                     re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1)
                 )
             shutil.copy2(lock, gold_tree / "Cargo.lock")
-            recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
         argv_tail = [
             "vendor",
             "--versioned-dirs",
@@ -899,6 +1061,9 @@ class RustEcosystem:
                 raise BuildError(f"cargo vendor failed:\n{tail}")
         recipe["vendor_cargo"] = used
         (cargo_dir / "vendor").mkdir(exist_ok=True)
+        # The test targets as cargo will see them with both patches applied (a [[test]]
+        # entry the gold patch adds, its required features, shared helper modules).
+        recipe["harness"] = {"layout": scan_targets(gold_tree)}
         locks = [
             (tree / "Cargo.lock").read_text() if (tree / "Cargo.lock").is_file() else ""
             for tree in (base_tree, gold_tree)
@@ -936,6 +1101,15 @@ class RustEcosystem:
             log_path=builder.log_dir / f"env-rust-{lock[:16]}.log",
         )
         return tag, built.id, time.perf_counter() - start
+
+
+def _feature_builds(recipe: dict[str, Any]) -> str:
+    """The instance's extra warm builds: one per set of required features of a test target."""
+    layout = (recipe.get("harness") or {}).get("layout") or {}
+    sets = sorted(
+        {",".join(t["features"]) for t in (layout.get("targets") or {}).values() if t["features"]}
+    )
+    return "".join(INSTALL_FEATURES.format(features=shlex.quote(f)) for f in sets)
 
 
 def _manifest_lines(patch: str) -> set[tuple[str, str]]:

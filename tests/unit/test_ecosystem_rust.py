@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
 from swe_forge.ecosystems.rust import (
     CAPABILITIES,
+    INSTALL,
     RustEcosystem,
     RustRunner,
+    _feature_builds,
     cargo_info,
     choose_toolchain,
+    lock_argv,
+    scan_targets,
     target_file,
     target_of,
     toolchain_pin,
@@ -105,6 +111,160 @@ def test_runner_script_runs_each_target_with_libtest_json() -> None:
     assert spec["env"]["RUSTC_BOOTSTRAP"] == "1"
     old = RustRunner("x", "1.56.1").argv(["tests/a.rs"], order_seed=2)[2]
     assert "--shuffle-seed" not in old and "--test-threads=3" in old
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_helper_module_dirs_are_no_targets() -> None:
+    # tests/helpers/mod.rs (quick-xml) is declared by targets with `mod helpers;`: there is
+    # no target "helpers" to run.
+    assert target_file("tests/helpers/mod.rs") is None
+    assert (
+        RustRunner("x").run_spec(["tests/helpers/mod.rs"], order_seed=1, hash_seed=0)["report"][
+            "files"
+        ]
+        == []
+    )
+
+
+def test_scan_targets_reads_test_entries_features_and_shared_modules(tmp_path: Path) -> None:
+    # quick-xml's layout: [[test]] entries with required-features, shared helper modules.
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "q"\n\n[[test]]\nname = "serde-de"\n'
+            'required-features = ["serialize"]\npath = "tests/serde-de.rs"\n\n'
+            '[[test]]\nname = "odd"\npath = "checks/odd_name.rs"\n',
+            "tests/serde-de.rs": "mod serde_helpers;\n#[test]\nfn a() {}\n",
+            "tests/reader.rs": "mod helpers;\n#[test]\nfn b() {}\n",
+            "tests/issues.rs": '#[path = "helpers/mod.rs"]\nmod h;\n',
+            "tests/plain.rs": "#[test]\nfn c() {}\n",
+            "tests/helpers/mod.rs": "pub fn x() {}\n",
+            "tests/serde_helpers/mod.rs": "pub fn y() {}\n",
+            "tests/words/main.rs": "mod edge;\n",
+            "tests/words/edge.rs": "#[test]\nfn d() {}\n",
+            "checks/odd_name.rs": "#[test]\nfn e() {}\n",
+        },
+    )
+    layout = scan_targets(tree)
+    assert layout["targets"] == {
+        "checks/odd_name.rs": {"name": "odd", "features": []},
+        "tests/issues.rs": {"name": "issues", "features": []},
+        "tests/plain.rs": {"name": "plain", "features": []},
+        "tests/reader.rs": {"name": "reader", "features": []},
+        "tests/serde-de.rs": {"name": "serde-de", "features": ["serialize"]},
+        "tests/words/main.rs": {"name": "words", "features": []},
+    }
+    assert layout["modules"] == {
+        "tests/helpers/mod.rs": ["tests/issues.rs", "tests/reader.rs"],
+        "tests/serde_helpers/mod.rs": ["tests/serde-de.rs"],
+    }
+    runner = RustRunner("q", "1.81.0", layout)
+    spec = runner.run_spec(
+        ["tests/serde-de.rs", "tests/helpers/mod.rs", "tests/words/edge.rs", "checks/odd_name.rs"],
+        order_seed=3,
+        hash_seed=0,
+    )
+    assert spec["report"]["files"] == [
+        "checks/odd_name.rs",
+        "tests/issues.rs",
+        "tests/reader.rs",
+        "tests/serde-de.rs",
+        "tests/words/main.rs",
+    ]
+    script = spec["argv"][2]
+    # cargo refuses `--test serde-de` without its required features.
+    assert "--test serde-de --features serialize --" in script
+    assert "--test odd --" in script and "--test helpers" not in script
+    # The instance warms the build of the targets that need features too.
+    install = INSTALL.format(
+        cargo="/c", target="/t", features=_feature_builds({"harness": {"layout": layout}})
+    )
+    assert "cargo test --offline --no-run --tests --features serialize" in install
+
+
+def test_autotests_false_keeps_only_test_entries(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "q"\nautotests = false\n\n'
+            '[[test]]\nname = "all"\npath = "tests/main.rs"\n',
+            "tests/main.rs": "mod parse;\n",
+            "tests/parse.rs": "#[test]\nfn p() {}\n",
+        },
+    )
+    layout = scan_targets(tree)
+    assert layout["targets"] == {"tests/main.rs": {"name": "all", "features": []}}
+    assert layout["modules"] == {"tests/parse.rs": ["tests/main.rs"]}
+
+
+def test_admission_runner_knows_toolchain_and_layout() -> None:
+    layout = {"targets": {"tests/a.rs": {"name": "a", "features": ["x"]}}, "modules": {}}
+    rec = SimpleNamespace(
+        project_name="k", recipe={"toolchain": "rust-1.56.1", "harness": {"layout": layout}}
+    )
+    runner = ECO.runner_for(rec)  # type: ignore[arg-type]
+    script = runner.argv(["tests/a.rs"], order_seed=2)[2]
+    # Rust 1.56 has no --shuffle-seed: the gate varies the thread count instead.
+    assert "--shuffle-seed" not in script and "--test-threads=3" in script
+    assert "--test a --features x" in script
+
+
+def test_lock_is_generated_as_of_the_base_date() -> None:
+    argv = lock_argv("cargo", "/t/Cargo.toml", "2019-05-01T00:00:00Z")
+    assert argv[-3:] == ["-Zunstable-options", "--publish-time", "2019-05-01T00:00:00Z"]
+    assert lock_argv("cargo", "/t/Cargo.toml", "") == [
+        "cargo",
+        "generate-lockfile",
+        "--manifest-path",
+        "/t/Cargo.toml",
+    ]
+
+
+@pytest.mark.slow
+def test_publish_time_keeps_crates_published_later_out(tmp_path: Path) -> None:
+    # rust-base64 in 2019 had no Cargo.lock; resolved by today's index, memchr 2.6 (which
+    # Rust 1.56's cargo cannot parse) came in through the dev-dependencies.
+    import shutil
+    import subprocess
+
+    cargo = shutil.which("cargo")
+    if not cargo:
+        pytest.skip("no cargo on this machine")
+    _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "t"\nversion = "0.1.0"\n\n'
+            '[dependencies]\nmemchr = "2"\n',
+            "src/lib.rs": "",
+        },
+    )
+    argv = lock_argv(cargo, str(tmp_path / "Cargo.toml"), "2019-05-01T00:00:00Z")
+    proc = subprocess.run(
+        argv, env={**__import__("os").environ, "RUSTC_BOOTSTRAP": "1"}, capture_output=True
+    )
+    if proc.returncode != 0 and b"index" in proc.stderr:
+        pytest.skip("crates.io index not reachable")
+    assert proc.returncode == 0, proc.stderr
+    lock = (tmp_path / "Cargo.lock").read_text()
+    assert 'name = "memchr"\nversion = "2.2.0"' in lock
+
+
+def test_warm_target_fits_the_run_tmpfs() -> None:
+    # rust-base64-252: the warm target dir (debug info of criterion's dependencies) outgrew
+    # the run's /tmp; the partial copy left crates cargo thought built ("can't find crate").
+    install = INSTALL.format(cargo="/c", target="/t", features="")
+    spec = RustRunner("x").run_spec(["tests/a.rs"], order_seed=1, hash_seed=0)
+    for env in ("CARGO_PROFILE_DEV_DEBUG=0", "CARGO_PROFILE_TEST_DEBUG=0"):
+        assert env in install
+        key, value = env.split("=")
+        assert spec["env"][key] == value
+    assert "|| rm -rf /tmp/target" in spec["argv"][2]
 
 
 # ----------------------------------------------------------------------- libtest JSON
