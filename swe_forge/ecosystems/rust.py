@@ -623,6 +623,9 @@ class RustRunner:
     """``cargo test --test <target>`` per integration test target, libtest JSON events."""
 
     name = "cargo-test"
+    #: A test target builds whole: when the test patch's targets do not build before the fix,
+    #: the gate runs the base's own tests too (PASS_TO_PASS from them, gates.gate.classify).
+    baseline_runs = True
 
     def __init__(
         self, module: str, toolchain: str = "", layout: dict[str, Any] | None = None
