@@ -61,6 +61,7 @@ from swe_forge.ecosystems.base import (
 )
 from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
@@ -91,9 +92,6 @@ ENV {env}
 INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
 LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
 OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
-JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-
-_TEST_NAME = re.compile(r"(^|[./_-])(test|spec)s?\.[cm]?[jt]sx?$")
 _TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
 #: Runner configuration by file name (any directory).
 _CONFIG_NAME = re.compile(
@@ -326,13 +324,9 @@ class JsEcosystem:
         return pkg is not None and bool(detect_framework(pkg))
 
     def is_test_file(self, path: str) -> bool:
-        """``*.test.*``/``*.spec.*`` files, and JS/TS files under ``__tests__``."""
-        name = path.rsplit("/", 1)[-1]
-        if "node_modules/" in path or not name.endswith(JS_EXTS) or name.endswith(".d.ts"):
-            return False
-        if _TEST_NAME.search(name):
-            return True
-        return "__tests__" in path.split("/")[:-1]
+        """``*.test.*``/``*.spec.*``/``*-test.*`` files, and JS/TS files under ``__tests__``
+        (the miner's rule too: :func:`swe_forge.mining.classify.is_js_test_file`)."""
+        return is_js_test_file(path)
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
