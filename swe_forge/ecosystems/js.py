@@ -272,8 +272,10 @@ class JsRunner:
         if fw == "mocha":
             ordered = list(files)
             random.Random(order_seed).shuffle(ordered)
-            cmd = ["node", "node_modules/mocha/bin/mocha.js", "--reporter", "json"]
-            cmd += ["--no-color", "--exit"]
+            # bin/_mocha is the in-process CLI in every Mocha release (bin/mocha.js only
+            # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
+            # the JSON reporter has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
+            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", "json", "--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered

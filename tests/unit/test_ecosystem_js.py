@@ -369,5 +369,11 @@ def test_runner_commands() -> None:
     one = JsRunner("mocha@10.2.0").argv(files, order_seed=1)
     two = JsRunner("mocha@10.2.0").argv(files, order_seed=2)
     assert sorted(one[-8:]) == files and one[-8:] != two[-8:]
+    # Mocha's in-process CLI is bin/_mocha in every release (sinonjs/fake-timers at mocha 5
+    # and 7 has no bin/mocha.js), and mocha 5 refuses options it does not know (--no-color).
+    for version in ("5.1.0", "7.0.1", "11.7.5"):
+        argv = JsRunner(f"mocha@{version}").argv(files, order_seed=1)
+        assert argv[:2] == ["node", "node_modules/mocha/bin/_mocha"]
+        assert "--no-color" not in argv and "--exit" in argv
     spec = JsRunner("mocha@10.2.0").run_spec(files, order_seed=1, hash_seed=0)
     assert spec["report"]["format"] == "mocha-json" and spec["env"]["CI"] == "true"
