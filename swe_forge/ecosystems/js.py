@@ -19,7 +19,9 @@
   install script do not build (scripts are skipped); packages that ship prebuilt binaries as
   optional dependencies (esbuild, rollup, swc) work.
 - **Tests.** The framework's report on stdout, never a file: ``jest --json`` (its other
-  output goes to stderr), ``vitest run --reporter=json``, ``mocha --reporter json``; read by
+  output goes to stderr), ``vitest run --reporter=json``, Mocha with the judge's reporter
+  (``harness/swe_forge_mocha_reporter.js``: Mocha's JSON shape with each test's file, which
+  Mocha's own reporter lacks before version 8); read by
   the supervisor (``swe_forge_polyglot.parse_jest_json``/``parse_mocha_json``). Random order:
   Jest >= 29.2 ``--randomize --seed``, Vitest ``--sequence.shuffle --sequence.seed``, Mocha
   the order of its files. Test ids are ``<file>::<describe> > <test>`` (Mocha: the full
@@ -61,6 +63,7 @@ from swe_forge.ecosystems.base import (
 )
 from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.gates.sandbox import MOUNT
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
 )
 FRAMEWORKS = ("jest", "vitest", "mocha")
 NODE_MODULES = "/opt/node_modules"
+#: The judge's Mocha reporter (brought in with the harness; see swe_forge_mocha_reporter.js).
+MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
 #: The environment of every test run.
 JS_ENV = {
     "CI": "true",
@@ -274,8 +279,10 @@ class JsRunner:
             random.Random(order_seed).shuffle(ordered)
             # bin/_mocha is the in-process CLI in every Mocha release (bin/mocha.js only
             # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
-            # the JSON reporter has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
-            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", "json", "--exit"]
+            # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
+            # Our reporter: Mocha's JSON shape with each test's file at every version.
+            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            cmd += ["--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered

@@ -44,6 +44,7 @@ HARNESS_FILES = (
     "swe_forge_capabilities.py",
     "swe_forge_canaries.py",
     "swe_forge_polyglot.py",
+    "swe_forge_mocha_reporter.js",
 )
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"
