@@ -19,7 +19,9 @@
   install script do not build (scripts are skipped); packages that ship prebuilt binaries as
   optional dependencies (esbuild, rollup, swc) work.
 - **Tests.** The framework's report on stdout, never a file: ``jest --json`` (its other
-  output goes to stderr), ``vitest run --reporter=json``, ``mocha --reporter json``; read by
+  output goes to stderr), ``vitest run --reporter=json``, Mocha with the judge's reporter
+  (``harness/swe_forge_mocha_reporter.js``: Mocha's JSON shape with each test's file, which
+  Mocha's own reporter lacks before version 8); read by
   the supervisor (``swe_forge_polyglot.parse_jest_json``/``parse_mocha_json``). Random order:
   Jest >= 29.2 ``--randomize --seed``, Vitest ``--sequence.shuffle --sequence.seed``, Mocha
   the order of its files. Test ids are ``<file>::<describe> > <test>`` (Mocha: the full
@@ -61,6 +63,8 @@ from swe_forge.ecosystems.base import (
 )
 from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.gates.sandbox import MOUNT
+from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
@@ -73,6 +77,8 @@ NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
 )
 FRAMEWORKS = ("jest", "vitest", "mocha")
 NODE_MODULES = "/opt/node_modules"
+#: The judge's Mocha reporter (brought in with the harness; see swe_forge_mocha_reporter.js).
+MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
 #: The environment of every test run.
 JS_ENV = {
     "CI": "true",
@@ -91,9 +97,6 @@ ENV {env}
 INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
 LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
 OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
-JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-
-_TEST_NAME = re.compile(r"(^|[./_-])(test|spec)s?\.[cm]?[jt]sx?$")
 _TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
 #: Runner configuration by file name (any directory).
 _CONFIG_NAME = re.compile(
@@ -274,8 +277,12 @@ class JsRunner:
         if fw == "mocha":
             ordered = list(files)
             random.Random(order_seed).shuffle(ordered)
-            cmd = ["node", "node_modules/mocha/bin/mocha.js", "--reporter", "json"]
-            cmd += ["--no-color", "--exit"]
+            # bin/_mocha is the in-process CLI in every Mocha release (bin/mocha.js only
+            # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
+            # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
+            # Our reporter: Mocha's JSON shape with each test's file at every version.
+            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            cmd += ["--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered
@@ -326,13 +333,9 @@ class JsEcosystem:
         return pkg is not None and bool(detect_framework(pkg))
 
     def is_test_file(self, path: str) -> bool:
-        """``*.test.*``/``*.spec.*`` files, and JS/TS files under ``__tests__``."""
-        name = path.rsplit("/", 1)[-1]
-        if "node_modules/" in path or not name.endswith(JS_EXTS) or name.endswith(".d.ts"):
-            return False
-        if _TEST_NAME.search(name):
-            return True
-        return "__tests__" in path.split("/")[:-1]
+        """``*.test.*``/``*.spec.*``/``*-test.*`` files, and JS/TS files under ``__tests__``
+        (the miner's rule too: :func:`swe_forge.mining.classify.is_js_test_file`)."""
+        return is_js_test_file(path)
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""

@@ -13,7 +13,11 @@ One design serves both, so a task is admitted under exactly the conditions it is
   its stdout, which only it can write, is the result;
 - our files come in through one read-only bind mount: ``/swe-forge/plugin`` (the pytest plugin,
   on the tests' ``PYTHONPATH``), ``/swe-forge/bin`` (supervisor, scanner, canaries) and
-  ``/swe-forge/job`` (the job and the patches: mode 0700, root only).
+  ``/swe-forge/job`` (the job and the patches: mode 0700, root only);
+- ``/etc/hosts`` names the loopback addresses (``localhost``): a container with networking
+  disabled gets an empty one from the engine, so nothing resolves and a test runner that
+  listens on ``localhost`` (Vitest 4 does, for its workers) cannot start, although the
+  loopback interface is up.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ HARNESS_FILES = (
     "swe_forge_capabilities.py",
     "swe_forge_canaries.py",
     "swe_forge_polyglot.py",
+    "swe_forge_mocha_reporter.js",
 )
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"
 SUPERVISOR = ["python3", "-I", "-S", f"{MOUNT}/bin/swe_forge_supervisor.py"]
 #: Bytes of supervisor output read back (it bounds itself far below this).
 RESULT_CAP = 16 << 20
+#: The judge's container's /etc/hosts: loopback names only (no other host is reachable).
+HOSTS = b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 
 class SandboxError(Exception):
@@ -158,10 +165,13 @@ class Sandbox:
             for name, data in self.files.items():
                 (scratch / "bin" / name).write_bytes(data)
                 (scratch / "bin" / name).chmod(0o644)
+            hosts = scratch / "hosts"
+            hosts.write_bytes(HOSTS)
+            hosts.chmod(0o644)
             options = self.engine.sandbox_options(
                 self.settings.limits,
                 tmpfs=self.settings.tmpfs(),
-                mounts={str(scratch): MOUNT, str(seed): SEED_MOUNT},
+                mounts={str(scratch): MOUNT, str(seed): SEED_MOUNT, str(hosts): "/etc/hosts"},
             )
             ctx = self.engine.container(
                 image_id,

@@ -48,6 +48,12 @@ _TEST_FILE_PATTERNS = (
     "*.spec.mjs",
     "*.spec.cjs",
 )
+#: JavaScript/TypeScript test modules by file name, as the JS adapter and its frameworks name
+#: them: ``x.test.ts``, ``x.spec.js``, and Mocha's and Jasmine's ``x-test.js``, ``x_spec.mjs``,
+#: ``x.tests.js``, ``test.js`` (``.d.ts`` declarations are not tests).
+JS_TEST_NAME = re.compile(r"(^|[./_-])(test|spec)s?\.[cm]?[jt]sx?$", re.IGNORECASE)
+#: JavaScript/TypeScript file extensions (any file of these under ``__tests__`` is a test module).
+JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 #: Directory names of other ecosystems' test data and tests, at any depth (Go's ``testdata``).
 _ECOSYSTEM_TEST_DIRS = ("testdata",)
 #: Test-runner configuration files that only the tests use; held out with the tests.
@@ -204,6 +210,18 @@ _DOC_NAME_PREFIXES = (
 
 
 @lru_cache(maxsize=64)
+def is_js_test_file(path: str) -> bool:
+    """A JavaScript/TypeScript test file: named as one (:data:`JS_TEST_NAME`), or any JS/TS
+    file under ``__tests__`` (Jest's default); never in ``node_modules`` nor a ``.d.ts``."""
+    parts = path.split("/")
+    name = parts[-1]
+    if "node_modules" in parts[:-1] or not name.lower().endswith(JS_EXTS):
+        return False
+    if name.lower().endswith(".d.ts"):
+        return False
+    return bool(JS_TEST_NAME.search(name)) or "__tests__" in parts[:-1]
+
+
 def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.IGNORECASE)
 
@@ -231,11 +249,16 @@ class PathClassifier:
         return kind in (FileKind.TEST, FileKind.CI) or name in _RUNNER_FILES
 
     def is_test_module(self, path: str) -> bool:
-        """True for a test path whose file name says it holds tests (``test_*.py``, ...)."""
+        """True for a test path whose file name says it holds tests (``test_*.py``, ...).
+
+        JavaScript/TypeScript follows the JS adapter's rule (:func:`is_js_test_file`), so a
+        Mocha suite's ``test/clock-test.js`` is a test module as the adapter runs it."""
         name = path.rsplit("/", 1)[-1]
         if name.endswith(".rs") and "tests" in path.split("/")[:-1]:
             return self.is_test(path)  # Rust: every file under tests/ is an integration test
-        return self.is_test(path) and bool(self._test_modules.fullmatch(name))
+        return self.is_test(path) and (
+            bool(self._test_modules.fullmatch(name)) or is_js_test_file(path)
+        )
 
     def classify(self, path: str) -> FileKind:
         """Classify one repository-relative path (forward slashes)."""
@@ -250,7 +273,11 @@ class PathClassifier:
             return FileKind.TEST
         if dirs and dirs[0] in _TYPING_TEST_TOP:
             return FileKind.TEST
-        if self._test_files.fullmatch(name) or name in _TEST_CONFIG_FILES:
+        if (
+            self._test_files.fullmatch(name)
+            or name in _TEST_CONFIG_FILES
+            or JS_TEST_NAME.search(name)
+        ):
             return FileKind.TEST
         if dirs and dirs[0] in _CI_TOP:
             # Prose under .github (CONTRIBUTING.md, issue templates) is documentation.

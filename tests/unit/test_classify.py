@@ -32,6 +32,8 @@ def classifier() -> PathClassifier:
         "pytest.ini",
         "pkg/tests.py",
         "Tests/Test_Upper.py",
+        "src/clock-test.js",
+        "lib/parse_spec.ts",
     ],
 )
 def test_test_paths(classifier: PathClassifier, path: str) -> None:
@@ -53,6 +55,9 @@ def test_test_paths(classifier: PathClassifier, path: str) -> None:
         "Makefile.py",
         "pkg/protest/core.py",
         "conftest_helpers.py",
+        "src/latest.js",
+        "src/protest.ts",
+        "src/testing.js",
     ],
 )
 def test_source_paths(classifier: PathClassifier, path: str) -> None:
@@ -131,6 +136,18 @@ def test_tooling_and_root_config(classifier: PathClassifier, path: str, kind: Fi
         ("tests/data/test_input.json", False),
         ("pkg/test_utils_not_in_tests.py", True),
         ("pkg/core.py", False),
+        # JavaScript/TypeScript, by the JS adapter's rule (sinonjs/fake-timers' Mocha suite is
+        # test/fake-timers-test.js: every one of its PRs was no_test_module before).
+        ("test/lolex-test.js", True),
+        ("test/issue-276_spec.mjs", True),
+        ("tests/api.tests.ts", True),
+        ("test/test.js", True),
+        ("src/__tests__/parser.ts", True),
+        ("src/parser.test.tsx", True),
+        ("test/helpers.js", False),
+        ("test/fixtures/latest.js", False),
+        ("types/index.test.d.ts", False),
+        ("src/contest.js", False),
     ],
 )
 def test_test_modules(classifier: PathClassifier, path: str, module: bool) -> None:

@@ -119,6 +119,66 @@ def test_no_report_at_all() -> None:
     assert not ev["connected"] and not ev["ended"] and ev["tests"] == {}
 
 
+FAKE_MOCHA = r"""
+const { EventEmitter } = require("events");
+const Reporter = require(process.argv[2]);
+const runner = new EventEmitter();
+new Reporter(runner);
+const root = { root: true, title: "", file: undefined };
+const suite = { title: "clock", parent: root, file: "/testbed/test/clock-test.js" };
+const other = { title: "other", parent: root, file: "/testbed/test/other-test.js" };
+function test(title, parent, state) {
+  return { title, parent, state, duration: 1, currentRetry: () => 0,
+           fullTitle: () => parent.title + " " + title };
+}
+const a = test("ticks", suite, "passed");
+const b = test("breaks", suite, "failed");
+const c = test("later", other, undefined);
+c.pending = true;
+const hook = test('"before all" hook', other, "failed");
+runner.emit("start");
+runner.emit("suite", root);
+runner.emit("suite", suite);
+runner.emit("pass", a); runner.emit("test end", a);
+runner.emit("fail", b, new Error("expected 1 to equal 2")); runner.emit("test end", b);
+runner.emit("suite", other);
+runner.emit("fail", hook, new Error("setup failed"));
+runner.emit("pending", c); runner.emit("test end", c);
+delete global.Date;  // a fake-timer suite that leaves no usable Date behind
+JSON.stringify = () => "{}";
+runner.emit("end");
+"""
+
+
+def test_mocha_reporter_gives_every_test_its_file(tmp_path: Path) -> None:
+    # Mocha's own JSON reporter names no file before Mocha 8: sinonjs/fake-timers at Mocha 5
+    # and 7 reported every test as "::<title>" and each test file as not collected.
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine")
+    script = tmp_path / "fake-mocha.js"
+    script.write_text(FAKE_MOCHA)
+    reporter = str(HARNESS / "swe_forge_mocha_reporter.js")
+    out = subprocess.run(
+        [node, str(script), reporter], capture_output=True, check=True, timeout=60
+    ).stdout
+    spec = {"format": "mocha-json", "files": ["test/clock-test.js", "test/other-test.js"]}
+    ev = polyglot.parse(spec, out)
+    assert ev["tests"] == {
+        "test/clock-test.js::clock ticks": "passed",
+        "test/clock-test.js::clock breaks": "failed",
+        "test/other-test.js::other later": "skipped",
+    }
+    assert ev["collect_errors"] == ["test/other-test.js"]  # its "before all" hook failed
+    assert ev["messages"]["test/clock-test.js::clock breaks"] == "expected 1 to equal 2"
+    assert ev["tamper"] == [] and ev["ended"]
+    argv = JsRunner("mocha@5.1.0").argv(["test/clock-test.js"], order_seed=1)
+    assert argv[argv.index("--reporter") + 1] == "/swe-forge/bin/swe_forge_mocha_reporter.js"
+
+
 def test_mocha_report() -> None:
     doc = {
         "stats": {"tests": 3, "passes": 1, "failures": 1, "pending": 1},
@@ -369,5 +429,11 @@ def test_runner_commands() -> None:
     one = JsRunner("mocha@10.2.0").argv(files, order_seed=1)
     two = JsRunner("mocha@10.2.0").argv(files, order_seed=2)
     assert sorted(one[-8:]) == files and one[-8:] != two[-8:]
+    # Mocha's in-process CLI is bin/_mocha in every release (sinonjs/fake-timers at mocha 5
+    # and 7 has no bin/mocha.js), and mocha 5 refuses options it does not know (--no-color).
+    for version in ("5.1.0", "7.0.1", "11.7.5"):
+        argv = JsRunner(f"mocha@{version}").argv(files, order_seed=1)
+        assert argv[:2] == ["node", "node_modules/mocha/bin/_mocha"]
+        assert "--no-color" not in argv and "--exit" in argv
     spec = JsRunner("mocha@10.2.0").run_spec(files, order_seed=1, hash_seed=0)
     assert spec["report"]["format"] == "mocha-json" and spec["env"]["CI"] == "true"
