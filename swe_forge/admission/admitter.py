@@ -225,7 +225,7 @@ class Admitter:
             found = repo.blob_at(cand.base_commit, path)
             return found[1] if found else None
 
-        name = detect_ecosystem(read)
+        name = detect_ecosystem(read, repo.list_root(cand.base_commit))
         return None if name == "python" else ecosystem_named(name)
 
     def _admit_ecosystem(

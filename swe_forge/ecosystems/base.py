@@ -105,13 +105,25 @@ def ecosystem_named(name: str) -> Ecosystem:
     raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
 
 
-def detect_ecosystem(read: Reader) -> str:
-    """The name of the ecosystem of a repository at one commit (``python`` by default)."""
+#: Files that make a repository Python's even when it holds other languages' files.
+_PYTHON_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements.txt")
+
+
+def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> str:
+    """The name of the ecosystem of a repository at one commit (``python`` by default).
+
+    ``root_names``: the names at the top of its tree, when known. A Go repository from before
+    modules (``*.go`` at the top, no ``go.mod``, nothing of Python's) is Go's, so that its
+    build says what is missing instead of running pytest on Go code.
+    """
     for name in ECOSYSTEM_NAMES:
         if name == "python":
             continue
         if ecosystem_named(name).detect(read):
             return name
+    names = set(root_names or ())
+    if any(n.endswith(".go") for n in names) and not names & set(_PYTHON_MARKERS):
+        return "go"
     return "python"
 
 

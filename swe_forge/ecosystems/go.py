@@ -532,7 +532,11 @@ class GoEcosystem:
             commit = repo.commit(candidate.base_commit)
             got = repo.blob_at(candidate.base_commit, "go.mod")
             if got is None:
-                raise BuildError("no go.mod at the base commit")
+                raise BuildError(
+                    "no go.mod at the base commit: a Go project from before modules "
+                    "(GOPATH mode) is not supported",
+                    hint="its dependencies are not pinned anywhere in the repository",
+                )
             info = go_mod_info(got[1].decode("utf-8", "replace"))
             module = info.get("module", "")
             date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()

@@ -425,7 +425,7 @@ class ImageBuilder:
             got = repo.blob_at(candidate.base_commit, path)
             return got[1] if got else None
 
-        return detect_ecosystem(read)
+        return detect_ecosystem(read, repo.list_root(candidate.base_commit))
 
     def build(self, candidate: Candidate) -> ImageRecord:
         """Build the three images of one candidate; failures come back in the record."""

@@ -286,3 +286,11 @@ def test_parse_marks_a_package_whose_binary_died_as_crashed() -> None:
     )
     ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, died)
     assert ev["crashed"] == ["a"]
+
+
+def test_a_go_repository_from_before_modules_is_go_not_python() -> None:
+    read = {"envconfig.go": b"package envconfig\n"}.get
+    assert detect_ecosystem(read, ["envconfig.go", "envconfig_test.go", "README.md"]) == "go"
+    # Python's markers win over a stray Go file; without the names nothing changes.
+    assert detect_ecosystem(read, ["tool.go", "setup.py"]) == "python"
+    assert detect_ecosystem(read) == "python"
