@@ -114,6 +114,9 @@ M2 = "/opt/m2"
 JAVA_PATH_ENV = f"{MAVEN_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REPORTS = "target/surefire-reports"
 TEST_ROOT = "src/test/java/"
+#: Test source roots: ``src/test/java`` and the release-specific roots multi-release projects
+#: add with build-helper (``src/test/java11``: jsoup).
+_TEST_ROOT = re.compile(r"(?:^|/)(src/test/java\d*/)")
 ENV_DOCKERFILE = """\
 FROM {base}
 COPY maven {maven_home}
@@ -507,16 +510,16 @@ def _mvn(
 # ------------------------------------------------------------------------------ test files
 def class_of(path: str) -> str:
     """The class FQN of a test source file (``""`` outside a ``src/test/java`` root)."""
-    i = path.find(TEST_ROOT)
-    if i < 0 or (i > 0 and path[i - 1] != "/") or not path.endswith(".java"):
+    m = _TEST_ROOT.search(path)
+    if m is None or not path.endswith(".java"):
         return ""
-    return path[i + len(TEST_ROOT) : -len(".java")].replace("/", ".")
+    return path[m.end() : -len(".java")].replace("/", ".")
 
 
 def module_of(path: str) -> str:
     """The module directory of a source file (``""`` at the root)."""
-    i = path.find(TEST_ROOT)
-    return path[:i] if i > 0 else ""
+    m = _TEST_ROOT.search(path)
+    return path[: m.start(1)] if m is not None else ""
 
 
 def method_base(name: str) -> str:
@@ -1040,11 +1043,8 @@ def probe_source(path: Path) -> str:
 
 def _source_rel(path: str) -> str:
     """The path of a Java source below its source root (``src/main/java/``, ``src/``...)."""
-    for root in ("src/main/java/", "src/java/", "src/"):
-        i = path.find(root)
-        if i >= 0 and (i == 0 or path[i - 1] == "/"):
-            return path[i + len(root) :]
-    return path
+    m = re.search(r"(?:^|/)src/main/java\d*/", path) or re.search(r"(?:^|/)src/(?:java/)?", path)
+    return path[m.end() :] if m else path
 
 
 def _is_test_source(path: str) -> bool:

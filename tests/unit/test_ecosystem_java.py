@@ -23,6 +23,7 @@ from swe_forge.ecosystems.java import (
     ci_java_versions,
     class_of,
     image_jdk_on_host,
+    module_of,
     pom_info,
     probe_source,
 )
@@ -209,6 +210,21 @@ def test_test_files_and_classes() -> None:
     classifier = PathClassifier(load_config().classify)
     assert classifier.is_test_module(f"{T}FooTest.java")
     assert not classifier.is_test_module(f"{M}FooTest.java")
+
+
+def test_release_specific_test_roots() -> None:
+    # jsoup-2576: tests in src/test/java11, a root its pom adds on JDK 11+ (build-helper).
+    path = "src/test/java11/org/jsoup/helper/HttpClientExecutorTest.java"
+    assert class_of(path) == "org.jsoup.helper.HttpClientExecutorTest"
+    assert JAVA.is_test_file(path)
+    assert JAVA.test_files(_diff(path, ["a"], ["b"])) == [path]
+    assert module_of("core/" + path) == "core/" and module_of(path) == ""
+    assert class_of("src/test/javadoc/org/x/FooTest.java") == ""
+    shadow = _diff(
+        "src/main/java11/org/junit/Assert.java", [], ["package org.junit;"], created=True
+    )
+    found = JAVA.patch_violations(shadow, gold_patch="", read_base=None)
+    assert [v["code"] for v in found] == ["runner_config"]
 
 
 # --------------------------------------------------------------------- Surefire reports
