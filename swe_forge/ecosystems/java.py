@@ -651,17 +651,26 @@ class JavaEcosystem:
             if fp.old_path is None:
                 new.add(cls)
                 continue
+            base = read_base(fp.old_path) if read_base is not None else None
+            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
             for hunk in fp.hunks:
-                current = ""
+                # The method a hunk starts in, when its declaration is above the hunk (a long
+                # data table): read on the base file.
+                current = _enclosing(base_lines, hunk.old_start - 1)[0] if base_lines else ""
                 for tag, body in hunk.lines:
                     line = body.decode("utf-8", "replace").rstrip("\r\n")
                     m = _METHOD.match(line)
-                    if m and m.group(1) not in ("if", "for", "while", "switch", "catch", "return"):
+                    if m and m.group(1) not in _NOT_METHODS:
                         current = m.group(1)
                         if tag == 0x2B:
                             names.add((cls, current))
                     elif tag in (0x2B, 0x2D) and current:
                         names.add((cls, current))
+            # A changed method of the base file that is not a test (a @Parameters table, a
+            # @MethodSource, a helper) changes the tests that use it: every test of the class.
+            for owner, name in list(names):
+                if owner == cls and base_lines and _is_helper(base_lines, name):
+                    new.add(cls)
         return JavaScope(frozenset(names), frozenset(new))
 
     def runner(self, module: str, packages: list[str] | None = None) -> SurefireRunner:
@@ -1019,6 +1028,41 @@ def _tree_digest(root: Path) -> str:
         h.update(str(path.relative_to(root)).encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
+
+
+_NOT_METHODS = ("if", "for", "while", "switch", "catch", "return", "synchronized", "new")
+_TEST_ANNOTATION = re.compile(
+    r"@(?:org\.junit\.(?:jupiter\.api\.|jupiter\.params\.)?)?(Test|ParameterizedTest|"
+    r"RepeatedTest|TestFactory|TestTemplate|Theory)\b"
+)
+
+
+def _enclosing(lines: list[str], index: int) -> tuple[str, int]:
+    """(name, line index) of the nearest method declared at or above ``lines[index]``."""
+    for i in range(min(index, len(lines) - 1), -1, -1):
+        m = _METHOD.match(lines[i])
+        if m and m.group(1) not in _NOT_METHODS:
+            return m.group(1), i
+    return "", -1
+
+
+def _is_helper(lines: list[str], name: str) -> bool:
+    """Is ``name`` declared in ``lines`` as a method without a test annotation?"""
+    for i, line in enumerate(lines):
+        m = _METHOD.match(line)
+        if not m or m.group(1) != name:
+            continue
+        if name.startswith("test"):  # JUnit 3
+            return False
+        j = i - 1
+        head = [line]
+        while j >= 0 and (
+            not lines[j].strip() or lines[j].lstrip().startswith(("@", "//", "*", "/*"))
+        ):
+            head.append(lines[j])
+            j -= 1
+        return not any(_TEST_ANNOTATION.search(h) for h in head)
+    return False
 
 
 def probe_source(path: Path) -> str:

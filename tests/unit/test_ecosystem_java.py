@@ -454,6 +454,54 @@ def test_scope_covers_changed_methods_and_new_classes() -> None:
     assert JAVA.test_files(changed + new) == [f"{T}BarTest.java", f"{T}FooTest.java"]
 
 
+PARAMETERIZED = [
+    "package org.x;",
+    "@RunWith(Parameterized.class)",
+    "public class NpmTest {",
+    "    @Parameters",
+    "    public static Iterable<Object[]> getParameters() {",
+    "        return Arrays.asList(new Object[][] {",
+    *[f'            {{ "1.{i}.0", "1.2", true, }},' for i in range(12)],
+    "        });",
+    "    }",
+    "    @Test",
+    "    public void test() {",
+    "        assertEquals(expected, check(version));",
+    "    }",
+    "    @Test(expected = IllegalStateException.class)",
+    "    public void rejects() {",
+    "        check(null);",
+    "        check(null);",
+    "        check(null);",
+    "        check(null);",
+    "    }",
+    "}",
+]
+
+
+def test_scope_reads_the_enclosing_method_and_whole_class_for_changed_tables() -> None:
+    # semver4j-11: rows added deep in a @Parameters table (no declaration in the hunk).
+    path = f"{T}NpmTest.java"
+    base = "\n".join(PARAMETERIZED) + "\n"
+    patch = (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -14,3 +14,4 @@\n"
+        + "".join(f" {x}\n" for x in PARAMETERIZED[13:16])
+        + '+            { "2.0.1", "1.2", false, },\n'
+    )
+    scope = JAVA.scope(patch, lambda p: base.encode() if p == path else None)
+    assert ("org.x.NpmTest", "getParameters") in scope.names
+    assert scope.covers("org.x.NpmTest::test[13]")
+    # A change inside a test method only (its declaration above the hunk) is that test.
+    inner = (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -27,3 +27,3 @@\n"
+        '         check(null);\n-        check(null);\n+        check("");\n'
+        "         check(null);\n"
+    )
+    scope = JAVA.scope(inner, lambda p: base.encode() if p == path else None)
+    assert scope.names == {("org.x.NpmTest", "rejects")} and not scope.new_classes
+    assert not scope.covers("org.x.NpmTest::test[1]")
+
+
 def test_runner_spec_orders_randomly_and_reports() -> None:
     files = [f"{T}FooTest.java", f"core/{T}BarTest.java"]
     spec = SurefireRunner("g:a").run_spec(files, order_seed=7, hash_seed=0)
