@@ -114,6 +114,9 @@ M2 = "/opt/m2"
 JAVA_PATH_ENV = f"{MAVEN_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REPORTS = "target/surefire-reports"
 TEST_ROOT = "src/test/java/"
+#: Test source roots: ``src/test/java`` and the release-specific roots multi-release projects
+#: add with build-helper (``src/test/java11``: jsoup).
+_TEST_ROOT = re.compile(r"(?:^|/)(src/test/java\d*/)")
 ENV_DOCKERFILE = """\
 FROM {base}
 COPY maven {maven_home}
@@ -265,13 +268,83 @@ def java_release(value: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def choose_jdk(base_date: str, release: str = "") -> tuple[int, str]:
+#: Keys of CI configurations that name the JDKs a project is tested with (GitHub Actions'
+#: ``setup-java`` and matrices, Travis' ``jdk``).
+_CI_JAVA_KEY = re.compile(
+    r"^(\s*)(?:-\s+)?['\"]?(java[-_]?version|java|jdk|jdk[-_]?version|java[-_]?versions?)"
+    r"['\"]?\s*:\s*(.*)$",
+    re.I,
+)
+_CI_JAVA_VALUE = re.compile(
+    r"(?<![\w.$])(?:openjdk|oraclejdk|jdk|temurin|zulu|java)?[-_]?"
+    r"(?:1\.)?(\d{1,2})(?:\.[\dx]+)*(?![\w.])",
+    re.I,
+)
+
+
+def ci_java_versions(files: dict[str, str]) -> list[int]:
+    """The Java feature releases a project's CI configurations (GitHub workflows, Travis)
+    test with: the values of ``java-version``/``java``/``jdk`` keys, inline (``17``,
+    ``[8, 11]``, ``'1.8'``, ``openjdk11``) or as the YAML list under the key."""
+    found: set[int] = set()
+
+    def take(value: str) -> None:
+        value = value.split("#", 1)[0]
+        if "${{" in value:
+            return
+        for m in _CI_JAVA_VALUE.finditer(value):
+            n = int(m.group(1))
+            if 6 <= n <= 40:
+                found.add(n)
+
+    for text in files.values():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            m = _CI_JAVA_KEY.match(line)
+            if not m:
+                continue
+            if m.group(3).strip():
+                take(m.group(3))
+                continue
+            indent = len(m.group(1))
+            for nxt in lines[i + 1 :]:
+                stripped = nxt.strip()
+                if not stripped or stripped.startswith("#"):
+                    continue
+                if len(nxt) - len(nxt.lstrip()) < indent or not stripped.startswith("-"):
+                    break
+                take(stripped[1:])
+    return sorted(found)
+
+
+def ci_files(repo: Any, commit: str) -> dict[str, str]:
+    """The CI configurations at a commit that may name JDKs (path -> text)."""
+    out: dict[str, str] = {}
+    paths = [".travis.yml"] + [
+        f".github/workflows/{name}"
+        for name in sorted(repo.list_dir(commit, ".github/workflows"))
+        if name.endswith((".yml", ".yaml"))
+    ]
+    for path in paths:
+        got = repo.blob_at(commit, path)
+        if got is not None:
+            out[path] = got[1].decode("utf-8", "replace")
+    return out
+
+
+def choose_jdk(base_date: str, release: str = "", ci: Iterable[int] = ()) -> tuple[int, str]:
     """(JDK feature release, Debian release) for a commit made on ``base_date`` whose pom asks
-    for Java ``release``: the newest LTS then, raised to the release asked for, and lowered to
-    11 for sources older than 7 (which JDK 17 no longer compiles)."""
+    for Java ``release`` and whose CI tests with the JDKs ``ci``: the newest LTS then, but no
+    newer than the newest JDK the CI tests with (the oldest we have when that is older: a
+    project tested on Java 8 only often builds with tools, such as an old Error Prone, that
+    newer JDKs break), raised to the release asked for, and lowered to 11 for sources older
+    than 7 (which JDK 17 no longer compiles)."""
     day = base_date[:10]
     released = [r for r in JDK_RELEASES if r[1] <= day] or [JDK_RELEASES[0]]
     choice = released[-1]
+    tested = max(ci, default=0)
+    if tested:
+        choice = ([r for r in released if r[0] <= tested] or [JDK_RELEASES[0]])[-1]
     wanted = java_release(release)
     if wanted > choice[0]:
         later = [r for r in JDK_RELEASES if r[0] >= wanted]
@@ -321,6 +394,67 @@ def host_java_home(jdk: int) -> str:
         if version >= jdk:
             return home
     return found[-1][1]
+
+
+def image_jdk_on_host(engine: Any, image: str, jdk: int, cache: Path) -> str:
+    """JAVA_HOME of the image's own JDK copied to the host ("" when it does not run here).
+
+    The host resolution compiles the project: with another JDK than the image's, build tools
+    tied to a JDK (an old Error Prone reading JDK 17's class files, say) fail on the host
+    although the image builds. Debian's JDK is relocated: its links into
+    ``/etc/java-N-openjdk`` point into the copy; the trust store stays the host's (the
+    downloads are the host's). A JDK built for a newer C library than the host's does not
+    start; the host's own JDK is used then."""
+    name = f"java-{jdk}-openjdk-amd64"
+    info = engine.image(image)
+    image_id = info.id if info is not None else image
+    root = cache / "java" / "jdk" / hashlib.sha256(f"{image_id}:{jdk}".encode()).hexdigest()[:16]
+    home = root / "usr" / "lib" / "jvm" / name
+    ok, bad = root / ".ok", root / ".does-not-run"
+    if bad.exists():
+        return ""
+    if not ok.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        keep = (f"usr/lib/jvm/{name}/", f"etc/java-{jdk}-openjdk/")
+        for member, data in engine.export(image):
+            path = member.name.lstrip("./")
+            if not path.startswith(keep) or ".." in Path(path).parts:
+                continue
+            dest = root / path
+            if member.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+            elif member.issym():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                target = member.linkname
+                if target.startswith("/") and not target.startswith("/etc/ssl/"):
+                    target = os.path.relpath(root / target.lstrip("/"), dest.parent)
+                dest.unlink(missing_ok=True)
+                dest.symlink_to(target)
+            elif member.isfile() and data is not None:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with dest.open("wb") as fh:
+                    shutil.copyfileobj(data, fh)
+                dest.chmod(member.mode & 0o755 | 0o644)
+        try:
+            runs = (
+                subprocess.run(
+                    [str(home / "bin" / "java"), "-version"],
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                ).returncode
+                == 0
+            )
+        except OSError:
+            runs = False
+        if not runs:
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            bad.touch()
+            return ""
+        ok.touch()
+    return str(home)
 
 
 def fetch_maven(version: str, sha512: str, cache: Path) -> Path:
@@ -376,16 +510,16 @@ def _mvn(
 # ------------------------------------------------------------------------------ test files
 def class_of(path: str) -> str:
     """The class FQN of a test source file (``""`` outside a ``src/test/java`` root)."""
-    i = path.find(TEST_ROOT)
-    if i < 0 or (i > 0 and path[i - 1] != "/") or not path.endswith(".java"):
+    m = _TEST_ROOT.search(path)
+    if m is None or not path.endswith(".java"):
         return ""
-    return path[i + len(TEST_ROOT) : -len(".java")].replace("/", ".")
+    return path[m.end() : -len(".java")].replace("/", ".")
 
 
 def module_of(path: str) -> str:
     """The module directory of a source file (``""`` at the root)."""
-    i = path.find(TEST_ROOT)
-    return path[:i] if i > 0 else ""
+    m = _TEST_ROOT.search(path)
+    return path[: m.start(1)] if m is not None else ""
 
 
 def method_base(name: str) -> str:
@@ -517,17 +651,26 @@ class JavaEcosystem:
             if fp.old_path is None:
                 new.add(cls)
                 continue
+            base = read_base(fp.old_path) if read_base is not None else None
+            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
             for hunk in fp.hunks:
-                current = ""
+                # The method a hunk starts in, when its declaration is above the hunk (a long
+                # data table): read on the base file.
+                current = _enclosing(base_lines, hunk.old_start - 1)[0] if base_lines else ""
                 for tag, body in hunk.lines:
                     line = body.decode("utf-8", "replace").rstrip("\r\n")
                     m = _METHOD.match(line)
-                    if m and m.group(1) not in ("if", "for", "while", "switch", "catch", "return"):
+                    if m and m.group(1) not in _NOT_METHODS:
                         current = m.group(1)
                         if tag == 0x2B:
                             names.add((cls, current))
                     elif tag in (0x2B, 0x2D) and current:
                         names.add((cls, current))
+            # A changed method of the base file that is not a test (a @Parameters table, a
+            # @MethodSource, a helper) changes the tests that use it: every test of the class.
+            for owner, name in list(names):
+                if owner == cls and base_lines and _is_helper(base_lines, name):
+                    new.add(cls)
         return JavaScope(frozenset(names), frozenset(new))
 
     def runner(self, module: str, packages: list[str] | None = None) -> SurefireRunner:
@@ -690,7 +833,8 @@ class JavaEcosystem:
             info = pom_info(got[1].decode("utf-8", "replace"))
             module = f"{info['group']}:{info['artifact']}".strip(":")
             date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-            jdk, distro = choose_jdk(date, info["release"])
+            ci = ci_java_versions(ci_files(repo, candidate.base_commit))
+            jdk, distro = choose_jdk(date, info["release"], ci)
             maven_version, maven_sha = choose_maven(date)
             env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
             rec.project_name = module
@@ -698,6 +842,7 @@ class JavaEcosystem:
                 "ecosystem": "java",
                 "module": module,
                 "java_release": info["release"],
+                "ci_java": ci,
                 "toolchain": f"openjdk-{jdk}+maven-{maven_version}+surefire-{SUREFIRE}",
                 "toolchain_source": f"debian {distro} {jdk_package(jdk)}; Maven Central "
                 f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 {maven_sha[:16]}...)",
@@ -727,7 +872,8 @@ class JavaEcosystem:
                 ctx = Path(tmp)
                 m2 = ctx / "m2"
                 m2.mkdir()
-                self._resolve(repo, candidate, maven, host_java_home(jdk), ctx, m2)
+                jhome = image_jdk_on_host(builder.engine, base.tag, jdk, builder.cache)
+                self._resolve(repo, candidate, maven, jhome or host_java_home(jdk), ctx, m2)
                 rec.lock_digest = digest_text(
                     f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
                 )
@@ -884,6 +1030,41 @@ def _tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+_NOT_METHODS = ("if", "for", "while", "switch", "catch", "return", "synchronized", "new")
+_TEST_ANNOTATION = re.compile(
+    r"@(?:org\.junit\.(?:jupiter\.api\.|jupiter\.params\.)?)?(Test|ParameterizedTest|"
+    r"RepeatedTest|TestFactory|TestTemplate|Theory)\b"
+)
+
+
+def _enclosing(lines: list[str], index: int) -> tuple[str, int]:
+    """(name, line index) of the nearest method declared at or above ``lines[index]``."""
+    for i in range(min(index, len(lines) - 1), -1, -1):
+        m = _METHOD.match(lines[i])
+        if m and m.group(1) not in _NOT_METHODS:
+            return m.group(1), i
+    return "", -1
+
+
+def _is_helper(lines: list[str], name: str) -> bool:
+    """Is ``name`` declared in ``lines`` as a method without a test annotation?"""
+    for i, line in enumerate(lines):
+        m = _METHOD.match(line)
+        if not m or m.group(1) != name:
+            continue
+        if name.startswith("test"):  # JUnit 3
+            return False
+        j = i - 1
+        head = [line]
+        while j >= 0 and (
+            not lines[j].strip() or lines[j].lstrip().startswith(("@", "//", "*", "/*"))
+        ):
+            head.append(lines[j])
+            j -= 1
+        return not any(_TEST_ANNOTATION.search(h) for h in head)
+    return False
+
+
 def probe_source(path: Path) -> str:
     """A passing test class ``path`` in the package and framework (JUnit 4 or 5) of a test
     class beside it ("" when none is found)."""
@@ -906,11 +1087,8 @@ def probe_source(path: Path) -> str:
 
 def _source_rel(path: str) -> str:
     """The path of a Java source below its source root (``src/main/java/``, ``src/``...)."""
-    for root in ("src/main/java/", "src/java/", "src/"):
-        i = path.find(root)
-        if i >= 0 and (i == 0 or path[i - 1] == "/"):
-            return path[i + len(root) :]
-    return path
+    m = re.search(r"(?:^|/)src/main/java\d*/", path) or re.search(r"(?:^|/)src/(?:java/)?", path)
+    return path[m.end() :] if m else path
 
 
 def _is_test_source(path: str) -> bool:

@@ -3,8 +3,10 @@ against Maven's console, canaries, guards, capabilities and scope."""
 
 from __future__ import annotations
 
+import io
 import os
 import random
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,10 @@ from swe_forge.ecosystems.java import (
     SurefireRunner,
     choose_jdk,
     choose_maven,
+    ci_java_versions,
     class_of,
+    image_jdk_on_host,
+    module_of,
     pom_info,
     probe_source,
 )
@@ -55,6 +60,108 @@ def _diff(path: str, old: list[str], new: list[str], *, created: bool = False) -
 )
 def test_jdk_by_date_and_release(date: str, release: str, want: tuple[int, str]) -> None:
     assert choose_jdk(date, release) == want
+
+
+WORKFLOW = """\
+jobs:
+  build:
+    strategy:
+      matrix:
+        java-version:
+          - 8
+          - '11'   # LTS
+        os: [ubuntu-latest]
+    steps:
+      - uses: actions/setup-java@v4
+        with:
+          java-version: ${{ matrix.java-version }}
+          java-package: jdk
+          distribution: temurin
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "want"),
+    [
+        ({"w.yml": WORKFLOW}, [8, 11]),
+        ({".travis.yml": "language: java\njdk:\n  - openjdk8\n  - oraclejdk11\n"}, [8, 11]),
+        ({"w.yml": "      matrix:\n        java: [ 11, 17, 21 ]\n"}, [11, 17, 21]),
+        ({"w.yml": "          java-version: 1.8\n", "v.yml": "  jdk: '17.0.2'\n"}, [8, 17]),
+        ({"w.yml": "      - run: mvn -B verify\n        distribution: zulu\n"}, []),
+    ],
+)
+def test_ci_java_versions(files: dict[str, str], want: list[int]) -> None:
+    assert ci_java_versions(files) == want
+
+
+@pytest.mark.parametrize(
+    ("date", "release", "ci", "want"),
+    [
+        # javapoet (2024): tested on Java 8 only, Error Prone 2.3.1 fails on JDK 21's classes.
+        ("2024-01-16", "1.8", [8], (11, "bullseye")),
+        ("2024-01-16", "1.8", [8, 11, 17], (17, "bookworm")),
+        ("2024-01-16", "", [17, 21, 25], (21, "trixie")),
+        ("2024-01-16", "17", [8], (17, "bookworm")),
+        ("2020-01-16", "", [8, 11, 14], (11, "bullseye")),
+    ],
+)
+def test_jdk_no_newer_than_the_ci_tests_with(
+    date: str, release: str, ci: list[int], want: tuple[int, str]
+) -> None:
+    assert choose_jdk(date, release, ci) == want
+
+
+class _ExportEngine:
+    """An engine whose image is a tiny Debian-like JDK (bin/java is a shell script)."""
+
+    def __init__(self, java_exit: int) -> None:
+        self.java_exit = java_exit
+        self.exports = 0
+
+    def image(self, ref: str) -> None:
+        return None
+
+    def export(self, image: str):  # type: ignore[no-untyped-def]
+        self.exports += 1
+        home = "usr/lib/jvm/java-11-openjdk-amd64"
+        members: list[tuple[str, str, bytes]] = [
+            ("dir", home, b""),
+            ("file", f"{home}/bin/java", f"#!/bin/sh\nexit {self.java_exit}\n".encode()),
+            ("link", f"{home}/lib/jvm.cfg", b"/etc/java-11-openjdk/jvm-amd64.cfg"),
+            ("link", f"{home}/lib/security/cacerts", b"/etc/ssl/certs/java/cacerts"),
+            ("file", "etc/java-11-openjdk/jvm-amd64.cfg", b"-server KNOWN\n"),
+            ("file", "etc/passwd", b"root:x:0:0\n"),
+        ]
+        for kind, name, data in members:
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                yield info, None
+            elif kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, data.decode()
+                yield info, None
+            else:
+                info.size, info.mode = len(data), 0o755
+                yield info, io.BytesIO(data)
+
+
+def test_image_jdk_is_relocated_to_the_host(tmp_path: Path) -> None:
+    engine = _ExportEngine(0)
+    home = Path(image_jdk_on_host(engine, "base:jdk11", 11, tmp_path))
+    assert home.name == "java-11-openjdk-amd64" and (home / "bin" / "java").is_file()
+    # Links into /etc/java-11-openjdk point into the copy; the trust store stays the host's.
+    assert (home / "lib" / "jvm.cfg").read_text() == "-server KNOWN\n"
+    assert os.readlink(home / "lib" / "security" / "cacerts") == "/etc/ssl/certs/java/cacerts"
+    assert not list(tmp_path.rglob("passwd"))
+    assert image_jdk_on_host(engine, "base:jdk11", 11, tmp_path) == str(home)
+    assert engine.exports == 1
+
+
+def test_image_jdk_that_does_not_run_here_is_not_used(tmp_path: Path) -> None:
+    engine = _ExportEngine(1)
+    assert image_jdk_on_host(engine, "base:jdk21", 11, tmp_path) == ""
+    assert image_jdk_on_host(engine, "base:jdk21", 11, tmp_path) == ""
+    assert engine.exports == 1
 
 
 def test_jdk_newer_than_any_pinned_is_a_build_error() -> None:
@@ -103,6 +210,21 @@ def test_test_files_and_classes() -> None:
     classifier = PathClassifier(load_config().classify)
     assert classifier.is_test_module(f"{T}FooTest.java")
     assert not classifier.is_test_module(f"{M}FooTest.java")
+
+
+def test_release_specific_test_roots() -> None:
+    # jsoup-2576: tests in src/test/java11, a root its pom adds on JDK 11+ (build-helper).
+    path = "src/test/java11/org/jsoup/helper/HttpClientExecutorTest.java"
+    assert class_of(path) == "org.jsoup.helper.HttpClientExecutorTest"
+    assert JAVA.is_test_file(path)
+    assert JAVA.test_files(_diff(path, ["a"], ["b"])) == [path]
+    assert module_of("core/" + path) == "core/" and module_of(path) == ""
+    assert class_of("src/test/javadoc/org/x/FooTest.java") == ""
+    shadow = _diff(
+        "src/main/java11/org/junit/Assert.java", [], ["package org.junit;"], created=True
+    )
+    found = JAVA.patch_violations(shadow, gold_patch="", read_base=None)
+    assert [v["code"] for v in found] == ["runner_config"]
 
 
 # --------------------------------------------------------------------- Surefire reports
@@ -330,6 +452,54 @@ def test_scope_covers_changed_methods_and_new_classes() -> None:
     assert not scope.covers("org.x.FooTest::other")
     assert scope.covers("org.x.BarTest::anything") and scope.covers("org.x.BarTest$Inner::x")
     assert JAVA.test_files(changed + new) == [f"{T}BarTest.java", f"{T}FooTest.java"]
+
+
+PARAMETERIZED = [
+    "package org.x;",
+    "@RunWith(Parameterized.class)",
+    "public class NpmTest {",
+    "    @Parameters",
+    "    public static Iterable<Object[]> getParameters() {",
+    "        return Arrays.asList(new Object[][] {",
+    *[f'            {{ "1.{i}.0", "1.2", true, }},' for i in range(12)],
+    "        });",
+    "    }",
+    "    @Test",
+    "    public void test() {",
+    "        assertEquals(expected, check(version));",
+    "    }",
+    "    @Test(expected = IllegalStateException.class)",
+    "    public void rejects() {",
+    "        check(null);",
+    "        check(null);",
+    "        check(null);",
+    "        check(null);",
+    "    }",
+    "}",
+]
+
+
+def test_scope_reads_the_enclosing_method_and_whole_class_for_changed_tables() -> None:
+    # semver4j-11: rows added deep in a @Parameters table (no declaration in the hunk).
+    path = f"{T}NpmTest.java"
+    base = "\n".join(PARAMETERIZED) + "\n"
+    patch = (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -14,3 +14,4 @@\n"
+        + "".join(f" {x}\n" for x in PARAMETERIZED[13:16])
+        + '+            { "2.0.1", "1.2", false, },\n'
+    )
+    scope = JAVA.scope(patch, lambda p: base.encode() if p == path else None)
+    assert ("org.x.NpmTest", "getParameters") in scope.names
+    assert scope.covers("org.x.NpmTest::test[13]")
+    # A change inside a test method only (its declaration above the hunk) is that test.
+    inner = (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -27,3 +27,3 @@\n"
+        '         check(null);\n-        check(null);\n+        check("");\n'
+        "         check(null);\n"
+    )
+    scope = JAVA.scope(inner, lambda p: base.encode() if p == path else None)
+    assert scope.names == {("org.x.NpmTest", "rejects")} and not scope.new_classes
+    assert not scope.covers("org.x.NpmTest::test[1]")
 
 
 def test_runner_spec_orders_randomly_and_reports() -> None:
