@@ -29,7 +29,7 @@ bash scripts/ensure-docker.sh
 echo "==> building hermetic images (base: debootstrap, about a minute the first time; env and instances: no network)"
 "$SF" images build "$OUT/candidates.jsonl" -o "$OUT/images.jsonl"
 echo "==> admitting: 3 runs before and 3 after the gold patch per candidate, fresh containers, no network"
-"$SF" admit "$OUT/candidates.jsonl" --images "$OUT/images.jsonl" -o "$OUT/tasks.jsonl" --rejected "$OUT/admit-rejected.jsonl"
+"$SF" admit "$OUT/candidates.jsonl" --images "$OUT/images.jsonl" -o "$OUT/tasks.jsonl" --rejected "$OUT/admit-rejected.jsonl" --restart
 echo
 echo "==> the funnel"
 "$SF" report "$OUT/candidates.jsonl" "$OUT/rejected.jsonl" "$OUT/tasks.jsonl" "$OUT/admit-rejected.jsonl"
