@@ -53,6 +53,7 @@ from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
+    from swe_forge.gates.runner import RunResult
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
@@ -106,6 +107,9 @@ _TOOLCHAIN_DIRECTIVE = re.compile(r"^toolchain\s+go(\d+\.\d+(?:\.\d+)?)\s*$", re
 _MODULE = re.compile(r"^module\s+(\S+)", re.M)
 _PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
+# A panic as the runtime prints it: the value, then the goroutine dump (the harness keeps the
+# first lines of a failed test's output, without blank ones).
+_GO_PANIC = re.compile(r"^panic: .*\n(?:.*\n)*?goroutine \d+ \[", re.M)
 
 #: What a candidate's Go code may not newly use (see the module docstring).
 CAPABILITIES: dict[str, re.Pattern[str]] = {
@@ -296,6 +300,20 @@ class GoRunner:
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The command as one shell line (recorded in manifests)."""
         return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
+
+    def settle(self, result: RunResult) -> None:
+        """Mark the packages whose test binary a panicking test took down as crashed.
+
+        ``testing`` reports a test that panics as failed, then panics again and the binary
+        dies: the tests the shuffled order put after it were not run, so a run that did not
+        reach them says nothing about them (not flaky; see ``gates.gate._observed``). A test
+        that exits the process (``os.Exit``) is recognised by the harness already (it has no
+        outcome at all)."""
+        crashed = set(result.crashed)
+        for key, message in result.messages.items():
+            if result.tests.get(key) == "failed" and _GO_PANIC.search(message):
+                crashed.add(key.split("::", 1)[0])
+        result.crashed = sorted(crashed)
 
     def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""

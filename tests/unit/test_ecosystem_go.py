@@ -20,6 +20,7 @@ from swe_forge.ecosystems.go import (
 )
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+from swe_forge.gates.runner import RunResult
 from swe_forge.mining.classify import FileKind, PathClassifier
 
 GO = GoEcosystem()
@@ -286,6 +287,38 @@ def test_parse_marks_a_package_whose_binary_died_as_crashed() -> None:
     )
     ev = polyglot.parse({"format": "go-test-json", "module": "m", "packages": ["a"]}, died)
     assert ev["crashed"] == ["a"]
+
+
+def test_a_test_that_panics_takes_its_package_down() -> None:
+    # testing reports the panicking test failed, then the binary dies: what the shuffle put
+    # after it never ran (pflag: a flag redefined on the global set panics in one order).
+    runner = GO.runner("m")
+    dump = "panic: unable to redefine 'b' shorthand [recovered]\ngoroutine 95 [running]:"
+    result = RunResult(
+        "before",
+        0,
+        0,
+        "ok",
+        1,
+        0.1,
+        tests={"a::TestBoolP": "failed", "a::TestOther": "passed", "b::TestLog": "failed"},
+        messages={"a::TestBoolP": dump, "b::TestLog": "bool_test.go:9: panic: is a word here"},
+    )
+    runner.settle(result)
+    assert result.crashed == ["a"]
+    # A failure that is not a panic, or a panic message on a test that passed, is no crash.
+    calm = RunResult(
+        "before",
+        0,
+        0,
+        "ok",
+        1,
+        0.1,
+        tests={"a::TestX": "passed", "a::TestY": "failed"},
+        messages={"a::TestX": dump, "a::TestY": "x_test.go:3: got 1, want 2"},
+    )
+    runner.settle(calm)
+    assert calm.crashed == []
 
 
 def test_a_go_repository_from_before_modules_is_go_not_python() -> None:
