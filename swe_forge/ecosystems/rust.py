@@ -71,6 +71,7 @@ from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
+    from swe_forge.gates.runner import RunResult
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
@@ -152,6 +153,7 @@ directory = "{vendor}"
 offline = true
 """
 ENV_DOCKERFILE = """\
+# vendored crates made world-readable on the host
 FROM {base}
 COPY rust {root}
 COPY cargo {cargo}
@@ -654,6 +656,21 @@ class RustRunner:
         """The command as one shell line (recorded in manifests)."""
         return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
 
+    def settle(self, result: RunResult) -> None:
+        """Mark the targets whose test binary died mid-run as crashed.
+
+        The harness reports a target whose suite started but never ended as a collection
+        error. When some of its tests were reported, the binary was built and ran: it died
+        (an abort, a double panic, a signal) at a point the shuffled order and the threads
+        decide, so the tests it had not reported were not run in this run and say nothing
+        about flakiness (``gates.gate._observed``). Which test killed it libtest does not
+        say (several run at once), so none of them is marked failed here."""
+        crashed = set(result.crashed)
+        for target in result.collect_errors:
+            if any(key.startswith(target + "::") for key in result.tests):
+                crashed.add(target)
+        result.crashed = sorted(crashed)
+
     def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         return {
@@ -1064,6 +1081,9 @@ class RustEcosystem:
                 raise BuildError(f"cargo vendor failed:\n{tail}")
         recipe["vendor_cargo"] = used
         (cargo_dir / "vendor").mkdir(exist_ok=True)
+        # Crates keep their archives' modes, and some ship owner-only files (magenta 0.1.1's
+        # are 0640): the tests run as another user and cargo must read every vendored crate.
+        _world_readable(cargo_dir / "vendor")
         # The test targets as cargo will see them with both patches applied (a [[test]]
         # entry the gold patch adds, its required features, shared helper modules).
         recipe["harness"] = {"layout": scan_targets(gold_tree)}
@@ -1104,6 +1124,20 @@ class RustEcosystem:
             log_path=builder.log_dir / f"env-rust-{lock[:16]}.log",
         )
         return tag, built.id, time.perf_counter() - start
+
+
+def _world_readable(root: Path) -> None:
+    """Everything below ``root`` readable (and directories searchable) by every user; the
+    owner's write and execute bits are kept, nobody else gets write."""
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode & 0o7777
+        wanted = (mode | 0o555 if path.is_dir() else mode | 0o444) & ~0o022
+        if path.is_file() and mode & 0o100:
+            wanted |= 0o111
+        if wanted != mode:
+            path.chmod(wanted)
 
 
 def _feature_builds(recipe: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from swe_forge.ecosystems.rust import (
     RustEcosystem,
     RustRunner,
     _feature_builds,
+    _world_readable,
     cargo_info,
     choose_toolchain,
     lock_argv,
@@ -25,6 +26,7 @@ from swe_forge.ecosystems.rust import (
 )
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+from swe_forge.gates.runner import RunResult
 
 ECO = RustEcosystem()
 
@@ -482,3 +484,39 @@ def test_protect_locks_the_test_trees_and_manifests() -> None:
     p = ECO.protect(diff("tests/words/main.rs", [], ["fn a() {}"], create=True))
     assert "tests/words/main.rs" in p["files"] and "Cargo.toml" in p["files"]
     assert p["trees"] == ["tests"]
+
+
+def test_a_target_whose_binary_died_mid_run_is_crashed_not_a_build_failure() -> None:
+    # http's header_map.rs aborts on a double drop before the fix: the tests it had not
+    # reported yet (the shuffle and the threads decide which) were not run.
+    result = RunResult(
+        "before",
+        0,
+        0,
+        "ok",
+        101,
+        0.1,
+        tests={"tests/header_map.rs::smoke": "passed", "tests/other.rs::a": "passed"},
+        collect_errors={"tests/header_map.rs": "error", "tests/broken.rs": "error"},
+    )
+    RustRunner("m").settle(result)
+    # tests/broken.rs reported nothing: it did not compile (or died first), no crash known.
+    assert result.crashed == ["tests/header_map.rs"]
+    assert set(result.collect_errors) == {"tests/header_map.rs", "tests/broken.rs"}
+
+
+def test_vendored_crates_become_readable_by_the_test_user(tmp_path: Path) -> None:
+    crate = tmp_path / "vendor" / "magenta-0.1.1"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text("[package]\n")
+    (crate / "Cargo.toml").chmod(0o640)
+    (crate / "build.sh").write_text("#!/bin/sh\n")
+    (crate / "build.sh").chmod(0o700)
+    (crate / "src").chmod(0o750)
+    (crate / "open.rs").write_text("")
+    (crate / "open.rs").chmod(0o666)
+    _world_readable(tmp_path / "vendor")
+    assert (crate / "Cargo.toml").stat().st_mode & 0o777 == 0o644
+    assert (crate / "build.sh").stat().st_mode & 0o777 == 0o755
+    assert (crate / "src").stat().st_mode & 0o777 == 0o755
+    assert (crate / "open.rs").stat().st_mode & 0o777 == 0o644
