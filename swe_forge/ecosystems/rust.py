@@ -727,8 +727,12 @@ class RustEcosystem:
                 continue
             if fp.old_path is None and root == fp.new_path:
                 new_files.add(root)
+            base = read_base(fp.old_path) if read_base is not None and fp.old_path else None
+            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
             for hunk in fp.hunks:
-                current = ""
+                # The function a hunk starts in, when its declaration is above the hunk (one
+                # long test, as glob's tests/glob-std.rs `main`): read on the base file.
+                current = _enclosing_fn(base_lines, hunk.old_start - 1)
                 for tag, body in hunk.lines:
                     line = body.decode("utf-8", "replace")
                     m = _TEST_FN.match(line)
@@ -1124,6 +1128,19 @@ class RustEcosystem:
             log_path=builder.log_dir / f"env-rust-{lock[:16]}.log",
         )
         return tag, built.id, time.perf_counter() - start
+
+
+def _enclosing_fn(lines: list[str], index: int) -> str:
+    """The function ``lines[index]`` is in: the nearest ``fn`` at or above it, unless a
+    top-level closing brace ends it first ("" between or before functions)."""
+    for i in range(min(index, len(lines) - 1), -1, -1):
+        line = lines[i]
+        m = _TEST_FN.match(line)
+        if m:
+            return m.group(1)
+        if i < index and line.rstrip() == "}" and not line.startswith((" ", "\t")):
+            return ""
+    return ""
 
 
 def _world_readable(root: Path) -> None:

@@ -480,6 +480,40 @@ def test_scope_covers_changed_and_new_tests() -> None:
     assert scope.covers("tests/words/main.rs::anything")
 
 
+def test_scope_reads_the_function_a_hunk_starts_in_from_the_base_file() -> None:
+    # glob's tests/glob-std.rs is one long `fn main`: a hunk deep inside it shows no `fn`.
+    base = "\n".join(
+        [
+            "#[test]",
+            "fn main() {",
+            *[f"    check({i});" for i in range(40)],
+            "}",
+            "",
+            "fn helper() {",
+            "    todo!()",
+            "}",
+            "",
+        ]
+    ).encode()
+    inside = (
+        "diff --git a/tests/glob-std.rs b/tests/glob-std.rs\n"
+        "--- a/tests/glob-std.rs\n+++ b/tests/glob-std.rs\n"
+        "@@ -30,2 +30,3 @@\n     check(27);\n+    check(99);\n     check(28);\n"
+    )
+    read = {"tests/glob-std.rs": base}.get
+    assert ECO.scope(inside, read).covers("tests/glob-std.rs::main")
+    # Without the base file the hunk is in no known function.
+    assert not ECO.scope(inside).covers("tests/glob-std.rs::main")
+    # A hunk after main's closing brace, before the next function, is in none.
+    between = (
+        "diff --git a/tests/glob-std.rs b/tests/glob-std.rs\n"
+        "--- a/tests/glob-std.rs\n+++ b/tests/glob-std.rs\n"
+        "@@ -44,2 +44,3 @@\n \n+// a comment\n fn helper() {\n"
+    )
+    scope = ECO.scope(between, read)
+    assert not scope.covers("tests/glob-std.rs::main")
+
+
 def test_protect_locks_the_test_trees_and_manifests() -> None:
     p = ECO.protect(diff("tests/words/main.rs", [], ["fn a() {}"], create=True))
     assert "tests/words/main.rs" in p["files"] and "Cargo.toml" in p["files"]
