@@ -710,8 +710,14 @@ class RustEcosystem:
         )
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> RustScope:
-        """Functions the test patch declares or whose bodies it changes, per target file."""
-        from swe_forge.diffs import DiffParseError, parse_diff
+        """Functions the test patch declares or whose bodies it changes, per target file.
+
+        With the base file, read on the patched file: a changed line belongs to every
+        function it is nested in (a test often declares helper functions inside itself, as
+        glob's one long ``main`` does), found by indentation. Without it, only what the
+        hunks themselves show counts."""
+        from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+        from swe_forge.gates.scope import _touched_lines
 
         names: set[tuple[str, str]] = set()
         new_files: set[str] = set()
@@ -728,11 +734,19 @@ class RustEcosystem:
             if fp.old_path is None and root == fp.new_path:
                 new_files.add(root)
             base = read_base(fp.old_path) if read_base is not None and fp.old_path else None
-            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
+            if base is not None:
+                try:
+                    text = apply_file_patch(base, fp).decode("utf-8", "replace")
+                except PatchApplyError:
+                    text = None
+                if text is not None:
+                    lines = text.splitlines()
+                    for n in sorted(_touched_lines(fp)):
+                        if 1 <= n <= len(lines) and lines[n - 1].strip():
+                            names.update((root, f) for f in _enclosing_fns(lines, n - 1))
+                    continue
             for hunk in fp.hunks:
-                # The function a hunk starts in, when its declaration is above the hunk (one
-                # long test, as glob's tests/glob-std.rs `main`): read on the base file.
-                current = _enclosing_fn(base_lines, hunk.old_start - 1)
+                current = ""
                 for tag, body in hunk.lines:
                     line = body.decode("utf-8", "replace")
                     m = _TEST_FN.match(line)
@@ -1130,17 +1144,29 @@ class RustEcosystem:
         return tag, built.id, time.perf_counter() - start
 
 
-def _enclosing_fn(lines: list[str], index: int) -> str:
-    """The function ``lines[index]`` is in: the nearest ``fn`` at or above it, unless a
-    top-level closing brace ends it first ("" between or before functions)."""
-    for i in range(min(index, len(lines) - 1), -1, -1):
-        line = lines[i]
+def _enclosing_fns(lines: list[str], index: int) -> list[str]:
+    """The functions ``lines[index]`` is in, innermost first (itself when it declares one).
+
+    By indentation, as rustfmt lays code out: a function encloses the line when every
+    non-blank line from its declaration down to the line is indented deeper than it (its
+    closing brace, at its own indentation, would end it)."""
+    found: list[str] = []
+    deepest = len(lines[index]) - len(lines[index].lstrip())
+    m = _TEST_FN.match(lines[index])
+    if m:
+        found.append(m.group(1))
+    for j in range(index - 1, -1, -1):
+        line = lines[j]
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
         m = _TEST_FN.match(line)
-        if m:
-            return m.group(1)
-        if i < index and line.rstrip() == "}" and not line.startswith((" ", "\t")):
-            return ""
-    return ""
+        if m and indent < deepest:
+            found.append(m.group(1))
+        deepest = min(deepest, indent)
+        if deepest == 0 and not m:
+            break
+    return found
 
 
 def _world_readable(root: Path) -> None:

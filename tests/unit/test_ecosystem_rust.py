@@ -514,6 +514,35 @@ def test_scope_reads_the_function_a_hunk_starts_in_from_the_base_file() -> None:
     assert not scope.covers("tests/glob-std.rs::main")
 
 
+def test_a_line_belongs_to_every_function_it_is_nested_in() -> None:
+    # glob-128: main declares helper functions of its own; a hunk after them is main's.
+    base = "\n".join(
+        [
+            "#[test]",
+            "fn main() {",
+            "    fn glob_vec(p: &str) -> Vec<u8> {",
+            "        vec![]",
+            "    }",
+            "",
+            *[f"    check({i});" for i in range(30)],
+            "}",
+            "",
+        ]
+    ).encode()
+    patch = (
+        "diff --git a/tests/glob-std.rs b/tests/glob-std.rs\n"
+        "--- a/tests/glob-std.rs\n+++ b/tests/glob-std.rs\n"
+        "@@ -3,3 +3,6 @@ fn main() {\n"
+        "     fn glob_vec(p: &str) -> Vec<u8> {\n         vec![]\n     }\n"
+        "+    fn glob_with_vec(p: &str) -> Vec<u8> {\n+        vec![1]\n+    }\n"
+        "@@ -30,2 +33,3 @@ fn main() {\n     check(23);\n+    check(99);\n     check(24);\n"
+    )
+    scope = ECO.scope(patch, {"tests/glob-std.rs": base}.get)
+    assert scope.covers("tests/glob-std.rs::main")
+    assert scope.covers("tests/glob-std.rs::glob_with_vec")
+    assert not scope.covers("tests/glob-std.rs::glob_vec")
+
+
 def test_protect_locks_the_test_trees_and_manifests() -> None:
     p = ECO.protect(diff("tests/words/main.rs", [], ["fn a() {}"], create=True))
     assert "tests/words/main.rs" in p["files"] and "Cargo.toml" in p["files"]
