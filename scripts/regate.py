@@ -49,9 +49,19 @@ def main(argv: list[str] | None = None) -> int:
         if cand is None:
             continue
         results = [RunResult(**{k: v for k, v in x.items() if k != "tampered"}) for x in runs]
-        v = classify(
-            results, admitter.gate, gate_test_files(cand, admitter.classifier), admitter.scope(cand)
-        )
+        # The adapter of the candidate's repository judges its own test ids (Go, Rust, JS,
+        # Java); Python keeps pytest's scope.
+        eco = admitter.ecosystem(cand)
+        if eco is None:
+            files, scope = gate_test_files(cand, admitter.classifier), admitter.scope(cand)
+        else:
+            files = eco.test_files(cand.test_patch)
+            scope = eco.scope(cand.test_patch, admitter._base_reader(cand))
+            settle = getattr(eco.runner(""), "settle", None)
+            for r in results if settle is not None else ():
+                if r.status == "ok":
+                    settle(r)  # what the runner now tells from outcomes (crashed binaries)
+        v = classify(results, admitter.gate, files, scope)
         now = "admitted" if v.admitted else v.reason
         moves[f"{was} -> {now}"] += 1
         print(
