@@ -20,11 +20,13 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable, Iterable
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from swe_forge.diffs import DiffParseError, parse_diff
-from swe_forge.errors import UsageError
+from swe_forge.diffs import DiffParseError, FilePatch, parse_diff
+from swe_forge.errors import BuildError, UsageError
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
@@ -143,38 +145,135 @@ def for_runner(runner: str) -> Ecosystem | None:
 # ------------------------------------------------------------------------------ shared helpers
 
 
+#: The tags of added and removed lines in a parsed hunk.
+ADDED, REMOVED = 0x2B, 0x2D  # "+", "-"
+
+
+def parse_patch(patch: str) -> list[FilePatch]:
+    """The file patches of a diff ([] when it does not parse)."""
+    try:
+        return parse_diff(patch)
+    except DiffParseError:
+        return []
+
+
 def added_lines(patch: str, keep: Callable[[str], bool]) -> dict[str, list[str]]:
     """Path -> lines a patch adds, for the new paths ``keep`` accepts."""
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return {}
     out: dict[str, list[str]] = {}
-    for fp in parsed:
+    for fp in parse_patch(patch):
         path = fp.new_path
         if not path or not keep(path):
             continue
         lines = out.setdefault(path, [])
         for hunk in fp.hunks:
             for tag, body in hunk.lines:
-                if tag == 0x2B:  # "+"
+                if tag == ADDED:
                     lines.append(body.decode("utf-8", "replace").rstrip("\r\n"))
     return out
 
 
 def touched_paths(patch: str) -> list[str]:
     """Every old and new path a patch names."""
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return []
-    return sorted({p for fp in parsed for p in (fp.old_path, fp.new_path) if p})
+    return sorted({p for fp in parse_patch(patch) for p in (fp.old_path, fp.new_path) if p})
+
+
+def patched_test_files(patch: str, is_test: Callable[[str], bool]) -> list[str]:
+    """Test files (by ``is_test``) a patch adds or changes (not deleted ones)."""
+    return sorted(
+        {fp.new_path for fp in parse_patch(patch) if fp.new_path and is_test(fp.new_path)}
+    )
+
+
+def file_lines(patch: str, name: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+    """(path, [(tag, text)]) of each file called ``name`` (in any directory) that a patch
+    changes: every line of its hunks, context lines too (for readers that follow sections),
+    decoded, line ends kept. The path is the new one, the old one for a deletion."""
+    for fp in parse_patch(patch):
+        path = fp.new_path or fp.old_path or ""
+        if path.rsplit("/", 1)[-1] != name:
+            continue
+        lines = [(tag, body.decode("utf-8", "replace")) for h in fp.hunks for tag, body in h.lines]
+        yield path, lines
+
+
+def signed(tag: int, line: str) -> str:
+    """``line`` marked as added (``+line``) or removed (``-line``) by its hunk tag."""
+    return ("+" if tag == ADDED else "-") + line
+
+
+def runner_config(detail: str) -> dict[str, str]:
+    """A ``runner_config`` violation."""
+    return {"code": "runner_config", "detail": detail}
+
+
+def paths_beyond_gold(patch: str, gold_patch: str) -> list[str]:
+    """The paths a patch touches that the gold patch does not."""
+    gold = set(touched_paths(gold_patch))
+    return [path for path in touched_paths(patch) if path not in gold]
+
+
+def line_violations(
+    patch: str,
+    gold_patch: str,
+    lines_of: Callable[[str], set[tuple[str, str]]],
+    why: str,
+) -> list[dict[str, str]]:
+    """A ``runner_config`` violation for each (path, signed line) of configuration that
+    ``lines_of`` reads in a patch and not in the gold patch (in order)."""
+    changed = lines_of(patch) - lines_of(gold_patch)
+    return [runner_config(f"{path}: {line[:200]} ({why})") for path, line in sorted(changed)]
+
+
+def git_apply(tree: Path, patches: Iterable[str]) -> None:
+    """Apply ``patches`` in order to the checked-out ``tree`` with ``git apply`` (a
+    BuildError when one does not apply)."""
+    for patch in patches:
+        proc = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", "-"],
+            cwd=tree,
+            input=patch.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
 
 
 def scan_capabilities(lines: Iterable[str], patterns: dict[str, re.Pattern[str]]) -> set[str]:
     """Names of the capability patterns that match any of ``lines``."""
     text = "\n".join(lines)
     return {name for name, rx in patterns.items() if rx.search(text)}
+
+
+def patch_capabilities(
+    patch: str, keep: Callable[[str], bool], patterns: dict[str, re.Pattern[str]]
+) -> list[str]:
+    """Capability names the added lines of the files ``keep`` accepts use."""
+    lines = added_lines(patch, keep)
+    return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), patterns))
+
+
+def tree_capabilities(
+    paths: Iterable[str],
+    read: Reader,
+    keep: Callable[[str], bool],
+    patterns: dict[str, re.Pattern[str]],
+    *,
+    max_bytes: int | None = None,
+) -> list[str]:
+    """Capability names the files of ``paths`` that ``keep`` accepts use (files larger than
+    ``max_bytes`` are not read); stops when every pattern is found."""
+    found: set[str] = set()
+    for path in paths:
+        if not keep(path):
+            continue
+        data = read(path)
+        if data is None or (max_bytes is not None and len(data) > max_bytes):
+            continue
+        found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), patterns)
+        if len(found) == len(patterns):
+            break
+    return sorted(found)
 
 
 def capability_violations(
@@ -190,6 +289,38 @@ def capability_violations(
         }
         for name in sorted(set(introduced) - allowed)
     ]
+
+
+def verify_job(
+    test_patch_path: str,
+    protect: dict[str, list[str]],
+    *,
+    argv: list[str],
+    env: dict[str, str],
+    timeout: float,
+    output_limit: int,
+    extra_files: list[dict[str, Any]],
+    canary_map: dict[str, dict[str, Any]],
+    report: dict[str, Any],
+) -> dict[str, Any]:
+    """The verifier's ``run`` job of an adapter: the held-out test patch brought in late, the
+    files the supervisor locks, and the run (canary test files written at run time, no
+    pytest-style selection or canaries)."""
+    return {
+        "late_patches": [{"name": "test", "path": test_patch_path}],
+        "protect": protect,
+        "run": {
+            "argv": argv,
+            "env": env,
+            "timeout": timeout,
+            "output_limit": output_limit,
+            "select": None,
+            "canaries": None,
+            "extra_files": extra_files,
+            "canary_map": canary_map,
+            "report": report,
+        },
+    }
 
 
 #: Words that canary test names are made of: they read like a project's own tests, so code

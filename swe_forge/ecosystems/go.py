@@ -42,14 +42,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
+    ADDED,
+    REMOVED,
     Reader,
-    added_lines,
     canary_name,
     digest_text,
-    scan_capabilities,
+    file_lines,
+    line_violations,
+    parse_patch,
+    patch_capabilities,
+    patched_test_files,
+    paths_beyond_gold,
+    runner_config,
+    signed,
     touched_paths,
+    tree_capabilities,
+    verify_job,
 )
-from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
@@ -344,35 +354,19 @@ class GoEcosystem:
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
-
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            return []
-        return sorted(
-            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
-        )
+        return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> GoScope:
         """Test functions the test patch adds or changes, read on the patched file: a changed
         line inside ``func TestX`` changes TestX; a changed line elsewhere (a table of cases,
         a helper) changes the tests of that package's test files that name what it declares
         or lies in. Without the base file, only declarations in added lines count."""
-        from swe_forge.diffs import (
-            DiffParseError,
-            PatchApplyError,
-            apply_file_patch,
-            parse_diff,
-        )
+        from swe_forge.diffs import PatchApplyError, apply_file_patch
         from swe_forge.gates.scope import _touched_lines
 
         names: set[tuple[str, str]] = set()
         new_dirs: set[str] = set()
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            parsed = []
+        parsed = parse_patch(test_patch)
         texts: dict[str, str] = {}
         touched: dict[str, set[int]] = {}
         direct: set[tuple[str, str]] = set()
@@ -435,48 +429,36 @@ class GoEcosystem:
     ) -> list[dict[str, str]]:
         """go.work, vendor/ and go.mod's replace/toolchain/godebug lines (unless gold does)."""
         out: list[dict[str, str]] = []
-        gold_paths = set(touched_paths(gold_patch))
-        for path in touched_paths(patch):
+        for path in paths_beyond_gold(patch, gold_patch):
             top = path.split("/", 1)[0]
             workspace = path in ("go.work", "go.work.sum")
-            if (workspace or top == "vendor" or "/vendor/" in path) and path not in gold_paths:
+            if workspace or top == "vendor" or "/vendor/" in path:
                 out.append(
-                    {
-                        "code": "runner_config",
-                        "detail": f"{path}: workspace and vendored modules decide what code "
-                        "the tests link against",
-                    }
+                    runner_config(
+                        f"{path}: workspace and vendored modules decide what code the tests "
+                        "link against"
+                    )
                 )
-        directives = _mod_directives(patch)
-        allowed = _mod_directives(gold_patch)
-        for line in sorted(directives - allowed):
-            out.append(
-                {
-                    "code": "runner_config",
-                    "detail": f"go.mod: {line.strip()[:200]} (replace, toolchain and godebug "
-                    "lines decide which code and which runtime the tests use)",
-                }
-            )
+        out += line_violations(
+            patch,
+            gold_patch,
+            _mod_directives,
+            "replace, toolchain and godebug lines decide which code and which runtime the "
+            "tests use",
+        )
         return out
 
     def capabilities(self, patch: str) -> list[str]:
         """Capabilities the added lines of non-test Go files use."""
-        lines = added_lines(patch, lambda p: p.endswith(".go") and not self.is_test_file(p))
-        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+        return patch_capabilities(patch, self._source, CAPABILITIES)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Go files (outside vendor/) use."""
-        found: set[str] = set()
-        for path in paths:
-            if not path.endswith(".go") or self.is_test_file(path) or path.startswith("vendor/"):
-                continue
-            data = read(path)
-            if data is None:
-                continue
-            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
-            if len(found) == len(CAPABILITIES):
-                break
-        return sorted(found)
+        own = (p for p in paths if not p.startswith("vendor/"))
+        return tree_capabilities(own, read, self._source, CAPABILITIES)
+
+    def _source(self, path: str) -> bool:
+        return path.endswith(".go") and not self.is_test_file(path)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, testdata trees, go.mod/go.sum."""
@@ -521,27 +503,29 @@ class GoEcosystem:
                 canary_map[f"{pkg}::{name}"] = {"test": target, "site": 0}
         run = "^(" + "|".join(sorted(re.escape(t) for t in tops)) + ")$"
         runner = GoRunner(module, packages)
-        return {
-            "late_patches": [{"name": "test", "path": test_patch_path}],
-            "protect": self.protect(task.test_patch),
-            "run": {
-                "argv": runner.argv([], order_seed=rng.randrange(2**31), run=run),
-                "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
-                "timeout": timeout,
-                "output_limit": output_limit,
-                "select": None,
-                "canaries": None,
-                "extra_files": files,
-                "canary_map": canary_map,
-                "report": {"format": "go-test-json", "module": module, "packages": packages},
-            },
-        }
+        return verify_job(
+            test_patch_path,
+            self.protect(task.test_patch),
+            argv=runner.argv([], order_seed=rng.randrange(2**31), run=run),
+            env={**GO_ENV, "GOCACHE": "/tmp/gocache"},
+            timeout=timeout,
+            output_limit=output_limit,
+            extra_files=files,
+            canary_map=canary_map,
+            report={"format": "go-test-json", "module": module, "packages": packages},
+        )
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Toolchain, module cache, env and instance images (failures come back in the record)."""
-        from swe_forge.images.base import BaseRecipe, ensure_base
-        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+        from swe_forge.images.base import BaseRecipe
+        from swe_forge.images.build import (
+            ImageRecord,
+            ecosystem_base,
+            failed,
+            finish_instance,
+            record_env,
+        )
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -574,15 +558,7 @@ class GoEcosystem:
             goroot = fetch_toolchain(version, builder.cache)
             rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
             stage = "base"
-            base = ensure_base(
-                builder.engine,
-                BaseRecipe.for_distro("bookworm"),
-                mirror=builder.config.images.debian_mirror,
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
-            )
-            rec.base_image = base.tag
-            rec.reused["base"] = not base.built
+            base = ecosystem_base(builder, rec, BaseRecipe.for_distro("bookworm"))
             stage = "resolve"
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="go-") as tmp:
@@ -598,45 +574,24 @@ class GoEcosystem:
                     builder, base.tag, goroot, modcache, ctx, rec.lock_digest
                 )
                 _make_writable(modcache)
-            rec.env_image, rec.env_image_id = env_tag, env_id
-            rec.reused["env"] = env_s == 0.0
-            rec.seconds["env"] = round(env_s, 3)
+            record_env(rec, env_tag, env_id, env_s)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
-                builder.engine,
-                env_tag,
+            finish_instance(
+                rec,
+                builder,
                 repo,
                 candidate,
-                install=True,
                 install_cmd=INSTALL.format(cache=BUILD_CACHE),
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
                 extra_labels={
                     f"{LABEL_PREFIX}.lock": rec.lock_digest,
                     f"{LABEL_PREFIX}.ecosystem": "go",
                     f"{LABEL_PREFIX}.toolchain": f"go{version}",
                 },
             )
-            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
-            rec.reused["instance"] = inst_s == 0.0
-            rec.seconds["instance"] = round(inst_s, 3)
-            rec.sizes["source_tree"] = source_bytes
-            rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
-            env_info = builder.engine.image(env_tag)
-            rec.sizes["env_image"] = env_info.size if env_info else 0
         except DockerError:
             raise
-        except SweForgeError as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = str(exc)[-4000:]
-            if isinstance(exc, BuildError) and exc.hint:
-                rec.detail += f"\n{exc.hint}"
-        except (subprocess.TimeoutExpired, OSError) as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
+            failed(rec, stage, exc)
         return rec
 
     def _download(
@@ -671,31 +626,23 @@ class GoEcosystem:
         ctx: Path,
         lock: str,
     ) -> tuple[str, str, float]:
+        from swe_forge.images.build import build_ecosystem_env
+
         env_line = " ".join(f"{k}={v}" for k, v in sorted(GO_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(
             base=base_tag, goroot=GOROOT, modcache=MODCACHE, path=GO_PATH_ENV, env=env_line
         )
-        tag = f"{local_name('env')}:go-{digest_text(dockerfile, lock)[:16]}"
-        found = builder.engine.image(tag)
-        if found is not None:
-            return tag, found.id, 0.0
-        start = time.perf_counter()
-        shutil.copytree(goroot, ctx / "go", symlinks=True)
         # Module cache files are read-only (0444) on the host; the image only reads them.
-        (ctx / "Dockerfile").write_text(dockerfile)
-        (ctx / ".dockerignore").write_text("tree\n")
-        built = builder.engine.build(
-            ctx,
-            tag,
-            labels={
-                f"{LABEL_PREFIX}.kind": "env",
-                f"{LABEL_PREFIX}.ecosystem": "go",
-                f"{LABEL_PREFIX}.base": base_tag,
-                f"{LABEL_PREFIX}.lock": lock,
-            },
-            log_path=builder.log_dir / f"env-go-{lock[:16]}.log",
+        return build_ecosystem_env(
+            builder,
+            "go",
+            base_tag=base_tag,
+            dockerfile=dockerfile,
+            lock=lock,
+            ctx=ctx,
+            copies={"go": goroot},
+            dockerignore="tree\n",
         )
-        return tag, built.id, time.perf_counter() - start
 
 
 def apply_to_tree(tree: Path, patch: str) -> None:
@@ -747,32 +694,24 @@ def _make_writable(root: Path) -> None:
             path.chmod(0o755)
 
 
-def _mod_directives(patch: str) -> set[str]:
-    """go.mod lines a patch adds or removes that are replace/toolchain/godebug directives
-    (or lines inside a ``replace (...)`` block)."""
-    from swe_forge.diffs import DiffParseError, parse_diff
-
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return set()
-    out: set[str] = set()
-    for fp in parsed:
-        if (fp.new_path or fp.old_path or "").rsplit("/", 1)[-1] != "go.mod":
-            continue
+def _mod_directives(patch: str) -> set[tuple[str, str]]:
+    """("go.mod", "+line"/"-line") of the go.mod lines (of any go.mod) a patch adds or removes
+    that are replace/toolchain/godebug directives (or lines inside a ``replace (...)``
+    block)."""
+    out: set[tuple[str, str]] = set()
+    for _path, lines in file_lines(patch, "go.mod"):
         block = ""
-        for hunk in fp.hunks:
-            for tag, body in hunk.lines:
-                line = body.decode("utf-8", "replace").strip()
-                word = line.split(" ", 1)[0].split("(", 1)[0]
-                if line.endswith("(") and word:
-                    block = word
-                elif line == ")":
-                    block = ""
-                if tag in (0x2B, 0x2D) and (
-                    word in ("replace", "toolchain", "godebug") or block in ("replace", "godebug")
-                ):
-                    out.add(("+" if tag == 0x2B else "-") + line)
+        for tag, body in lines:
+            line = body.strip()
+            word = line.split(" ", 1)[0].split("(", 1)[0]
+            if line.endswith("(") and word:
+                block = word
+            elif line == ")":
+                block = ""
+            if tag in (ADDED, REMOVED) and (
+                word in ("replace", "toolchain", "godebug") or block in ("replace", "godebug")
+            ):
+                out.add(("go.mod", signed(tag, line)))
     return out
 
 

@@ -61,14 +61,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
+    ADDED,
+    REMOVED,
     Reader,
-    added_lines,
     canary_name,
     digest_text,
-    scan_capabilities,
+    file_lines,
+    git_apply,
+    parse_patch,
+    patch_capabilities,
+    patched_test_files,
+    paths_beyond_gold,
+    runner_config,
+    signed,
     touched_paths,
+    tree_capabilities,
+    verify_job,
 )
-from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
@@ -624,27 +634,13 @@ class JavaEcosystem:
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
-
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            return []
-        return sorted(
-            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
-        )
+        return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> JavaScope:
         """Test methods whose lines the test patch changes (and classes it creates)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
-
         names: set[tuple[str, str]] = set()
         new: set[str] = set()
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            parsed = []
-        for fp in parsed:
+        for fp in parse_patch(test_patch):
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
             cls = class_of(fp.new_path)
@@ -662,9 +658,9 @@ class JavaEcosystem:
                     m = _METHOD.match(line)
                     if m and m.group(1) not in _NOT_METHODS:
                         current = m.group(1)
-                        if tag == 0x2B:
+                        if tag == ADDED:
                             names.add((cls, current))
-                    elif tag in (0x2B, 0x2D) and current:
+                    elif tag in (ADDED, REMOVED) and current:
                         names.add((cls, current))
             # A changed method of the base file that is not a test (a @Parameters table, a
             # @MethodSource, a helper) changes the tests that use it: every test of the class.
@@ -684,10 +680,7 @@ class JavaEcosystem:
         """Maven's and the test framework's configuration, and sources that shadow a
         framework, that a patch changes and the gold patch does not."""
         out: list[dict[str, str]] = []
-        gold_paths = set(touched_paths(gold_patch))
-        for path in touched_paths(patch):
-            if path in gold_paths:
-                continue
+        for path in paths_beyond_gold(patch, gold_patch):
             name = path.rsplit("/", 1)[-1]
             why = ""
             if path.startswith(".mvn/") or "/.mvn/" in path or name.startswith("mvnw"):
@@ -703,7 +696,7 @@ class JavaEcosystem:
             elif name in ("build.gradle", "build.gradle.kts", "settings.gradle"):
                 why = "build configuration"
             if why:
-                out.append({"code": "runner_config", "detail": f"{path}: {why}"})
+                out.append(runner_config(f"{path}: {why}"))
         changed: dict[str, list[str]] = {}
         for path, line in sorted(_pom_lines(patch) - _pom_lines(gold_patch)):
             if not _POM_FREE.match(line[1:]):
@@ -711,33 +704,20 @@ class JavaEcosystem:
         for path, lines in changed.items():
             shown = "; ".join(ln[:120] for ln in lines[:3])
             out.append(
-                {
-                    "code": "runner_config",
-                    "detail": f"{path}: {shown} (the build's plugins, dependencies and "
-                    "properties decide what runs with the tests; the reference fix does not "
-                    "change these lines)",
-                }
+                runner_config(
+                    f"{path}: {shown} (the build's plugins, dependencies and properties decide "
+                    "what runs with the tests; the reference fix does not change these lines)"
+                )
             )
         return out
 
     def capabilities(self, patch: str) -> list[str]:
         """Capabilities the added lines of non-test Java files use."""
-        lines = added_lines(patch, lambda p: p.endswith(".java") and not _is_test_source(p))
-        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+        return patch_capabilities(patch, _is_main_source, CAPABILITIES)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Java files use."""
-        found: set[str] = set()
-        for path in paths:
-            if not path.endswith(".java") or _is_test_source(path):
-                continue
-            data = read(path)
-            if data is None:
-                continue
-            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
-            if len(found) == len(CAPABILITIES):
-                break
-        return sorted(found)
+        return tree_capabilities(paths, read, _is_main_source, CAPABILITIES)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths and the root pom.xml; trees:
@@ -800,27 +780,29 @@ class JavaEcosystem:
                 canary_map[f"{fqn}::{method}"] = {"test": target, "site": 0, "file": cpath}
                 selection.append(f"{fqn}#{method}")
                 classes[fqn] = cpath
-        return {
-            "late_patches": [{"name": "test", "path": test_patch_path}],
-            "protect": self.protect(task.test_patch),
-            "run": {
-                "argv": SurefireRunner.argv(selection, order_seed=rng.randrange(2**31)),
-                "env": dict(JAVA_ENV_RUN),
-                "timeout": timeout,
-                "output_limit": output_limit,
-                "select": None,
-                "canaries": None,
-                "extra_files": extra,
-                "canary_map": canary_map,
-                "report": report_spec({c: p for c, p in classes.items() if p}),
-            },
-        }
+        return verify_job(
+            test_patch_path,
+            self.protect(task.test_patch),
+            argv=SurefireRunner.argv(selection, order_seed=rng.randrange(2**31)),
+            env=dict(JAVA_ENV_RUN),
+            timeout=timeout,
+            output_limit=output_limit,
+            extra_files=extra,
+            canary_map=canary_map,
+            report=report_spec({c: p for c, p in classes.items() if p}),
+        )
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """JDK, Maven, local repository, env and instance images (failures in the record)."""
-        from swe_forge.images.base import BaseRecipe, ensure_base
-        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+        from swe_forge.images.base import BaseRecipe
+        from swe_forge.images.build import (
+            ImageRecord,
+            ecosystem_base,
+            failed,
+            finish_instance,
+            record_env,
+        )
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -857,15 +839,9 @@ class JavaEcosystem:
             plain = BaseRecipe.for_distro(distro)
             from dataclasses import replace
 
-            base = ensure_base(
-                builder.engine,
-                replace(plain, packages=(*plain.packages, jdk_package(jdk))),
-                mirror=builder.config.images.debian_mirror,
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
+            base = ecosystem_base(
+                builder, rec, replace(plain, packages=(*plain.packages, jdk_package(jdk)))
             )
-            rec.base_image = base.tag
-            rec.reused["base"] = not base.built
             stage = "resolve"
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="java-") as tmp:
@@ -883,45 +859,24 @@ class JavaEcosystem:
                 env_tag, env_id, env_s = self._env_image(
                     builder, base.tag, maven, ctx, rec.lock_digest, env
                 )
-            rec.env_image, rec.env_image_id = env_tag, env_id
-            rec.reused["env"] = env_s == 0.0
-            rec.seconds["env"] = round(env_s, 3)
+            record_env(rec, env_tag, env_id, env_s)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
-                builder.engine,
-                env_tag,
+            finish_instance(
+                rec,
+                builder,
                 repo,
                 candidate,
-                install=True,
                 install_cmd=INSTALL.format(opts=" ".join(MVN_OPTIONS), m2=M2),
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
                 extra_labels={
                     f"{LABEL_PREFIX}.lock": rec.lock_digest,
                     f"{LABEL_PREFIX}.ecosystem": "java",
                     f"{LABEL_PREFIX}.toolchain": str(rec.recipe["toolchain"]),
                 },
             )
-            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
-            rec.reused["instance"] = inst_s == 0.0
-            rec.seconds["instance"] = round(inst_s, 3)
-            rec.sizes["source_tree"] = source_bytes
-            rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
-            env_info = builder.engine.image(env_tag)
-            rec.sizes["env_image"] = env_info.size if env_info else 0
         except DockerError:
             raise
-        except SweForgeError as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = str(exc)[-4000:]
-            if isinstance(exc, BuildError) and exc.hint:
-                rec.detail += f"\n{exc.hint}"
-        except (subprocess.TimeoutExpired, OSError) as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
+            failed(rec, stage, exc)
         return rec
 
     def _resolve(
@@ -933,16 +888,7 @@ class JavaEcosystem:
 
         tree = ctx / "tree"
         scrubbed_checkout(repo, candidate.base_commit, tree)
-        for patch in (candidate.test_patch, candidate.patch):
-            proc = subprocess.run(
-                ["git", "apply", "--whitespace=nowarn", "-"],
-                cwd=tree,
-                input=patch.encode("utf-8", "surrogateescape"),
-                capture_output=True,
-                check=False,
-            )
-            if proc.returncode != 0:
-                raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+        git_apply(tree, (candidate.test_patch, candidate.patch))
         selection = "-Dtest=SweForgeNoSuchTest"
         for path in self.test_files(candidate.test_patch):
             probe = path.rsplit("/", 1)[0] + "/SweForgeProbeTest.java"
@@ -984,30 +930,22 @@ class JavaEcosystem:
         lock: str,
         env: dict[str, str],
     ) -> tuple[str, str, float]:
+        from swe_forge.images.build import build_ecosystem_env
+
         env_line = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
         dockerfile = ENV_DOCKERFILE.format(
             base=base_tag, maven_home=MAVEN_HOME, m2=M2, path=JAVA_PATH_ENV, env=env_line
         )
-        tag = f"{local_name('env')}:java-{digest_text(dockerfile, lock)[:16]}"
-        found = builder.engine.image(tag)
-        if found is not None:
-            return tag, found.id, 0.0
-        start = time.perf_counter()
-        shutil.copytree(maven, ctx / "maven", symlinks=True)
-        (ctx / "Dockerfile").write_text(dockerfile)
-        (ctx / ".dockerignore").write_text("tree\n")
-        built = builder.engine.build(
-            ctx,
-            tag,
-            labels={
-                f"{LABEL_PREFIX}.kind": "env",
-                f"{LABEL_PREFIX}.ecosystem": "java",
-                f"{LABEL_PREFIX}.base": base_tag,
-                f"{LABEL_PREFIX}.lock": lock,
-            },
-            log_path=builder.log_dir / f"env-java-{lock[:16]}.log",
+        return build_ecosystem_env(
+            builder,
+            "java",
+            base_tag=base_tag,
+            dockerfile=dockerfile,
+            lock=lock,
+            ctx=ctx,
+            copies={"maven": maven},
+            dockerignore="tree\n",
         )
-        return tag, built.id, time.perf_counter() - start
 
 
 _BOOKKEEPING = ("_remote.repositories", "resolver-status.properties")
@@ -1095,30 +1033,18 @@ def _is_test_source(path: str) -> bool:
     return "/test/" in f"/{path}" or "/tests/" in f"/{path}"
 
 
+def _is_main_source(path: str) -> bool:
+    return path.endswith(".java") and not _is_test_source(path)
+
+
 def _pom_lines(patch: str) -> set[tuple[str, str]]:
     """(pom path, "+line"/"-line") of every line a patch adds to or removes from a pom.xml."""
-    from swe_forge.diffs import DiffParseError, parse_diff
-
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return set()
     out: set[tuple[str, str]] = set()
-    for fp in parsed:
-        path = fp.new_path or fp.old_path or ""
-        if path.rsplit("/", 1)[-1] != "pom.xml":
-            continue
-        added: list[str] = []
-        removed: list[str] = []
-        for hunk in fp.hunks:
-            for tag, body in hunk.lines:
-                line = body.decode("utf-8", "replace").strip()
-                if line and tag == 0x2B:
-                    added.append(line)
-                elif line and tag == 0x2D:
-                    removed.append(line)
-        # A line removed and added again (moved) still counts: moving <skip> into another
-        # plugin's section is a change of configuration.
-        out |= {(path, "+" + line) for line in added}
-        out |= {(path, "-" + line) for line in removed}
+    for path, lines in file_lines(patch, "pom.xml"):
+        for tag, body in lines:
+            line = body.strip()
+            # A line removed and added again (moved) still counts: moving <skip> into another
+            # plugin's section is a change of configuration.
+            if line and tag in (ADDED, REMOVED):
+                out.add((path, signed(tag, line)))
     return out

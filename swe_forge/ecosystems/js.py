@@ -54,14 +54,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
+    ADDED,
+    REMOVED,
     Reader,
-    added_lines,
     canary_name,
     digest_text,
-    scan_capabilities,
+    file_lines,
+    git_apply,
+    line_violations,
+    patch_capabilities,
+    patched_test_files,
+    paths_beyond_gold,
+    runner_config,
+    signed,
     touched_paths,
+    tree_capabilities,
+    verify_job,
 )
-from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.gates.sandbox import MOUNT
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
@@ -339,15 +349,7 @@ class JsEcosystem:
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
-
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            return []
-        return sorted(
-            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
-        )
+        return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> JsScope:
         """Every test of the test files the test patch touches."""
@@ -364,38 +366,29 @@ class JsEcosystem:
         """Runner configuration, locks, node_modules, __mocks__ and package.json lines the
         gold patch does not change."""
         out: list[dict[str, str]] = []
-        gold_paths = set(touched_paths(gold_patch))
-        for path in touched_paths(patch):
+        for path in paths_beyond_gold(patch, gold_patch):
             parts = path.split("/")
             name = parts[-1]
-            if path in gold_paths:
-                continue
             if any(d in _CONFIG_DIRS for d in parts[:-1]) or name in _CONFIG_DIRS:
                 out.append(
-                    {
-                        "code": "runner_config",
-                        "detail": f"{path}: installed packages and module mocks decide what "
-                        "code the tests run against",
-                    }
+                    runner_config(
+                        f"{path}: installed packages and module mocks decide what code the "
+                        "tests run against"
+                    )
                 )
             elif _CONFIG_NAME.match(name):
                 out.append(
-                    {
-                        "code": "runner_config",
-                        "detail": f"{path}: test framework, transpiler, package manager or "
-                        "lock configuration",
-                    }
+                    runner_config(
+                        f"{path}: test framework, transpiler, package manager or lock configuration"
+                    )
                 )
-        gold_lines = _package_json_lines(gold_patch)
-        for path, line in sorted(_package_json_lines(patch) - gold_lines):
-            out.append(
-                {
-                    "code": "runner_config",
-                    "detail": f"{path}: {line[:200]} (package.json decides the test script, "
-                    "the framework's settings and how modules resolve; only the reference "
-                    "fix's changes to it are allowed)",
-                }
-            )
+        out += line_violations(
+            patch,
+            gold_patch,
+            _package_json_lines,
+            "package.json decides the test script, the framework's settings and how modules "
+            "resolve; only the reference fix's changes to it are allowed",
+        )
         return out
 
     def _source(self, path: str) -> bool:
@@ -410,22 +403,11 @@ class JsEcosystem:
 
     def capabilities(self, patch: str) -> list[str]:
         """Capabilities the added lines of non-test JS/TS files use."""
-        lines = added_lines(patch, self._source)
-        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+        return patch_capabilities(patch, self._source, CAPABILITIES)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test JS/TS source files use."""
-        found: set[str] = set()
-        for path in paths:
-            if not self._source(path):
-                continue
-            data = read(path)
-            if data is None or len(data) > 2_000_000:
-                continue
-            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
-            if len(found) == len(CAPABILITIES):
-                break
-        return sorted(found)
+        return tree_capabilities(paths, read, self._source, CAPABILITIES, max_bytes=2_000_000)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, package.json, locks, configs."""
@@ -482,27 +464,29 @@ class JsEcosystem:
         grep = _grep(names, runner.framework)
         if len(grep) > 60_000:
             grep = ""  # too long for one argument: every test of the files runs
-        return {
-            "late_patches": [{"name": "test", "path": test_patch_path}],
-            "protect": self.protect(task.test_patch),
-            "run": {
-                "argv": runner.argv(files, order_seed=rng.randrange(2**31 - 1), grep=grep),
-                "env": dict(JS_ENV),
-                "timeout": timeout,
-                "output_limit": output_limit,
-                "select": None,
-                "canaries": None,
-                "extra_files": extra,
-                "canary_map": canary_map,
-                "report": runner.report(files),
-            },
-        }
+        return verify_job(
+            test_patch_path,
+            self.protect(task.test_patch),
+            argv=runner.argv(files, order_seed=rng.randrange(2**31 - 1), grep=grep),
+            env=dict(JS_ENV),
+            timeout=timeout,
+            output_limit=output_limit,
+            extra_files=extra,
+            canary_map=canary_map,
+            report=runner.report(files),
+        )
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Node, node_modules, env and instance images (failures come back in the record)."""
-        from swe_forge.images.base import BaseRecipe, ensure_base
-        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+        from swe_forge.images.base import BaseRecipe
+        from swe_forge.images.build import (
+            ImageRecord,
+            ecosystem_base,
+            failed,
+            finish_instance,
+            record_env,
+        )
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -564,56 +548,27 @@ class JsEcosystem:
                 stage = "base"
                 recipe = BaseRecipe.for_distro(distro)
                 recipe = replace(recipe, packages=(*recipe.packages, "nodejs"))
-                base = ensure_base(
-                    builder.engine,
-                    recipe,
-                    mirror=builder.config.images.debian_mirror,
-                    work_dir=builder.work_dir,
-                    log_dir=builder.log_dir,
-                )
-                rec.base_image = base.tag
-                rec.reused["base"] = not base.built
+                base = ecosystem_base(builder, rec, recipe)
                 stage = "env"
                 env_tag, env_id, env_s = self._env_image(builder, base.tag, ctx, rec.lock_digest)
-            rec.env_image, rec.env_image_id = env_tag, env_id
-            rec.reused["env"] = env_s == 0.0
-            rec.seconds["env"] = round(env_s, 3)
+            record_env(rec, env_tag, env_id, env_s)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
-                builder.engine,
-                env_tag,
+            finish_instance(
+                rec,
+                builder,
                 repo,
                 candidate,
-                install=True,
                 install_cmd=INSTALL,
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
                 extra_labels={
                     f"{LABEL_PREFIX}.lock": rec.lock_digest,
                     f"{LABEL_PREFIX}.ecosystem": "js",
                     f"{LABEL_PREFIX}.toolchain": f"node{node}",
                 },
             )
-            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
-            rec.reused["instance"] = inst_s == 0.0
-            rec.seconds["instance"] = round(inst_s, 3)
-            rec.sizes["source_tree"] = source_bytes
-            rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
-            env_info = builder.engine.image(env_tag)
-            rec.sizes["env_image"] = env_info.size if env_info else 0
         except DockerError:
             raise
-        except SweForgeError as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = str(exc)[-4000:]
-            if isinstance(exc, BuildError) and exc.hint:
-                rec.detail += f"\n{exc.hint}"
-        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        except (SweForgeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
+            failed(rec, stage, exc)
         return rec
 
     def _resolve(
@@ -629,16 +584,7 @@ class JsEcosystem:
         changed = set(touched_paths(candidate.patch)) | set(touched_paths(candidate.test_patch))
         if changed & {"package.json", *LOCKS}:
             which = "gold+test"
-            for patch in (candidate.patch, candidate.test_patch):
-                proc = subprocess.run(
-                    ["git", "apply", "--whitespace=nowarn", "-"],
-                    cwd=tree,
-                    input=patch.encode("utf-8", "surrogateescape"),
-                    capture_output=True,
-                    check=False,
-                )
-                if proc.returncode != 0:
-                    raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+            git_apply(tree, (candidate.patch, candidate.test_patch))
         lock = next((n for n in LOCKS if (tree / n).is_file()), "")
         other = next((n for n in OTHER_LOCKS if (tree / n).is_file()), "")
         cache = builder.cache / "npm"
@@ -685,27 +631,20 @@ class JsEcosystem:
     def _env_image(
         self, builder: ImageBuilder, base_tag: str, ctx: Path, lock: str
     ) -> tuple[str, str, float]:
+        from swe_forge.images.build import build_ecosystem_env
+
         env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(base=base_tag, modules=NODE_MODULES, env=env_line)
-        tag = f"{local_name('env')}:js-{digest_text(dockerfile, lock)[:16]}"
-        found = builder.engine.image(tag)
-        if found is not None:
-            return tag, found.id, 0.0
-        start = time.perf_counter()
-        (ctx / "Dockerfile").write_text(dockerfile)
-        (ctx / ".dockerignore").write_text("tree\n")
-        built = builder.engine.build(
-            ctx,
-            tag,
-            labels={
-                f"{LABEL_PREFIX}.kind": "env",
-                f"{LABEL_PREFIX}.ecosystem": "js",
-                f"{LABEL_PREFIX}.base": base_tag,
-                f"{LABEL_PREFIX}.lock": lock,
-            },
-            log_path=builder.log_dir / f"env-js-{lock[:16]}.log",
+        return build_ecosystem_env(
+            builder,
+            "js",
+            base_tag=base_tag,
+            dockerfile=dockerfile,
+            lock=lock,
+            ctx=ctx,
+            copies={},
+            dockerignore="tree\n",
         )
-        return tag, built.id, time.perf_counter() - start
 
 
 def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> None:
@@ -747,21 +686,11 @@ def canary_path(test_file: str, stem: str) -> str:
 
 def _package_json_lines(patch: str) -> set[tuple[str, str]]:
     """(path, "+line"/"-line") of the lines a patch changes in package.json files."""
-    from swe_forge.diffs import DiffParseError, parse_diff
-
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return set()
     out: set[tuple[str, str]] = set()
-    for fp in parsed:
-        path = fp.new_path or fp.old_path or ""
-        if path.rsplit("/", 1)[-1] != "package.json":
-            continue
-        for hunk in fp.hunks:
-            for tag, body in hunk.lines:
-                if tag in (0x2B, 0x2D):
-                    line = body.decode("utf-8", "replace").strip().rstrip(",")
-                    if line:
-                        out.add((path, ("+" if tag == 0x2B else "-") + line))
+    for path, lines in file_lines(patch, "package.json"):
+        for tag, body in lines:
+            if tag in (ADDED, REMOVED):
+                line = body.strip().rstrip(",")
+                if line:
+                    out.add((path, signed(tag, line)))
     return out

@@ -60,14 +60,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
+    ADDED,
+    REMOVED,
     Reader,
-    added_lines,
     canary_name,
     digest_text,
-    scan_capabilities,
+    file_lines,
+    git_apply,
+    line_violations,
+    parse_patch,
+    patch_capabilities,
+    patched_test_files,
+    paths_beyond_gold,
+    runner_config,
+    signed,
     touched_paths,
+    tree_capabilities,
+    verify_job,
 )
-from swe_forge.engine import LABEL_PREFIX, local_name
+from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
@@ -699,15 +710,7 @@ class RustEcosystem:
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
-        from swe_forge.diffs import DiffParseError, parse_diff
-
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            return []
-        return sorted(
-            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
-        )
+        return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> RustScope:
         """Functions the test patch declares or whose bodies it changes, per target file.
@@ -716,16 +719,12 @@ class RustEcosystem:
         function it is nested in (a test often declares helper functions inside itself, as
         glob's one long ``main`` does), found by indentation. Without it, only what the
         hunks themselves show counts."""
-        from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+        from swe_forge.diffs import PatchApplyError, apply_file_patch
         from swe_forge.gates.scope import _touched_lines
 
         names: set[tuple[str, str]] = set()
         new_files: set[str] = set()
-        try:
-            parsed = parse_diff(test_patch)
-        except DiffParseError:
-            parsed = []
-        for fp in parsed:
+        for fp in parse_patch(test_patch):
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
             root = target_file(fp.new_path)
@@ -752,9 +751,9 @@ class RustEcosystem:
                     m = _TEST_FN.match(line)
                     if m:
                         current = m.group(1)
-                        if tag == 0x2B:
+                        if tag == ADDED:
                             names.add((root, current))
-                    elif tag in (0x2B, 0x2D) and current and line.strip():
+                    elif tag in (ADDED, REMOVED) and current and line.strip():
                         names.add((root, current))
                     if line.rstrip() == "}" and not line.startswith(" "):
                         current = ""
@@ -782,8 +781,7 @@ class RustEcosystem:
         """.cargo/, build.rs, rust-toolchain*, vendor/ and Cargo.toml's build and test
         configuration (unless the gold patch changes the same)."""
         out: list[dict[str, str]] = []
-        gold_paths = set(touched_paths(gold_patch))
-        for path in touched_paths(patch):
+        for path in paths_beyond_gold(patch, gold_patch):
             parts = path.split("/")
             base = parts[-1]
             why = ""
@@ -795,38 +793,28 @@ class RustEcosystem:
                 why = "the toolchain file decides which compiler runs the tests"
             elif parts[0] == "vendor" or "/vendor/" in f"/{path}":
                 why = "vendored crates decide what code the tests link against"
-            if why and path not in gold_paths:
-                out.append({"code": "runner_config", "detail": f"{path}: {why}"})
-        changed = _manifest_lines(patch)
-        allowed = _manifest_lines(gold_patch)
-        for path, line in sorted(changed - allowed):
-            out.append(
-                {
-                    "code": "runner_config",
-                    "detail": f"{path}: {line.strip()[:200]} (Cargo.toml's build, profile, patch "
-                    "and test settings decide what code and which test runner the tests use)",
-                }
-            )
+            if why:
+                out.append(runner_config(f"{path}: {why}"))
+        out += line_violations(
+            patch,
+            gold_patch,
+            _manifest_lines,
+            "Cargo.toml's build, profile, patch and test settings decide what code and which "
+            "test runner the tests use",
+        )
         return out
 
     def capabilities(self, patch: str) -> list[str]:
         """Capabilities the added lines of non-test Rust files use."""
-        lines = added_lines(patch, lambda p: p.endswith(".rs") and not self.is_test_file(p))
-        return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), CAPABILITIES))
+        return patch_capabilities(patch, self._source, CAPABILITIES)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Rust files (outside vendor/) use."""
-        found: set[str] = set()
-        for path in paths:
-            if not path.endswith(".rs") or self.is_test_file(path) or path.startswith("vendor/"):
-                continue
-            data = read(path)
-            if data is None:
-                continue
-            found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), CAPABILITIES)
-            if len(found) == len(CAPABILITIES):
-                break
-        return sorted(found)
+        own = (p for p in paths if not p.startswith("vendor/"))
+        return tree_capabilities(own, read, self._source, CAPABILITIES)
+
+    def _source(self, path: str) -> bool:
+        return path.endswith(".rs") and not self.is_test_file(path)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, the tests/ trees they are in,
@@ -884,28 +872,30 @@ class RustEcosystem:
         toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
         runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
         seed = rng.randrange(2**31) if runner._shuffles() else None
-        return {
-            "late_patches": [{"name": "test", "path": test_patch_path}],
-            "protect": self.protect(task.test_patch),
-            "run": {
-                "argv": ["/bin/sh", "-c", _script(entries, seed=seed)],
-                "env": dict(RUN_ENV),
-                "timeout": timeout,
-                "output_limit": output_limit,
-                "select": None,
-                "canaries": None,
-                "extra_files": files,
-                "canary_map": canary_map,
-                "report": {"format": "libtest-json", "files": [e[0] for e in entries]},
-            },
-        }
+        return verify_job(
+            test_patch_path,
+            self.protect(task.test_patch),
+            argv=["/bin/sh", "-c", _script(entries, seed=seed)],
+            env=dict(RUN_ENV),
+            timeout=timeout,
+            output_limit=output_limit,
+            extra_files=files,
+            canary_map=canary_map,
+            report={"format": "libtest-json", "files": [e[0] for e in entries]},
+        )
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Toolchain, vendored crates, env and instance images (failures come back in the
         record)."""
-        from swe_forge.images.base import BaseRecipe, ensure_base
-        from swe_forge.images.build import ImageRecord, build_instance, layer_sizes
+        from swe_forge.images.base import BaseRecipe
+        from swe_forge.images.build import (
+            ImageRecord,
+            ecosystem_base,
+            failed,
+            finish_instance,
+            record_env,
+        )
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -940,15 +930,7 @@ class RustEcosystem:
             prefix = fetch_toolchain(version, builder.cache)
             rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
             stage = "base"
-            base = ensure_base(
-                builder.engine,
-                BaseRecipe.for_distro("bookworm").build(),
-                mirror=builder.config.images.debian_mirror,
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
-            )
-            rec.base_image = base.tag
-            rec.reused["base"] = not base.built
+            base = ecosystem_base(builder, rec, BaseRecipe.for_distro("bookworm").build())
             stage = "resolve"
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="rust-") as tmp:
@@ -966,47 +948,26 @@ class RustEcosystem:
                 env_tag, env_id, env_s = self._env_image(
                     builder, base.tag, prefix, ctx, rec.lock_digest
                 )
-            rec.env_image, rec.env_image_id = env_tag, env_id
-            rec.reused["env"] = env_s == 0.0
-            rec.seconds["env"] = round(env_s, 3)
+            record_env(rec, env_tag, env_id, env_s)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
-                builder.engine,
-                env_tag,
+            finish_instance(
+                rec,
+                builder,
                 repo,
                 candidate,
-                install=True,
                 install_cmd=INSTALL.format(
                     cargo=CARGO_DIR, target=TARGET_DIR, features=_feature_builds(rec.recipe)
                 ),
-                work_dir=builder.work_dir,
-                log_dir=builder.log_dir,
                 extra_labels={
                     f"{LABEL_PREFIX}.lock": rec.lock_digest,
                     f"{LABEL_PREFIX}.ecosystem": "rust",
                     f"{LABEL_PREFIX}.toolchain": f"rust-{version}",
                 },
             )
-            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
-            rec.reused["instance"] = inst_s == 0.0
-            rec.seconds["instance"] = round(inst_s, 3)
-            rec.sizes["source_tree"] = source_bytes
-            rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(builder.engine, tag, env_tag)
-            env_info = builder.engine.image(env_tag)
-            rec.sizes["env_image"] = env_info.size if env_info else 0
         except DockerError:
             raise
-        except SweForgeError as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = str(exc)[-4000:]
-            if isinstance(exc, BuildError) and exc.hint:
-                rec.detail += f"\n{exc.hint}"
-        except (subprocess.TimeoutExpired, OSError) as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
+            failed(rec, stage, exc)
         return rec
 
     def _vendor(
@@ -1027,16 +988,7 @@ class RustEcosystem:
         scrubbed_checkout(repo, candidate.base_commit, base_tree)
         shutil.rmtree(base_tree / ".git", ignore_errors=True)
         shutil.copytree(base_tree, gold_tree, symlinks=True)
-        for patch in (candidate.patch, candidate.test_patch):
-            proc = subprocess.run(
-                ["git", "apply", "--whitespace=nowarn", "-"],
-                cwd=gold_tree,
-                input=patch.encode("utf-8", "surrogateescape"),
-                capture_output=True,
-                check=False,
-            )
-            if proc.returncode != 0:
-                raise BuildError(f"the patches do not apply: {proc.stderr.decode()[-500:]}")
+        git_apply(gold_tree, (candidate.patch, candidate.test_patch))
         committed = (base_tree / "Cargo.lock").is_file()
         recipe["lock"] = "committed" if committed else "generated on the host"
         home = ctx / "cargo-home"
@@ -1118,30 +1070,22 @@ class RustEcosystem:
     def _env_image(
         self, builder: ImageBuilder, base_tag: str, prefix: Path, ctx: Path, lock: str
     ) -> tuple[str, str, float]:
+        from swe_forge.images.build import build_ecosystem_env
+
         env_line = " ".join(f"{k}={v}" for k, v in sorted(RUST_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(
             base=base_tag, root=RUST_ROOT, cargo=CARGO_DIR, path=RUST_PATH_ENV, env=env_line
         )
-        tag = f"{local_name('env')}:rust-{digest_text(dockerfile, lock)[:16]}"
-        found = builder.engine.image(tag)
-        if found is not None:
-            return tag, found.id, 0.0
-        start = time.perf_counter()
-        shutil.copytree(prefix, ctx / "rust", symlinks=True)
-        (ctx / "Dockerfile").write_text(dockerfile)
-        (ctx / ".dockerignore").write_text("cargo-home\n")
-        built = builder.engine.build(
-            ctx,
-            tag,
-            labels={
-                f"{LABEL_PREFIX}.kind": "env",
-                f"{LABEL_PREFIX}.ecosystem": "rust",
-                f"{LABEL_PREFIX}.base": base_tag,
-                f"{LABEL_PREFIX}.lock": lock,
-            },
-            log_path=builder.log_dir / f"env-rust-{lock[:16]}.log",
+        return build_ecosystem_env(
+            builder,
+            "rust",
+            base_tag=base_tag,
+            dockerfile=dockerfile,
+            lock=lock,
+            ctx=ctx,
+            copies={"rust": prefix},
+            dockerignore="cargo-home\n",
         )
-        return tag, built.id, time.perf_counter() - start
 
 
 def _enclosing_fns(lines: list[str], index: int) -> list[str]:
@@ -1196,29 +1140,19 @@ def _manifest_lines(patch: str) -> set[tuple[str, str]]:
     """(path, line) of Cargo.toml lines a patch adds or removes that are build or test
     configuration: a configuration key, a section header of one, or any line inside such a
     section."""
-    from swe_forge.diffs import DiffParseError, parse_diff
-
-    try:
-        parsed = parse_diff(patch)
-    except DiffParseError:
-        return set()
     out: set[tuple[str, str]] = set()
-    for fp in parsed:
-        path = fp.new_path or fp.old_path or ""
-        if path.rsplit("/", 1)[-1] != "Cargo.toml":
-            continue
+    for path, lines in file_lines(patch, "Cargo.toml"):
         section = False
-        for hunk in fp.hunks:
-            for tag, body in hunk.lines:
-                line = body.decode("utf-8", "replace").rstrip("\r\n")
-                if line.lstrip().startswith("["):
-                    section = bool(_CONFIG_SECTION.match(line))
-                    if not section and line.strip().startswith("[") and "." in line:
-                        # [dependencies.foo] with a path/git key inside is caught by the key.
-                        section = False
-                if tag in (0x2B, 0x2D) and (section or _CONFIG_KEY.match(line)):
-                    out.add((path, ("+" if tag == 0x2B else "-") + line.strip()))
-                elif tag in (0x2B, 0x2D) and re.search(r"\b(path|git)\s*=", line):
-                    # An inline table dependency on a local or git source replaces a crate.
-                    out.add((path, ("+" if tag == 0x2B else "-") + line.strip()))
+        for tag, body in lines:
+            line = body.rstrip("\r\n")
+            if line.lstrip().startswith("["):
+                section = bool(_CONFIG_SECTION.match(line))
+                if not section and line.strip().startswith("[") and "." in line:
+                    # [dependencies.foo] with a path/git key inside is caught by the key.
+                    section = False
+            if tag in (ADDED, REMOVED) and (section or _CONFIG_KEY.match(line)):
+                out.add((path, signed(tag, line.strip())))
+            elif tag in (ADDED, REMOVED) and re.search(r"\b(path|git)\s*=", line):
+                # An inline table dependency on a local or git source replaces a crate.
+                out.add((path, signed(tag, line.strip())))
     return out

@@ -9,12 +9,13 @@ passed before (rejected: no_fail_to_pass) and a documentation-only change (not a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from swe_forge.example.polyglot import ExamplePR as _PR
+from swe_forge.example.polyglot import build_squash_history
 from swe_forge.example.skeleton import data_text
-from swe_forge.git.writer import GITHUB_IDENTITY, Identity, RepoWriter
+from swe_forge.git.writer import Identity
 
 JAVA_OWNER = "swe-forge"
 JAVA_NAME = "javakit"
@@ -110,15 +111,6 @@ public class StringsTest {
     }
 }
 """
-
-
-@dataclass(frozen=True)
-class _PR:
-    number: int
-    branch: str
-    title: str
-    body: str
-    edits: tuple[tuple[str, str, str], ...]  # (path, old text or "" to create, new text)
 
 
 _PRS: tuple[_PR, ...] = (
@@ -260,10 +252,6 @@ EXPECTED_JAVA: dict[int, dict[str, object]] = {
 
 def create_java_example(dest: Path) -> str:
     """Build ``swe-forge/javakit`` at ``dest`` (new or empty); returns the head commit."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    writer = RepoWriter.init(dest, "main", author=_MAINTAINER)
-    when = _START
     files = {
         "pom.xml": _POM,
         "README.md": _README,
@@ -272,34 +260,14 @@ def create_java_example(dest: Path) -> str:
         f"{_SRC}/Strings.java": _STRINGS,
         f"{_TEST}/StringsTest.java": _STRINGS_TEST,
     }
-    for path, content in files.items():
-        writer.write_text(path, content)
-    writer.commit(
-        "Initial commit: javakit 0.1.0\n", when, author=_MAINTAINER, committer=_MAINTAINER
+    return build_squash_history(
+        dest,
+        name=JAVA_NAME,
+        repo=JAVA_REPO,
+        files=files,
+        prs=_PRS,
+        start=_START,
+        step=_STEP,
+        maintainer=_MAINTAINER,
+        contributor=_CONTRIBUTOR,
     )
-    for pr in _PRS:
-        writer.create_branch(pr.branch, "main", checkout=True)
-        for path, old, new in pr.edits:
-            if not old:
-                writer.write_text(path, new)
-                continue
-            current = writer.read_text(path)
-            if current.count(old) != 1:
-                raise ValueError(f"javakit PR {pr.number}: {old!r} is not once in {path}")
-            writer.write_text(path, current.replace(old, new))
-        when += _STEP
-        writer.commit(pr.title + "\n", when, author=_CONTRIBUTOR, committer=_CONTRIBUTOR)
-        when += _STEP
-        writer.squash_pr(
-            pr.number,
-            pr.branch,
-            pr.title,
-            pr.body,
-            when=when,
-            into="main",
-            author=_CONTRIBUTOR,
-            committer=GITHUB_IDENTITY,
-            delete_branch=True,
-        )
-    writer.add_remote("origin", f"https://github.com/{JAVA_REPO}.git")
-    return writer.head()

@@ -12,12 +12,13 @@ image build's ``npm ci`` installs the same packages on every machine.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from swe_forge.example.polyglot import ExamplePR as _PR
+from swe_forge.example.polyglot import build_squash_history
 from swe_forge.example.skeleton import data_text
-from swe_forge.git.writer import GITHUB_IDENTITY, Identity, RepoWriter
+from swe_forge.git.writer import Identity
 
 JS_OWNER = "swe-forge"
 JS_NAME = "jskit"
@@ -93,15 +94,6 @@ describe('reverse', () => {
   });
 });
 """
-
-
-@dataclass(frozen=True)
-class _PR:
-    number: int
-    branch: str
-    title: str
-    body: str
-    edits: tuple[tuple[str, str, str], ...]  # (path, old text or "" to create, new text)
 
 
 _PRS: tuple[_PR, ...] = (
@@ -238,10 +230,6 @@ EXPECTED_JS: dict[int, dict[str, object]] = {
 
 def create_js_example(dest: Path) -> str:
     """Build ``swe-forge/jskit`` at ``dest`` (new or empty); returns the head commit."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    writer = RepoWriter.init(dest, "main", author=_MAINTAINER)
-    when = _START
     files = {
         "package.json": _PACKAGE_JSON,
         "package-lock.json": data_text("jskit-package-lock.json"),
@@ -251,32 +239,14 @@ def create_js_example(dest: Path) -> str:
         "src/strutil.js": _STRUTIL,
         "src/strutil.test.js": _STRUTIL_TEST,
     }
-    for path, content in files.items():
-        writer.write_text(path, content)
-    writer.commit("Initial commit: jskit 0.1.0\n", when, author=_MAINTAINER, committer=_MAINTAINER)
-    for pr in _PRS:
-        writer.create_branch(pr.branch, "main", checkout=True)
-        for path, old, new in pr.edits:
-            if not old:
-                writer.write_text(path, new)
-                continue
-            current = writer.read_text(path)
-            if current.count(old) != 1:
-                raise ValueError(f"jskit PR {pr.number}: {old!r} is not once in {path}")
-            writer.write_text(path, current.replace(old, new))
-        when += _STEP
-        writer.commit(pr.title + "\n", when, author=_CONTRIBUTOR, committer=_CONTRIBUTOR)
-        when += _STEP
-        writer.squash_pr(
-            pr.number,
-            pr.branch,
-            pr.title,
-            pr.body,
-            when=when,
-            into="main",
-            author=_CONTRIBUTOR,
-            committer=GITHUB_IDENTITY,
-            delete_branch=True,
-        )
-    writer.add_remote("origin", f"https://github.com/{JS_REPO}.git")
-    return writer.head()
+    return build_squash_history(
+        dest,
+        name=JS_NAME,
+        repo=JS_REPO,
+        files=files,
+        prs=_PRS,
+        start=_START,
+        step=_STEP,
+        maintainer=_MAINTAINER,
+        contributor=_CONTRIBUTOR,
+    )

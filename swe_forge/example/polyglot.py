@@ -86,12 +86,69 @@ func TestReverse(t *testing.T) {
 
 
 @dataclass(frozen=True)
-class _PR:
+class ExamplePR:
+    """A pull request of an example repository: its edits are made on a branch, committed by
+    the contributor and squash-merged into main."""
+
     number: int
     branch: str
     title: str
     body: str
     edits: tuple[tuple[str, str, str], ...]  # (path, old text or "" to create, new text)
+
+
+_PR = ExamplePR
+
+
+def build_squash_history(
+    dest: Path,
+    *,
+    name: str,
+    repo: str,
+    files: dict[str, str],
+    prs: tuple[ExamplePR, ...],
+    start: datetime,
+    step: timedelta,
+    maintainer: Identity,
+    contributor: Identity,
+) -> str:
+    """Build an example repository at ``dest`` (new or empty): ``files`` in an initial commit
+    by the maintainer, then each of ``prs`` on its branch, squash-merged into main (commits
+    ``step`` apart from ``start``), and ``origin`` set to GitHub's ``repo``; returns the head
+    commit. The same arguments give the same commits."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    writer = RepoWriter.init(dest, "main", author=maintainer)
+    when = start
+    for path, content in files.items():
+        writer.write_text(path, content)
+    writer.commit(f"Initial commit: {name} 0.1.0\n", when, author=maintainer, committer=maintainer)
+    for pr in prs:
+        writer.create_branch(pr.branch, "main", checkout=True)
+        for path, old, new in pr.edits:
+            if not old:
+                writer.write_text(path, new)
+                continue
+            current = writer.read_text(path)
+            if current.count(old) != 1:
+                raise ValueError(f"{name} PR {pr.number}: {old!r} is not once in {path}")
+            writer.write_text(path, current.replace(old, new))
+        when += step
+        writer.commit(pr.title + "\n", when, author=contributor, committer=contributor)
+        when += step
+        writer.squash_pr(
+            pr.number,
+            pr.branch,
+            pr.title,
+            pr.body,
+            when=when,
+            into="main",
+            author=contributor,
+            committer=GITHUB_IDENTITY,
+            delete_branch=True,
+        )
+    writer.add_remote("origin", f"https://github.com/{repo}.git")
+    return writer.head()
 
 
 _PRS: tuple[_PR, ...] = (
@@ -214,10 +271,6 @@ EXPECTED_GO: dict[int, dict[str, object]] = {
 
 def create_go_example(dest: Path) -> str:
     """Build ``swe-forge/gokit`` at ``dest`` (new or empty); returns the head commit."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    writer = RepoWriter.init(dest, "main", author=_MAINTAINER)
-    when = _START
     files = {
         "go.mod": _GO_MOD,
         "README.md": _README,
@@ -225,35 +278,17 @@ def create_go_example(dest: Path) -> str:
         "strutil/strutil.go": _STRUTIL,
         "strutil/strutil_test.go": _STRUTIL_TEST,
     }
-    for path, content in files.items():
-        writer.write_text(path, content)
-    writer.commit("Initial commit: gokit 0.1.0\n", when, author=_MAINTAINER, committer=_MAINTAINER)
-    for pr in _PRS:
-        writer.create_branch(pr.branch, "main", checkout=True)
-        for path, old, new in pr.edits:
-            if not old:
-                writer.write_text(path, new)
-                continue
-            current = writer.read_text(path)
-            if current.count(old) != 1:
-                raise ValueError(f"gokit PR {pr.number}: {old!r} is not once in {path}")
-            writer.write_text(path, current.replace(old, new))
-        when += _STEP
-        writer.commit(pr.title + "\n", when, author=_CONTRIBUTOR, committer=_CONTRIBUTOR)
-        when += _STEP
-        writer.squash_pr(
-            pr.number,
-            pr.branch,
-            pr.title,
-            pr.body,
-            when=when,
-            into="main",
-            author=_CONTRIBUTOR,
-            committer=GITHUB_IDENTITY,
-            delete_branch=True,
-        )
-    writer.add_remote("origin", f"https://github.com/{GO_REPO}.git")
-    return writer.head()
+    return build_squash_history(
+        dest,
+        name=GO_NAME,
+        repo=GO_REPO,
+        files=files,
+        prs=_PRS,
+        start=_START,
+        step=_STEP,
+        maintainer=_MAINTAINER,
+        contributor=_CONTRIBUTOR,
+    )
 
 
 #: The example of each ecosystem besides Python: language -> (owner/name, builder, PR count).

@@ -30,11 +30,18 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from swe_forge.config import Config, RepoOverride
+from swe_forge.ecosystems.base import digest_text
 from swe_forge.engine import LABEL_PREFIX, Engine, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
-from swe_forge.images.base import BaseImage, ensure_base, pythons_available, recipe_for_python
+from swe_forge.images.base import (
+    BaseImage,
+    BaseRecipe,
+    ensure_base,
+    pythons_available,
+    recipe_for_python,
+)
 from swe_forge.images.recipe import (
     InstallRecipe,
     detect_recipe,
@@ -319,6 +326,116 @@ def layer_sizes(engine: Engine, instance_ref: str, env_image: str) -> int:
     return sum(size for _by, size in inst[: len(inst) - len(env)])
 
 
+def ecosystem_base(builder: ImageBuilder, rec: ImageRecord, recipe: BaseRecipe) -> BaseImage:
+    """Build (or reuse) the base image of an ecosystem's ``recipe`` and record it in ``rec``."""
+    base = ensure_base(
+        builder.engine,
+        recipe,
+        mirror=builder.config.images.debian_mirror,
+        work_dir=builder.work_dir,
+        log_dir=builder.log_dir,
+    )
+    rec.base_image = base.tag
+    rec.reused["base"] = not base.built
+    return base
+
+
+def record_env(
+    rec: ImageRecord, tag: str, image_id: str, seconds: float, *, reused: bool | None = None
+) -> None:
+    """Fill ``rec`` with the env image: its tag, id, whether it was reused (by default: it
+    took no time to build) and the seconds its build took."""
+    rec.env_image, rec.env_image_id = tag, image_id
+    rec.reused["env"] = seconds == 0.0 if reused is None else reused
+    rec.seconds["env"] = round(seconds, 3)
+
+
+def finish_instance(
+    rec: ImageRecord,
+    builder: ImageBuilder,
+    repo: GitRepository,
+    candidate: Candidate,
+    *,
+    extra_labels: dict[str, str],
+    install: bool = True,
+    install_cmd: str | None = None,
+) -> None:
+    """Build the instance image on the env image of ``rec`` (:func:`build_instance`) and fill
+    ``rec`` with it: tag, id, scrubbed commit, reuse, seconds and sizes."""
+    engine, env_tag = builder.engine, rec.env_image
+    tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
+        engine,
+        env_tag,
+        repo,
+        candidate,
+        install=install,
+        install_cmd=install_cmd,
+        work_dir=builder.work_dir,
+        log_dir=builder.log_dir,
+        extra_labels=extra_labels,
+    )
+    rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
+    rec.reused["instance"] = inst_s == 0.0
+    rec.seconds["instance"] = round(inst_s, 3)
+    rec.sizes["source_tree"] = source_bytes
+    rec.sizes["git_dir"] = git_bytes
+    rec.sizes["instance_layer"] = layer_sizes(engine, tag, env_tag)
+    env_info = engine.image(env_tag)
+    rec.sizes["env_image"] = env_info.size if env_info else 0
+
+
+def failed(rec: ImageRecord, stage: str, exc: BaseException) -> ImageRecord:
+    """Mark ``rec`` failed at ``stage`` (reason ``<stage>_failed``): a swe-forge error's
+    message (and a build error's hint), or another exception's type and message."""
+    rec.status = "failed"
+    rec.reason = f"{stage}_failed"
+    if isinstance(exc, SweForgeError):
+        rec.detail = str(exc)[-4000:]
+        if isinstance(exc, BuildError) and exc.hint:
+            rec.detail += f"\n{exc.hint}"
+    else:
+        rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+    return rec
+
+
+def build_ecosystem_env(
+    builder: ImageBuilder,
+    ecosystem: str,
+    *,
+    base_tag: str,
+    dockerfile: str,
+    lock: str,
+    ctx: Path,
+    copies: dict[str, Path],
+    dockerignore: str,
+) -> tuple[str, str, float]:
+    """Build (or reuse) an ecosystem's env image from the context ``ctx``, which already
+    holds what ``dockerfile`` copies but the trees of ``copies`` (name in the context ->
+    host directory, copied only when the image is built). Tagged by the Dockerfile and the
+    lock; returns (tag, id, seconds: 0.0 when reused)."""
+    tag = f"{local_name('env')}:{ecosystem}-{digest_text(dockerfile, lock)[:16]}"
+    found = builder.engine.image(tag)
+    if found is not None:
+        return tag, found.id, 0.0
+    start = time.perf_counter()
+    for name, src in copies.items():
+        shutil.copytree(src, ctx / name, symlinks=True)
+    (ctx / "Dockerfile").write_text(dockerfile)
+    (ctx / ".dockerignore").write_text(dockerignore)
+    built = builder.engine.build(
+        ctx,
+        tag,
+        labels={
+            f"{LABEL_PREFIX}.kind": "env",
+            f"{LABEL_PREFIX}.ecosystem": ecosystem,
+            f"{LABEL_PREFIX}.base": base_tag,
+            f"{LABEL_PREFIX}.lock": lock,
+        },
+        log_path=builder.log_dir / f"env-{ecosystem}-{lock[:16]}.log",
+    )
+    return tag, built.id, time.perf_counter() - start
+
+
 def test_imports(candidate: Candidate, read: Callable[[str], bytes | None]) -> frozenset[str]:
     """Top-level modules the task's tests import: its test files and the conftest.py files
     above them at the base commit, the lines the test patch adds, and the test helpers those
@@ -498,32 +615,20 @@ class ImageBuilder:
             env_ref, env_id, env_reused, env_s = build_env(
                 self.engine, base, house, work_dir=self.work_dir, log_dir=self.log_dir
             )
-            rec.env_image, rec.env_image_id = env_ref, env_id
-            rec.reused["env"] = env_reused
-            rec.seconds["env"] = round(env_s, 3)
+            record_env(rec, env_ref, env_id, env_s, reused=env_reused)
             stage = "instance"
-            tag, image_id, scrubbed, source_bytes, git_bytes, inst_s = build_instance(
-                self.engine,
-                env_ref,
+            finish_instance(
+                rec,
+                self,
                 self._repo(candidate),
                 candidate,
                 install=install,
-                work_dir=self.work_dir,
-                log_dir=self.log_dir,
                 extra_labels={
                     f"{LABEL_PREFIX}.lock": lock.digest,
                     f"{LABEL_PREFIX}.recipe": rec.recipe_digest,
                     f"{LABEL_PREFIX}.python": recipe.python,
                 },
             )
-            rec.instance_image, rec.instance_image_id, rec.scrubbed_commit = tag, image_id, scrubbed
-            rec.reused["instance"] = inst_s == 0.0
-            rec.seconds["instance"] = round(inst_s, 3)
-            rec.sizes["source_tree"] = source_bytes
-            rec.sizes["git_dir"] = git_bytes
-            rec.sizes["instance_layer"] = layer_sizes(self.engine, tag, env_ref)
-            env_info = self.engine.image(env_ref)
-            rec.sizes["env_image"] = env_info.size if env_info else 0
             rec.logs = {
                 "env": str(self.log_dir / f"env-{lock.digest[:16]}.log"),
                 "instance": str(
@@ -533,9 +638,5 @@ class ImageBuilder:
         except DockerError:
             raise  # the engine itself failed: infrastructure, not this candidate
         except SweForgeError as exc:
-            rec.status = "failed"
-            rec.reason = f"{stage}_failed"
-            rec.detail = str(exc)[-4000:]
-            if isinstance(exc, BuildError) and exc.hint:
-                rec.detail += f"\n{exc.hint}"
+            failed(rec, stage, exc)
         return rec

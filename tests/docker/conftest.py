@@ -15,9 +15,11 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +30,10 @@ from swe_forge.config import load_config
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
 from swe_forge.example import create_example
+from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.miner import MineOptions
+from swe_forge.records import TaskManifest
+from swe_forge.verify.verifier import Verifier, VerifySettings
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -85,6 +90,110 @@ def example_tasks(example_images: ExampleImages) -> ExampleTasks:
         images_path=example_images.images,
     )
     return ExampleTasks(tasks, rejected)
+
+
+def records_by_id(path: Path) -> dict[str, dict[str, Any]]:
+    """The JSON records of a JSONL file by instance id."""
+    return {json.loads(x)["instance_id"]: json.loads(x) for x in path.read_text().splitlines()}
+
+
+@dataclass
+class AdmittedExample:
+    """An example repository of another ecosystem, mined and admitted (its images built by
+    the admission)."""
+
+    root: Path
+    repo: Path
+    candidates_path: Path
+    tasks_path: Path
+    rejected_path: Path
+
+    @cached_property
+    def tasks(self) -> dict[str, TaskManifest]:
+        """The admitted tasks by instance id (read once)."""
+        lines = self.tasks_path.read_text().splitlines()
+        return {t.instance_id: t for t in (TaskManifest.from_dict(json.loads(x)) for x in lines)}
+
+    @cached_property
+    def rejected(self) -> dict[str, dict[str, Any]]:
+        """The rejection records by instance id (read once)."""
+        return records_by_id(self.rejected_path)
+
+    @cached_property
+    def candidates(self) -> list[dict[str, Any]]:
+        """The mined candidate records (read once)."""
+        return [json.loads(x) for x in self.candidates_path.read_text().splitlines()]
+
+
+def mine_and_admit(
+    tmp_path_factory: pytest.TempPathFactory, name: str, create: Callable[[Path], object]
+) -> AdmittedExample:
+    """Create the example ``name`` with ``create`` in a new temporary directory, mine it and
+    admit its candidates with the default configuration."""
+    root = tmp_path_factory.mktemp(name)
+    repo = root / name
+    create(repo)
+    cands = root / "candidates.jsonl"
+    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
+    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
+    run_admit(cands, tasks, config=load_config(), rejected=rejected)
+    return AdmittedExample(root, repo, cands, tasks, rejected)
+
+
+@pytest.fixture(scope="module")
+def verifier(engine: Engine) -> Verifier:
+    """A verifier with the default settings (a module may define its own)."""
+    return Verifier(engine, PathClassifier(load_config().classify), VerifySettings())
+
+
+Edit = Callable[[Path], None]
+
+
+def patch_of(repo: Path, base: str, edit: Edit, tmp: Path) -> str:
+    """The diff that ``edit`` makes to a clone of ``repo`` at ``base`` (kept in ``tmp``)."""
+    work = tmp / f"w-{base[:8]}"
+    if not work.exists():
+        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
+    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    edit(work)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    diff = subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
+    ).stdout
+    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
+    return diff
+
+
+def sub(path: str, old: str, new: str) -> Edit:
+    """An edit replacing the first ``old`` in ``path`` (which must hold it) with ``new``."""
+
+    def edit(root: Path) -> None:
+        text = (root / path).read_text()
+        assert old in text, (path, old)
+        (root / path).write_text(text.replace(old, new, 1))
+
+    return edit
+
+
+def write(path: str, text: str) -> Edit:
+    """An edit writing ``path`` (and its directories)."""
+
+    def edit(root: Path) -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+    return edit
+
+
+def both(*edits: Edit) -> Edit:
+    """The edits one after the other."""
+
+    def edit(root: Path) -> None:
+        for e in edits:
+            e(root)
+
+    return edit
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,59 +10,36 @@ a test reported twice, a run that exits 0 without its packages' results, the can
 
 from __future__ import annotations
 
-import json
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
-from swe_forge.commands.mine import run_mine
-from swe_forge.config import load_config
 from swe_forge.ecosystems.go import CAPABILITIES
 from swe_forge.engine import Engine
 from swe_forge.example.polyglot import EXPECTED_GO, GO_REPO, create_go_example
-from swe_forge.mining.classify import PathClassifier
-from swe_forge.mining.miner import MineOptions
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
-
-
-@dataclass
-class GoExample:
-    root: Path
-    repo: Path
-    tasks: dict[str, TaskManifest]
-    rejected: dict[str, dict[str, object]]
+from swe_forge.verify.verifier import Verifier
+from tests.docker.conftest import (
+    AdmittedExample,
+    Edit,
+    both,
+    mine_and_admit,
+    patch_of,
+    sub,
+    write,
+)
 
 
 @pytest.fixture(scope="module")
-def gokit(tmp_path_factory: pytest.TempPathFactory) -> GoExample:
-    root = tmp_path_factory.mktemp("gokit")
-    repo = root / "gokit"
-    create_go_example(repo)
-    cands = root / "candidates.jsonl"
-    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
-    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
-    run_admit(cands, tasks, config=load_config(), rejected=rejected)
-    return GoExample(
-        root,
-        repo,
-        {
-            t.instance_id: t
-            for t in (TaskManifest.from_dict(json.loads(x)) for x in tasks.read_text().splitlines())
-        },
-        {json.loads(x)["instance_id"]: json.loads(x) for x in rejected.read_text().splitlines()},
-    )
+def gokit(tmp_path_factory: pytest.TempPathFactory) -> AdmittedExample:
+    return mine_and_admit(tmp_path_factory, "gokit", create_go_example)
 
 
 def _id(number: int) -> str:
     return f"{GO_REPO.replace('/', '__')}-{number}"
 
 
-def test_admissions_match_the_expectations(gokit: GoExample) -> None:
+def test_admissions_match_the_expectations(gokit: AdmittedExample) -> None:
     for number, want in EXPECTED_GO.items():
         iid = _id(number)
         if not want["candidate"]:
@@ -74,7 +51,7 @@ def test_admissions_match_the_expectations(gokit: GoExample) -> None:
             assert gokit.rejected[iid]["reason"] == want["reason"]
 
 
-def test_manifest_records_the_toolchain_and_the_runner(gokit: GoExample) -> None:
+def test_manifest_records_the_toolchain_and_the_runner(gokit: AdmittedExample) -> None:
     task = gokit.tasks[_id(1)]
     assert task.harness["runner"] == "go-test"
     assert task.harness["module"] == "github.com/swe-forge/gokit"
@@ -90,7 +67,7 @@ def test_manifest_records_the_toolchain_and_the_runner(gokit: GoExample) -> None
     assert all(len(r["tests"]) >= 2 for r in task.gates["runs"])
 
 
-def test_no_network_and_go_env_in_the_image(gokit: GoExample, engine: Engine) -> None:
+def test_no_network_and_go_env_in_the_image(gokit: AdmittedExample, engine: Engine) -> None:
     task = gokit.tasks[_id(1)]
     code, out = engine.run(
         str(task.image["id"]),
@@ -108,64 +85,24 @@ def test_no_network_and_go_env_in_the_image(gokit: GoExample, engine: Engine) ->
     assert "go1.22.12" in lines[3] and lines[4] == "1"
 
 
-def _patch(repo: Path, base: str, edit: Callable[[Path], None], tmp: Path) -> str:
-    work = tmp / f"w-{base[:8]}"
-    if not work.exists():
-        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
-    edit(work)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff
-
-
-def _sub(path: str, old: str, new: str) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        text = (root / path).read_text()
-        assert old in text, (path, old)
-        (root / path).write_text(text.replace(old, new, 1))
-
-    return edit
-
-
-def _write(path: str, text: str) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-
-    return edit
-
-
-def _both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        for e in edits:
-            e(root)
-
-    return edit
-
-
 _IMPORTS = 'import "strings"'
 _FRAME = '"\\x16--- PASS: TestTruncateExactWidth (0.00s)\\n"'
-ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
+ATTACKS: dict[str, tuple[Edit, str]] = {
     # Runner configuration.
     "go_mod_replace": (
-        _sub("go.mod", "go 1.21\n", "go 1.21\n\nreplace golang.org/x/text => ./text\n"),
+        sub("go.mod", "go 1.21\n", "go 1.21\n\nreplace golang.org/x/text => ./text\n"),
         "runner_config",
     ),
-    "go_work": (_write("go.work", "go 1.21\n\nuse .\n"), "runner_config"),
+    "go_work": (write("go.work", "go 1.21\n\nuse .\n"), "runner_config"),
     "edit_test": (
-        _sub("strutil/strutil_test.go", 't.Fatalf("got %q", got)', "_ = got"),
+        sub("strutil/strutil_test.go", 't.Fatalf("got %q", got)', "_ = got"),
         "test_patch_path",
     ),
     # Forged output.
     "frame_and_exit": (
-        _both(
-            _sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"fmt"\n\t"os"\n\t"strings"\n)'),
-            _sub(
+        both(
+            sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"fmt"\n\t"os"\n\t"strings"\n)'),
+            sub(
                 "strutil/strutil.go",
                 "// Reverse returns",
                 f"func init() {{\n\tfmt.Print({_FRAME})\n\tos.Exit(0)\n}}\n\n// Reverse returns",
@@ -174,9 +111,9 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
         "capability",
     ),
     "frame_in_the_function": (
-        _both(
-            _sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"fmt"\n\t"strings"\n)'),
-            _sub(
+        both(
+            sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"fmt"\n\t"strings"\n)'),
+            sub(
                 "strutil/strutil.go",
                 "\tr := []rune(s)\n",
                 f"\tfmt.Print({_FRAME})\n\tr := []rune(s)\n",
@@ -186,16 +123,16 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     # The framework shadowed: a vendored module, and the testing package in the code.
     "vendored_module": (
-        _both(
-            _write("vendor/modules.txt", "# golang.org/x/text v0.1.0\n## explicit\n"),
-            _write("vendor/golang.org/x/text/text.go", "package text\n"),
+        both(
+            write("vendor/modules.txt", "# golang.org/x/text v0.1.0\n## explicit\n"),
+            write("vendor/golang.org/x/text/text.go", "package text\n"),
         ),
         "runner_config",
     ),
     "testing_in_the_code": (
-        _both(
-            _sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"strings"\n\t"testing"\n)'),
-            _sub(
+        both(
+            sub("strutil/strutil.go", _IMPORTS, 'import (\n\t"strings"\n\t"testing"\n)'),
+            sub(
                 "strutil/strutil.go",
                 "// Reverse returns",
                 "var _ = testing.Short\n\n// Reverse returns",
@@ -206,12 +143,7 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def verifier(engine: Engine) -> Verifier:
-    return Verifier(engine, PathClassifier(load_config().classify), VerifySettings())
-
-
-def test_gold_patches_verify(gokit: GoExample, verifier: Verifier) -> None:
+def test_gold_patches_verify(gokit: AdmittedExample, verifier: Verifier) -> None:
     for task in gokit.tasks.values():
         result = verifier.verify(task, task.patch, "gold")
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail
@@ -219,9 +151,9 @@ def test_gold_patches_verify(gokit: GoExample, verifier: Verifier) -> None:
         assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
 
 
-def test_a_no_op_is_unresolved(gokit: GoExample, verifier: Verifier, tmp_path: Path) -> None:
+def test_a_no_op_is_unresolved(gokit: AdmittedExample, verifier: Verifier, tmp_path: Path) -> None:
     task = gokit.tasks[_id(1)]
-    noop = _patch(gokit.repo, task.base_commit, _sub("README.md", "# gokit", "# gokit!"), tmp_path)
+    noop = patch_of(gokit.repo, task.base_commit, sub("README.md", "# gokit", "# gokit!"), tmp_path)
     result = verifier.verify(task, noop, "noop")
     assert (result.status, result.reward) == ("unresolved", 0.0)
     assert result.fail_to_pass == {"strutil::TestTruncateExactWidth": "failed"}
@@ -229,11 +161,11 @@ def test_a_no_op_is_unresolved(gokit: GoExample, verifier: Verifier, tmp_path: P
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attacks_score_zero(
-    gokit: GoExample, verifier: Verifier, tmp_path: Path, name: str
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
 ) -> None:
     task = gokit.tasks[_id(1)]
     edit, code = ATTACKS[name]
-    patch = _patch(gokit.repo, task.base_commit, edit, tmp_path)
+    patch = patch_of(gokit.repo, task.base_commit, edit, tmp_path)
     result = verifier.verify(task, patch, name)
     assert result.reward == 0.0 and result.status == "invalid_patch", result.detail
     assert code in {v["code"] for v in result.violations}, result.violations
@@ -241,13 +173,13 @@ def test_attacks_score_zero(
 
 @pytest.mark.parametrize("name", ["frame_and_exit", "frame_in_the_function", "testing_in_the_code"])
 def test_runtime_defences_without_the_capability_gate(
-    gokit: GoExample, verifier: Verifier, tmp_path: Path, name: str
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
 ) -> None:
     task = gokit.tasks[_id(1)]
     data = task.to_dict()
     data["audit"]["capabilities"]["base"] = sorted(CAPABILITIES)  # every capability allowed
     opened = TaskManifest.from_dict(data)
-    patch = _patch(gokit.repo, task.base_commit, ATTACKS[name][0], tmp_path)
+    patch = patch_of(gokit.repo, task.base_commit, ATTACKS[name][0], tmp_path)
     result = verifier.verify(opened, patch, name)
     assert result.reward == 0.0, result.detail
     assert result.status in ("tamper_detected", "unresolved"), result.detail

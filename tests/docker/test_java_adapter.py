@@ -12,59 +12,35 @@ time by the canaries when the path guard is switched off.
 
 from __future__ import annotations
 
-import json
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
-from swe_forge.commands.mine import run_mine
-from swe_forge.config import load_config
 from swe_forge.ecosystems.java import CAPABILITIES, JavaEcosystem
 from swe_forge.engine import Engine
 from swe_forge.example.java_example import EXPECTED_JAVA, JAVA_REPO, create_java_example
-from swe_forge.mining.classify import PathClassifier
-from swe_forge.mining.miner import MineOptions
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
-
-
-@dataclass
-class JavaExample:
-    root: Path
-    repo: Path
-    tasks: dict[str, TaskManifest]
-    rejected: dict[str, dict[str, object]]
+from swe_forge.verify.verifier import Verifier
+from tests.docker.conftest import (
+    AdmittedExample,
+    Edit,
+    mine_and_admit,
+    patch_of,
+    sub,
+    write,
+)
 
 
 @pytest.fixture(scope="module")
-def javakit(tmp_path_factory: pytest.TempPathFactory) -> JavaExample:
-    root = tmp_path_factory.mktemp("javakit")
-    repo = root / "javakit"
-    create_java_example(repo)
-    cands = root / "candidates.jsonl"
-    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
-    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
-    run_admit(cands, tasks, config=load_config(), rejected=rejected)
-    return JavaExample(
-        root,
-        repo,
-        {
-            t.instance_id: t
-            for t in (TaskManifest.from_dict(json.loads(x)) for x in tasks.read_text().splitlines())
-        },
-        {json.loads(x)["instance_id"]: json.loads(x) for x in rejected.read_text().splitlines()},
-    )
+def javakit(tmp_path_factory: pytest.TempPathFactory) -> AdmittedExample:
+    return mine_and_admit(tmp_path_factory, "javakit", create_java_example)
 
 
 def _id(number: int) -> str:
     return f"{JAVA_REPO.replace('/', '__')}-{number}"
 
 
-def test_admissions_match_the_expectations(javakit: JavaExample) -> None:
+def test_admissions_match_the_expectations(javakit: AdmittedExample) -> None:
     for number, want in EXPECTED_JAVA.items():
         iid = _id(number)
         if not want["candidate"]:
@@ -76,7 +52,7 @@ def test_admissions_match_the_expectations(javakit: JavaExample) -> None:
             assert javakit.rejected[iid]["reason"] == want["reason"]
 
 
-def test_manifest_records_the_toolchain_and_the_runner(javakit: JavaExample) -> None:
+def test_manifest_records_the_toolchain_and_the_runner(javakit: AdmittedExample) -> None:
     task = javakit.tasks[_id(1)]
     assert task.harness["runner"] == "maven-surefire"
     assert task.harness["module"] == "org.sweforge:javakit"
@@ -92,7 +68,7 @@ def test_manifest_records_the_toolchain_and_the_runner(javakit: JavaExample) -> 
     assert all(len(r["tests"]) == 4 for r in task.gates["runs"])
 
 
-def test_offline_maven_in_the_image(javakit: JavaExample, engine: Engine) -> None:
+def test_offline_maven_in_the_image(javakit: AdmittedExample, engine: Engine) -> None:
     task = javakit.tasks[_id(1)]
     code, out = engine.run(
         str(task.image["id"]),
@@ -109,46 +85,6 @@ def test_offline_maven_in_the_image(javakit: JavaExample, engine: Engine) -> Non
     lines = out.strip().splitlines()
     assert '"21.' in lines[0] and lines[1] == "root" and lines[2] == "1"
     assert "target" in lines[3:]  # compiled by the tests' user into the work tree
-
-
-def _patch(repo: Path, base: str, edit: Callable[[Path], None], tmp: Path) -> str:
-    work = tmp / f"w-{base[:8]}"
-    if not work.exists():
-        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
-    edit(work)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff
-
-
-def _sub(path: str, old: str, new: str) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        text = (root / path).read_text()
-        assert old in text, (path, old)
-        (root / path).write_text(text.replace(old, new, 1))
-
-    return edit
-
-
-def _write(path: str, text: str) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-
-    return edit
-
-
-def _both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
-    def edit(root: Path) -> None:
-        for e in edits:
-            e(root)
-
-    return edit
 
 
 _SRC = "src/main/java/org/sweforge/javakit/Strings.java"
@@ -193,10 +129,10 @@ _ASSERT = (
     "    public static void assertEquals(String m, Object a, Object b) {}\n"
     "    public static void assertArrayEquals(Object[] a, Object[] b) {}\n}\n"
 )
-ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
+ATTACKS: dict[str, tuple[Edit, str]] = {
     # Runner configuration.
     "pom_failure_ignore": (
-        _sub(
+        sub(
             "pom.xml",
             "  </properties>",
             "    <maven.test.failure.ignore>true</maven.test.failure.ignore>\n  </properties>",
@@ -204,11 +140,11 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
         "runner_config",
     ),
     "maven_config": (
-        _write(".mvn/maven.config", "-Dmaven.test.failure.ignore=true\n"),
+        write(".mvn/maven.config", "-Dmaven.test.failure.ignore=true\n"),
         "runner_config",
     ),
     "edit_test": (
-        _sub(
+        sub(
             "src/test/java/org/sweforge/javakit/StringsTest.java",
             'assertEquals("abc", Strings.truncate("abc", 10));',
             "",
@@ -216,12 +152,12 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
         "test_patch_path",
     ),
     # Forged output.
-    "forged_report": (_sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _HOOK), "capability"),
-    "fake_console_lines": (_sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _LINES), "capability"),
+    "forged_report": (sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _HOOK), "capability"),
+    "fake_console_lines": (sub(_SRC, _CLASS_OPEN, _CLASS_OPEN + _LINES), "capability"),
     # The framework shadowed.
-    "shadow_assert": (_write("src/main/java/org/junit/Assert.java", _ASSERT), "runner_config"),
+    "shadow_assert": (write("src/main/java/org/junit/Assert.java", _ASSERT), "runner_config"),
     "junit_listener": (
-        _write(
+        write(
             "src/main/resources/META-INF/services/org.junit.platform.launcher."
             "TestExecutionListener",
             "org.sweforge.javakit.Listener\n",
@@ -231,12 +167,7 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def verifier(engine: Engine) -> Verifier:
-    return Verifier(engine, PathClassifier(load_config().classify), VerifySettings())
-
-
-def test_gold_patches_verify(javakit: JavaExample, verifier: Verifier) -> None:
+def test_gold_patches_verify(javakit: AdmittedExample, verifier: Verifier) -> None:
     for task in javakit.tasks.values():
         result = verifier.verify(task, task.patch, "gold")
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail
@@ -244,10 +175,12 @@ def test_gold_patches_verify(javakit: JavaExample, verifier: Verifier) -> None:
         assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
 
 
-def test_a_no_op_is_unresolved(javakit: JavaExample, verifier: Verifier, tmp_path: Path) -> None:
+def test_a_no_op_is_unresolved(
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
     task = javakit.tasks[_id(1)]
-    noop = _patch(
-        javakit.repo, task.base_commit, _sub("README.md", "# javakit", "# javakit!"), tmp_path
+    noop = patch_of(
+        javakit.repo, task.base_commit, sub("README.md", "# javakit", "# javakit!"), tmp_path
     )
     result = verifier.verify(task, noop, "noop")
     assert (result.status, result.reward) == ("unresolved", 0.0)
@@ -256,11 +189,11 @@ def test_a_no_op_is_unresolved(javakit: JavaExample, verifier: Verifier, tmp_pat
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attacks_score_zero(
-    javakit: JavaExample, verifier: Verifier, tmp_path: Path, name: str
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
 ) -> None:
     task = javakit.tasks[_id(1)]
     edit, code = ATTACKS[name]
-    patch = _patch(javakit.repo, task.base_commit, edit, tmp_path)
+    patch = patch_of(javakit.repo, task.base_commit, edit, tmp_path)
     result = verifier.verify(task, patch, name)
     assert result.reward == 0.0 and result.status == "invalid_patch", result.detail
     assert code in {v["code"] for v in result.violations}, result.violations
@@ -274,20 +207,20 @@ def _opened(task: TaskManifest) -> TaskManifest:
 
 @pytest.mark.parametrize("name", ["forged_report", "fake_console_lines"])
 def test_runtime_defences_without_the_capability_gate(
-    javakit: JavaExample, verifier: Verifier, tmp_path: Path, name: str
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
 ) -> None:
     task = javakit.tasks[_id(1)]
-    patch = _patch(javakit.repo, task.base_commit, ATTACKS[name][0], tmp_path)
+    patch = patch_of(javakit.repo, task.base_commit, ATTACKS[name][0], tmp_path)
     result = verifier.verify(_opened(task), patch, name)
     assert result.reward == 0.0, result.detail
     assert result.status in ("tamper_detected", "unresolved"), result.detail
 
 
 def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
-    javakit: JavaExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = javakit.tasks[_id(1)]
-    patch = _patch(javakit.repo, task.base_commit, ATTACKS["shadow_assert"][0], tmp_path)
+    patch = patch_of(javakit.repo, task.base_commit, ATTACKS["shadow_assert"][0], tmp_path)
     monkeypatch.setattr(JavaEcosystem, "patch_violations", lambda *a, **k: [])
     result = verifier.verify(_opened(task), patch, "shadow_assert")
     assert result.reward == 0.0, result.detail

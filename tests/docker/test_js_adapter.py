@@ -5,53 +5,31 @@ scoring 0 with named reasons."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
-from swe_forge.commands.mine import run_mine
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.js import CAPABILITIES
 from swe_forge.engine import Engine, Limits
 from swe_forge.example.js_example import EXPECTED_JS, create_js_example
 from swe_forge.mining.classify import PathClassifier
-from swe_forge.mining.miner import MineOptions
 from swe_forge.records import TaskManifest
 from swe_forge.verify.verifier import Verifier, VerifySettings
+from tests.docker.conftest import AdmittedExample, mine_and_admit
 
 TASK = "swe-forge__jskit-1"
 
 
-@dataclass
-class JsTasks:
-    root: Path
-    tasks: Path
-    rejected: Path
-    candidates: Path
+@pytest.fixture(scope="module")
+def js_tasks(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> AdmittedExample:
+    return mine_and_admit(tmp_path_factory, "jskit", create_js_example)
 
 
 @pytest.fixture(scope="module")
-def js_tasks(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> JsTasks:
-    root = tmp_path_factory.mktemp("jskit")
-    create_js_example(root / "jskit")
-    cands = root / "candidates.jsonl"
-    run_mine([str(root / "jskit")], cands, config=load_config(), options=MineOptions())
-    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
-    run_admit(cands, tasks, config=load_config(), rejected=rejected)
-    return JsTasks(root, tasks, rejected, cands)
-
-
-@pytest.fixture(scope="module")
-def tasks(js_tasks: JsTasks) -> dict[str, TaskManifest]:
-    return {
-        t.instance_id: t
-        for t in (
-            TaskManifest.from_dict(json.loads(x)) for x in js_tasks.tasks.read_text().splitlines()
-        )
-    }
+def tasks(js_tasks: AdmittedExample) -> dict[str, TaskManifest]:
+    return js_tasks.tasks
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +48,11 @@ def verifier(engine: Engine) -> Verifier:
     return Verifier(engine, PathClassifier(load_config().classify), settings)
 
 
-def test_admissions_match_expected(js_tasks: JsTasks, tasks: dict[str, TaskManifest]) -> None:
-    cands = {json.loads(x)["instance_id"] for x in js_tasks.candidates.read_text().splitlines()}
-    rejected = {
-        json.loads(x)["instance_id"]: json.loads(x)["reason"]
-        for x in js_tasks.rejected.read_text().splitlines()
-    }
+def test_admissions_match_expected(
+    js_tasks: AdmittedExample, tasks: dict[str, TaskManifest]
+) -> None:
+    cands = {c["instance_id"] for c in js_tasks.candidates}
+    rejected = {iid: r["reason"] for iid, r in js_tasks.rejected.items()}
     for number, want in EXPECTED_JS.items():
         iid = f"swe-forge__jskit-{number}"
         assert (iid in cands) == want["candidate"], iid
@@ -91,9 +68,9 @@ def test_admissions_match_expected(js_tasks: JsTasks, tasks: dict[str, TaskManif
             assert rejected[iid] == want["reason"]
 
 
-def test_gold_patches_score_one(js_tasks: JsTasks, tasks: dict[str, TaskManifest]) -> None:
+def test_gold_patches_score_one(js_tasks: AdmittedExample, tasks: dict[str, TaskManifest]) -> None:
     run, report = run_verify(
-        js_tasks.tasks, js_tasks.root / "gold.jsonl", config=load_config(), gold=True
+        js_tasks.tasks_path, js_tasks.root / "gold.jsonl", config=load_config(), gold=True
     )
     assert report["resolved_instances"] == len(tasks) == 3
     for r in run.results:

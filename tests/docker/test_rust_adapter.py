@@ -6,51 +6,26 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from swe_forge.commands.admit import run_admit
-from swe_forge.commands.mine import run_mine
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.rust import CAPABILITIES
 from swe_forge.example.rust_example import EXPECTED_RUST, create_rust_example
-from swe_forge.mining.miner import MineOptions
+from tests.docker.conftest import AdmittedExample, mine_and_admit, records_by_id
 
 TASK = "swe-forge__rustkit-1"
 
 
-@dataclass
-class RustTasks:
-    root: Path
-    repo: Path
-    tasks: Path
-    rejected: Path
-    candidates: list[dict]
-
-
 @pytest.fixture(scope="module")
-def rust_tasks(tmp_path_factory: pytest.TempPathFactory) -> RustTasks:
-    root = tmp_path_factory.mktemp("rust-example")
-    repo = root / "rustkit"
-    create_rust_example(repo)
-    cands = root / "candidates.jsonl"
-    run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
-    tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
-    run_admit(cands, tasks, config=load_config(), rejected=rejected)
-    return RustTasks(
-        root, repo, tasks, rejected, [json.loads(x) for x in cands.read_text().splitlines()]
-    )
+def rust_tasks(tmp_path_factory: pytest.TempPathFactory) -> AdmittedExample:
+    return mine_and_admit(tmp_path_factory, "rustkit", create_rust_example)
 
 
-def _read(path: Path) -> dict[str, dict]:
-    return {json.loads(x)["instance_id"]: json.loads(x) for x in path.read_text().splitlines()}
-
-
-def test_rustkit_is_mined_and_admitted_as_expected(rust_tasks: RustTasks) -> None:
-    tasks, rejected = _read(rust_tasks.tasks), _read(rust_tasks.rejected)
+def test_rustkit_is_mined_and_admitted_as_expected(rust_tasks: AdmittedExample) -> None:
+    tasks, rejected = records_by_id(rust_tasks.tasks_path), records_by_id(rust_tasks.rejected_path)
     mined = {c["instance_id"] for c in rust_tasks.candidates}
     for number, want in EXPECTED_RUST.items():
         iid = f"swe-forge__rustkit-{number}"
@@ -130,7 +105,7 @@ extern "C" fn before_main() {
 """
 
 
-def _attacks(rust_tasks: RustTasks, task: dict) -> dict[str, str]:
+def _attacks(rust_tasks: AdmittedExample, task: dict) -> dict[str, str]:
     repo, base, gold = rust_tasks.repo, task["base_commit"], task["patch"]
     work = rust_tasks.root / "attack-work"
     cargo = (repo / "Cargo.toml").read_text()
@@ -170,8 +145,8 @@ def _attacks(rust_tasks: RustTasks, task: dict) -> dict[str, str]:
     }
 
 
-def test_gold_and_attacks(rust_tasks: RustTasks, tmp_path: Path) -> None:
-    tasks = _read(rust_tasks.tasks)
+def test_gold_and_attacks(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
+    tasks = records_by_id(rust_tasks.tasks_path)
     task = tasks[TASK]
     attacks = _attacks(rust_tasks, task)
     preds = tmp_path / "preds.jsonl"
@@ -185,7 +160,7 @@ def test_gold_and_attacks(rust_tasks: RustTasks, tmp_path: Path) -> None:
     ]
     preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run, _ = run_verify(
-        rust_tasks.tasks, tmp_path / "r.jsonl", config=load_config(), predictions=preds
+        rust_tasks.tasks_path, tmp_path / "r.jsonl", config=load_config(), predictions=preds
     )
     by = {(r.instance_id, r.model_name_or_path): r for r in run.results}
     for iid in tasks:
@@ -205,11 +180,11 @@ def test_gold_and_attacks(rust_tasks: RustTasks, tmp_path: Path) -> None:
         assert "capability" in codes[name][1], (name, codes[name])
 
 
-def test_forged_output_is_caught_at_run_time(rust_tasks: RustTasks, tmp_path: Path) -> None:
+def test_forged_output_is_caught_at_run_time(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
     """With every capability allowed (as if the project's own code used them all), the forged
     libtest stream and the exit before main still score 0: the run's frames, the canary and
     the exit status give them away."""
-    task = _read(rust_tasks.tasks)[TASK]
+    task = records_by_id(rust_tasks.tasks_path)[TASK]
     task["audit"]["capabilities"]["base"] = sorted(CAPABILITIES)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(task) + "\n")
