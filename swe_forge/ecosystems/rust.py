@@ -162,9 +162,15 @@ directory = "{vendor}"
 
 [net]
 offline = true
+
+# Lints warn, never fail the build: code from before a lint existed, built with a newer
+# toolchain than its own, often says #![deny(warnings)] (http 0.1 in 2017). Arrays merge
+# with a project's own build.rustflags.
+[build]
+rustflags = ["--cap-lints", "warn"]
 """
 ENV_DOCKERFILE = """\
-# vendored crates made world-readable on the host
+# vendored crates made world-readable on the host; cargo config {config}
 FROM {base}
 COPY rust {root}
 COPY cargo {cargo}
@@ -1074,7 +1080,14 @@ class RustEcosystem:
 
         env_line = " ".join(f"{k}={v}" for k, v in sorted(RUST_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(
-            base=base_tag, root=RUST_ROOT, cargo=CARGO_DIR, path=RUST_PATH_ENV, env=env_line
+            base=base_tag,
+            root=RUST_ROOT,
+            cargo=CARGO_DIR,
+            path=RUST_PATH_ENV,
+            env=env_line,
+            # The config goes into the image with the vendored crates: a change to it is a
+            # new env image.
+            config=digest_text(CARGO_CONFIG)[:16],
         )
         return build_ecosystem_env(
             builder,

@@ -583,3 +583,17 @@ def test_vendored_crates_become_readable_by_the_test_user(tmp_path: Path) -> Non
     assert (crate / "build.sh").stat().st_mode & 0o777 == 0o755
     assert (crate / "src").stat().st_mode & 0o777 == 0o755
     assert (crate / "open.rs").stat().st_mode & 0o777 == 0o644
+
+
+def test_the_cargo_config_caps_lints_and_keys_the_env_image() -> None:
+    import tomllib
+
+    from swe_forge.ecosystems.rust import CARGO_CONFIG, ENV_DOCKERFILE
+
+    config = tomllib.loads(CARGO_CONFIG.format(vendor="/opt/cargo/vendor"))
+    # #![deny(warnings)] in old code must not fail its build on a newer toolchain.
+    assert config["build"]["rustflags"] == ["--cap-lints", "warn"]
+    assert config["source"]["crates-io"]["replace-with"] == "vendored-sources"
+    assert config["net"]["offline"] is True
+    # The config is part of the env image's key (its digest is in the Dockerfile).
+    assert "{config}" in ENV_DOCKERFILE
