@@ -361,7 +361,7 @@ def choose_jdk(base_date: str, release: str = "", ci: Iterable[int] = ()) -> tup
         if not later:
             raise BuildError(
                 f"the pom asks for Java {release}, newer than any JDK we pin",
-                hint="add the release to swe_forge/ecosystems/java.py JDK_RELEASES",
+                hint="add the release to swe_forge/ecosystems/java/__init__.py JDK_RELEASES",
             )
         choice = later[0]
     if wanted and wanted < 7:

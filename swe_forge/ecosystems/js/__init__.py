@@ -200,7 +200,7 @@ def choose_node(base_date: str, *ranges: str) -> tuple[str, str]:
             raise BuildError(
                 f"engines.node asks for Node {floor} or newer ({wanted}); Debian's packages "
                 f"give at most Node {NODE_RELEASES[-1][2]}",
-                hint="add a newer Debian release to swe_forge/ecosystems/js.py NODE_RELEASES",
+                hint="add a newer Debian release to NODE_RELEASES in swe_forge/ecosystems/js/",
             )
         distro, version = later[0][0], later[0][2]
     return distro, version

@@ -265,7 +265,7 @@ def choose_toolchain(base_date: str, rust_version: str = "", pinned: str = "") -
             if not later:
                 raise BuildError(
                     f"the project asks for Rust {minor}, newer than any pinned toolchain",
-                    hint="add the release to swe_forge/ecosystems/rust.py RUST_RELEASES",
+                    hint="add the release to swe_forge/ecosystems/rust/__init__.py RUST_RELEASES",
                 )
             choice = later[0]
     return choice[2]

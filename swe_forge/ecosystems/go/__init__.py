@@ -169,7 +169,7 @@ def choose_toolchain(base_date: str, go_line: str = "", toolchain_line: str = ""
             if not later:
                 raise BuildError(
                     f"go.mod asks for Go {floor}, newer than any pinned toolchain",
-                    hint="add the release to swe_forge/ecosystems/go.py GO_RELEASES",
+                    hint="add the release to swe_forge/ecosystems/go/__init__.py GO_RELEASES",
                 )
             choice = later[0]
     return choice[2]
