@@ -140,6 +140,7 @@ class VerifyConfig:
     infra_retries: int = 2
     capability_scope: str = "repository"
     canary_limit: int = 40
+    decoys: int = 2
 
 
 @dataclass(frozen=True)

@@ -81,9 +81,23 @@ class Ecosystem(Protocol):
         """The tests the test patch defines or changes (an object with ``covers(test)``)."""
 
     def run_job(
-        self, task: TaskManifest, test_patch_path: str, *, timeout: float, output_limit: int
+        self,
+        task: TaskManifest,
+        test_patch_path: str,
+        *,
+        timeout: float,
+        output_limit: int,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """The verifier's ``run`` job: F2P, P2P and fresh canaries, in the project's order."""
+        """The verifier's ``run`` job: FAIL_TO_PASS and PASS_TO_PASS in the project's order,
+        as ``twins`` (a verification) or as one run with the calibration copies ``files``
+        hold, ``extra`` naming them (copy's test id -> what it copies)."""
+
+    def unit_of(self, test: str) -> str:
+        """The process a test runs in, among those of one run (a Go package's test binary,
+        a Rust test target; "" where one process runs them all): decoys cover each."""
 
 
 def ecosystem_named(name: str) -> Ecosystem:
@@ -299,27 +313,34 @@ def verify_job(
     env: dict[str, str],
     timeout: float,
     output_limit: int,
-    extra_files: list[dict[str, Any]],
-    canary_map: dict[str, dict[str, Any]],
     report: dict[str, Any],
+    twins: list[dict[str, Any]] | None = None,
+    files: list[dict[str, str]] | None = None,
+    canary_map: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The verifier's ``run`` job of an adapter: the held-out test patch brought in late, the
-    files the supervisor locks, and the run (canary test files written at run time, no
-    pytest-style selection or canaries)."""
+    files the supervisor locks, and either the twins of a verification (``twins``: per twin
+    the literal it changes, see verify/twins.py) or one run with calibration copies written
+    into the test files (``files``: ``{"path", "text"}``; ``canary_map``: copy id -> what it
+    copies). No pytest-style selection."""
+    run: dict[str, Any] = {
+        "argv": argv,
+        "env": env,
+        "timeout": timeout,
+        "output_limit": output_limit,
+        "select": None,
+        "canaries": None,
+        "canary_map": canary_map or {},
+        "report": report,
+    }
+    if twins is not None:
+        run["twins"] = twins
+    if files:
+        run["files"] = files
     return {
         "late_patches": [{"name": "test", "path": test_patch_path}],
         "protect": protect,
-        "run": {
-            "argv": argv,
-            "env": env,
-            "timeout": timeout,
-            "output_limit": output_limit,
-            "select": None,
-            "canaries": None,
-            "extra_files": extra_files,
-            "canary_map": canary_map,
-            "report": report,
-        },
+        "run": run,
     }
 
 

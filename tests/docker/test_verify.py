@@ -526,7 +526,7 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
     init_py = "src/textkit/__init__.py"
     return {
         # Universal objects and forged framework parts: the canaries fire.
-        "universal_objects": (append_to(base, wrap_py, UNIVERSAL), "tamper_detected", "canary"),
+        "universal_objects": (append_to(base, wrap_py, UNIVERSAL), "tamper_detected", "decoy"),
         "function_base_class": (
             append_to(base, init_py, FUNCTION_BASE),
             "tamper_detected",
@@ -535,7 +535,7 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
         "code_swap_from_thread": (
             append_to(base, init_py, CODE_SWAP),
             "tamper_detected",
-            "canary",
+            "decoy",
         ),
         "report_hook_swapped_and_restored": (
             append_to(base, init_py, HOOK_SWAP),
@@ -741,12 +741,12 @@ def test_gold_patches_score_one(
     assert report["resolved_instances"] == len(tasks) == 5
     assert all(r.reward == 1.0 and r.verifier["terminal_reward"] == 1.0 for r in run.results)
     assert all(r.verifier["harness_sha256_verified"] for r in run.results)
-    # Canaries ran and failed, as a correct fix must make them.
+    # Decoy twins ran and failed, as a correct fix must make them.
     for r in run.results:
-        canaries = r.verifier["canaries"]
-        assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
+        twins = r.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
     # Each result says what exactly it graded, by what, in which run; its log excerpt is
-    # bounded and names no canary (their names carry the run's token).
+    # bounded.
     assert len({r.provenance["run_id"] for r in run.results}) == 1
     for r in run.results:
         task = tasks[r.instance_id]
@@ -756,8 +756,6 @@ def test_gold_patches_score_one(
         assert prov["image_id"] == task.image["id"] and prov["tool_version"]
         assert len(prov["config_hash"]) == 64
         assert 0 < len(r.log_excerpt) <= 4000 and "passed" in r.log_excerpt
-        # A canary is named <test>_<5 letters of the supervisor's alphabet><site>.
-        assert not re.search(r"\w_[a-hjkmnp-z]{5}\d+\b", r.log_excerpt), r.log_excerpt
         env = task.environment
         assert env["network"] == "none" and env["workdir"] == "/testbed"
         assert {"patch", "test_patch", "FAIL_TO_PASS"} <= set(env["hidden_from_policy"])
@@ -1027,7 +1025,7 @@ def test_patched_pytest_raises_is_caught_by_its_canary(
         task,
         diff(files),
         "tamper_detected",
-        "canary",
+        "decoy",
         "patched_raises",
     )
 

@@ -45,7 +45,6 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     line_violations,
@@ -478,29 +477,18 @@ class GoEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests and, per package of the FAIL_TO_PASS tests,
-        a canary test (a plausible name, a body that fails) that must be reported failed."""
+        """The verifier's run of the expected tests (and the calibration copies ``extra``
+        names), as twins or as one run (see :func:`swe_forge.ecosystems.base.verify_job`)."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "")
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
         packages = sorted({t.split("::", 1)[0] for t in expected})
         tops = {t.split("::", 1)[1].split("/", 1)[0] for t in expected if "::" in t}
-        files: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for pkg in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                name = "Test" + canary_name(rng)
-                while name in tops:
-                    name += str(rng.randint(2, 9))
-                tops.add(name)
-                fname = canary_name(rng, "snake") + "_test.go"
-                path = fname if pkg == "." else f"{pkg}/{fname}"
-                files.append({"path": path, "template": "go", "name": name})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == pkg)
-                canary_map[f"{pkg}::{name}"] = {"test": target, "site": 0}
         run = "^(" + "|".join(sorted(re.escape(t) for t in tops)) + ")$"
         runner = GoRunner(module, packages)
         return verify_job(
@@ -510,10 +498,15 @@ class GoEcosystem:
             env={**GO_ENV, "GOCACHE": "/tmp/gocache"},
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=files,
-            canary_map=canary_map,
             report={"format": "go-test-json", "module": module, "packages": packages},
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """A Go package's tests run in its own test binary."""
+        return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

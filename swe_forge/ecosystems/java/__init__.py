@@ -64,7 +64,6 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
@@ -739,16 +738,17 @@ class JavaEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected test methods and, per class of the FAIL_TO_PASS
-        tests, a canary test class beside it (a plausible name, a body that fails) that must be
-        reported failed."""
+        """The verifier's run: the expected test methods (the calibration copies ``extra``
+        names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
-        files = {class_of(str(f)): str(f) for f in task.harness.get("test_files", [])}
-        files.pop("", None)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
+        sources = {class_of(str(f)): str(f) for f in task.harness.get("test_files", [])}
+        sources.pop("", None)
         methods: dict[str, set[str]] = {}
         for test in expected:
             cls, _, name = test.partition("::")
@@ -756,30 +756,8 @@ class JavaEcosystem:
         selection = []
         for cls, names in sorted(methods.items()):
             pats = sorted({method_base(n) + ("*" if method_base(n) != n else "") for n in names})
-            selection.append(cls.replace("$", "$") + "#" + "+".join(pats))
-        classes = {c: files.get(c.split("$", 1)[0], "") for c in methods}
-        extra: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            taken = {c.rsplit(".", 1)[-1] for c in methods}
-            for outer in sorted({t.split("::", 1)[0].split("$", 1)[0] for t in task.FAIL_TO_PASS}):
-                path = files.get(outer)
-                if not path:
-                    continue
-                name = canary_name(rng) + "Test"
-                while name in taken:
-                    name = canary_name(rng) + "Test"
-                taken.add(name)
-                words = canary_name(rng)
-                method = words[0].lower() + words[1:]
-                cpath = path.rsplit("/", 1)[0] + f"/{name}.java"
-                package = outer.rsplit(".", 1)[0] if "." in outer else ""
-                fqn = f"{package}.{name}" if package else name
-                extra.append({"path": cpath, "template": "java", "name": f"{name}#{method}"})
-                target = next(t for t in task.FAIL_TO_PASS if t.startswith(outer))
-                canary_map[f"{fqn}::{method}"] = {"test": target, "site": 0, "file": cpath}
-                selection.append(f"{fqn}#{method}")
-                classes[fqn] = cpath
+            selection.append(cls + "#" + "+".join(pats))
+        classes = {c: sources.get(c.split("$", 1)[0], "") for c in methods}
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
@@ -787,10 +765,15 @@ class JavaEcosystem:
             env=dict(JAVA_ENV_RUN),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=extra,
-            canary_map=canary_map,
             report=report_spec({c: p for c, p in classes.items() if p}),
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """Surefire forks one JVM for every class."""
+        return ""
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

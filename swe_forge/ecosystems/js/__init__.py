@@ -57,7 +57,6 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
@@ -435,46 +434,38 @@ class JsEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests' files with a name filter, and beside each
-        FAIL_TO_PASS test's file a canary test file (a plausible name, a test that fails)."""
+        """The verifier's run: the expected tests' files with a name filter (the calibration
+        copies ``extra`` names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "jest")
         runner = JsRunner(module)
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
-        files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
+        test_files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
         names = {_full_name(t.split("::", 1)[1], runner.framework) for t in expected if "::" in t}
-        extra: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for f2p_file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                title = canary_name(rng, "snake").replace("_", " ")
-                while title in names:
-                    title += f" {rng.randint(2, 9)}"
-                names.add(title)
-                path = canary_path(f2p_file, canary_name(rng, "snake"))
-                if path in files:
-                    continue
-                extra.append({"path": path, "template": "js", "name": title})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == f2p_file)
-                canary_map[f"{path}::{title}"] = {"test": target, "site": 0}
-                files.append(path)
         grep = _grep(names, runner.framework)
         if len(grep) > 60_000:
             grep = ""  # too long for one argument: every test of the files runs
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv(files, order_seed=rng.randrange(2**31 - 1), grep=grep),
+            argv=runner.argv(test_files, order_seed=rng.randrange(2**31 - 1), grep=grep),
             env=dict(JS_ENV),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=extra,
-            canary_map=canary_map,
-            report=runner.report(files),
+            report=runner.report(test_files),
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """One process (the runner's, in band) runs every test."""
+        return ""
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

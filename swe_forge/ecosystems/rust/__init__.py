@@ -63,7 +63,6 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
@@ -842,39 +841,26 @@ class RustEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests and, per target of the FAIL_TO_PASS tests,
-        a canary test (a plausible name, a body that fails) appended to the target's file,
-        that must be reported failed."""
+        """The verifier's run: the expected tests of each target (the calibration copies
+        ``extra`` names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
         by_file: dict[str, list[str]] = {}
         for t in expected:
             file, _, name = t.partition("::")
             by_file.setdefault(file, []).append(name)
-        files: list[dict[str, Any]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                taken = {n.rsplit("::", 1)[-1] for n in by_file[file]}
-                name = canary_name(rng, "snake")
-                while name in taken:
-                    name += str(rng.randint(2, 9))
-                by_file[file].append(name)
-                files.append({"path": file, "template": "rust", "name": name, "append": True})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == file)
-                canary_map[f"{file}::{name}"] = {"test": target, "site": 0}
         layout = task.harness.get("layout")
         layout = layout if isinstance(layout, dict) else None
         entries = []
         for file in sorted(by_file):
             tgt = _target(file, layout)
             if tgt:
-                names = sorted(by_file[file])
-                rng.shuffle(names)
-                entries.append((file, tgt[0], tgt[1], names))
+                entries.append((file, tgt[0], tgt[1], sorted(by_file[file])))
         toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
         runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
         seed = rng.randrange(2**31) if runner._shuffles() else None
@@ -885,10 +871,15 @@ class RustEcosystem:
             env=dict(RUN_ENV),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=files,
-            canary_map=canary_map,
             report={"format": "libtest-json", "files": [e[0] for e in entries]},
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """Each test target is a binary of its own."""
+        return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

@@ -1,0 +1,120 @@
+"""Twin runs: where a verdict comes from when the code under test can say anything.
+
+The code under test runs inside the test process, before and around the tests: it can exit
+with any status, write any report in the runner's own format to the runner's own channel,
+replace the comparisons the assertions use, or read the test files and return what they
+expect. Nothing the test process says about itself can make a test pass. So a verification
+runs the held-out tests several times in one container (the *twins*), in an order only the
+host knows:
+
+- the **honest** twin: the test files as the test patch left them;
+- **decoys**: the same files with exactly one literal of one assertion of one test changed to
+  a wrong value of the same type and shape (a string of the same length and kinds of
+  characters, a number near the number, a bool flipped), the test keeping its name, its file
+  and its place. Which assertions may be changed was calibrated at admission: the gold patch
+  fails each decoy used.
+
+A correct fix passes the honest twin and fails every decoy. Anything that fakes a verdict
+from inside (an exit status, a forged report, a comparison that always agrees, a test file
+read back at run time) does the same in every twin, since the twins cannot be told apart from
+inside, and so makes a decoy pass: ``tamper_detected``. A twin's verdict is binary and comes
+from what the supervisor observes (the runner's exit status by ``waitpid``, the files, the
+limits); the runner's stream only explains failures.
+
+Decoys are drawn to cover each *unit* first (a process of its own in a twin: a Go package's
+test binary, a Rust test target), then each test: code that can see its own outcomes (a gated
+capability) could fake a pass only where no decoy changes the test it broke.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+#: At most this many decoys per verification, whatever the units.
+MAX_DECOYS = 6
+
+
+@dataclass(frozen=True)
+class TwinPlan:
+    """The twins of one verification, in execution order."""
+
+    #: One entry per twin: None for the honest one, else the armed decoy it runs.
+    twins: list[dict[str, Any] | None] = field(default_factory=list)
+
+    @property
+    def honest(self) -> int:
+        """Where the honest twin runs."""
+        return self.twins.index(None)
+
+    @property
+    def decoys(self) -> list[int]:
+        """Where the decoys run."""
+        return [i for i, t in enumerate(self.twins) if t is not None]
+
+
+def armed_entries(harness: dict[str, Any]) -> list[dict[str, Any]]:
+    """The armed decoys of a task manifest (``harness.canaries.armed``), as dicts.
+
+    Python's entries are ``{"test", "site": k, "seed"}``; other ecosystems' carry the site's
+    record (``{"test", "site": {...}, "seed", "unit"}``)."""
+    out = []
+    for entry in (harness.get("canaries") or {}).get("armed") or ():
+        if isinstance(entry, dict) and "test" in entry and "site" in entry:
+            out.append(entry)
+    return out
+
+
+def plan_twins(armed: list[dict[str, Any]], decoys: int, rng: random.Random) -> TwinPlan:
+    """One honest twin and ``decoys`` decoys (more when the armed entries span more units,
+    up to :data:`MAX_DECOYS`), in a random order. No armed entry: the honest twin alone."""
+    if not armed or decoys <= 0:
+        return TwinPlan([None])
+    units: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for entry in armed:
+        unit = str(entry.get("unit") or "")
+        units.setdefault(unit, {}).setdefault(str(entry["test"]), []).append(entry)
+    want = min(MAX_DECOYS, max(decoys, len(units)))
+    # Round-robin: every unit once, then every test of every unit once, then anything; each
+    # pick at random within its group, never the same entry twice while others remain.
+    chosen: list[dict[str, Any]] = []
+    pools = {
+        unit: {test: rng.sample(items, len(items)) for test, items in tests.items()}
+        for unit, tests in units.items()
+    }
+    unit_names = rng.sample(sorted(pools), len(pools))
+    while len(chosen) < want and any(any(v) for v in pools.values()):
+        for unit in unit_names:
+            tests = pools[unit]
+            live = [t for t in sorted(tests) if tests[t]]
+            if not live or len(chosen) >= want:
+                continue
+            # The test of this unit that has given the fewest decoys so far.
+            used = {t: sum(1 for c in chosen if c["test"] == t) for t in live}
+            fewest = min(used.values())
+            test = rng.choice([t for t in live if used[t] == fewest])
+            chosen.append(tests[test].pop())
+    if len(chosen) < want and armed:
+        # Fewer armed entries than decoys wanted: repeat some (same perturbation, another run).
+        chosen += [rng.choice(armed) for _ in range(want - len(chosen))]
+    twins: list[dict[str, Any] | None] = [None, *chosen]
+    rng.shuffle(twins)
+    return TwinPlan(twins)
+
+
+def decoy_verdict(record: dict[str, Any]) -> str:
+    """What a decoy twin's run says: ``failed`` (as a decoy must), ``passed`` (it must not:
+    something faked the verdict), or ``tampered`` (its own run shows tampering)."""
+    integrity = record.get("integrity") or {}
+    events = record.get("events") or {}
+    if (
+        integrity.get("changed")
+        or integrity.get("appeared")
+        or integrity.get("watch")
+        or events.get("forged")
+    ):
+        return "tampered"
+    if record.get("status") == "ran" and record.get("exit_code") == 0:
+        return "passed"
+    return "failed"
