@@ -90,10 +90,12 @@ class Ecosystem(Protocol):
         twins: list[dict[str, Any]] | None = None,
         files: list[dict[str, str]] | None = None,
         extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
     ) -> dict[str, Any]:
         """The verifier's ``run`` job: FAIL_TO_PASS and PASS_TO_PASS in the project's order,
         as ``twins`` (a verification) or as one run with the calibration copies ``files``
-        hold, ``extra`` naming them (copy's test id -> what it copies)."""
+        hold, ``extra`` naming them (copy's test id -> what it copies); ``test_timeout``: each
+        test's limit in seconds (0: the runner's own)."""
 
     def unit_of(self, test: str) -> str:
         """The process a test runs in, among those of one run (a Go package's test binary,

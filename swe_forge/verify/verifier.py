@@ -597,6 +597,7 @@ class Verifier:
                 output_limit=output_limit,
                 files=files,
                 extra=mapping,
+                test_timeout=self.settings.test_timeout_seconds,
             )
             return job, None
         if decoys is not None:
@@ -607,7 +608,12 @@ class Verifier:
             plan = plan_twins(armed_entries(task.harness), self.settings.decoys, rng)
         twins = [{} if t is None else {"edits": [twin_edit(t)]} for t in plan.twins]
         job = eco.run_job(
-            task, test_patch_path, timeout=timeout, output_limit=output_limit, twins=twins
+            task,
+            test_patch_path,
+            timeout=timeout,
+            output_limit=output_limit,
+            twins=twins,
+            test_timeout=self.settings.test_timeout_seconds,
         )
         return job, plan
 

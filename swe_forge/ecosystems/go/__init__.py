@@ -292,11 +292,15 @@ class GoRunner:
             return self.packages
         return sorted({package_dir(f) for f in test_files}) or ["..."]
 
-    def argv(self, test_files: list[str], *, order_seed: int = 0, run: str = "") -> list[str]:
-        """The test command: a warm build cache copied to tmpfs, then go test."""
+    def argv(
+        self, test_files: list[str], *, order_seed: int = 0, run: str = "", timeout: float = 0.0
+    ) -> list[str]:
+        """The test command: a warm build cache copied to tmpfs, then go test (``timeout``:
+        go test's own limit on each test binary, 0 for none)."""
         pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
         pkgs = ["./..." if p == "./..." else p for p in pkgs]
-        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", "-timeout=0"]
+        limit = f"-timeout={int(timeout)}s" if timeout > 0 else "-timeout=0"
+        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", limit]
         if run:
             cmd.append(f"-run={run}")
         cmd += pkgs
@@ -324,10 +328,12 @@ class GoRunner:
                 crashed.add(key.split("::", 1)[0])
         result.crashed = sorted(crashed)
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         return {
-            "argv": self.argv(test_files, order_seed=order_seed),
+            "argv": self.argv(test_files, order_seed=order_seed, timeout=test_timeout),
             "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
             "report": {
                 "format": "go-test-json",
@@ -480,10 +486,16 @@ class GoEcosystem:
         twins: list[dict[str, Any]] | None = None,
         files: list[dict[str, str]] | None = None,
         extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
         """The verifier's run of the expected tests (and the calibration copies ``extra``
-        names), as twins or as one run (see :func:`swe_forge.ecosystems.base.verify_job`)."""
+        names), as twins or as one run (see :func:`swe_forge.ecosystems.base.verify_job`).
+
+        Twins build first: each twin's test binaries are compiled (``go test -c``, which runs
+        nothing of the project's), then the held-out test files and the build cache are
+        closed to the tests' user, and each twin runs its own binaries through test2json.
+        What a test process can read is its own twin's program and nothing of the others."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "")
         expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
@@ -491,10 +503,11 @@ class GoEcosystem:
         tops = {t.split("::", 1)[1].split("/", 1)[0] for t in expected if "::" in t}
         run = "^(" + "|".join(sorted(re.escape(t) for t in tops)) + ")$"
         runner = GoRunner(module, packages)
-        return verify_job(
+        seed = rng.randrange(2**31)
+        job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv([], order_seed=rng.randrange(2**31), run=run),
+            argv=runner.argv([], order_seed=seed, run=run, timeout=test_timeout),
             env={**GO_ENV, "GOCACHE": "/tmp/gocache"},
             timeout=timeout,
             output_limit=output_limit,
@@ -503,6 +516,20 @@ class GoEcosystem:
             files=files,
             canary_map=extra,
         )
+        if twins is not None:
+            version = str(task.image.get("toolchain") or "").removeprefix("go")
+            job["run"]["argv"] = twin_run_argv(
+                module, packages, run=run, seed=seed, timeout=test_timeout, version=version
+            )
+            job["run"]["build"] = {
+                "argv": twin_build_argv(packages),
+                "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
+                "timeout": timeout,
+                "keep": [{"from": TWIN_BUILD, "to": TWIN_BIN}],
+            }
+            job["run"]["hide"] = sorted(patched_test_files(task.test_patch, self.is_test_file))
+            job["run"]["hide"].append("/tmp/gocache")
+        return job
 
     def unit_of(self, test: str) -> str:
         """A Go package's tests run in its own test binary."""
@@ -636,6 +663,69 @@ class GoEcosystem:
             copies={"go": goroot},
             dockerignore="tree\n",
         )
+
+
+#: Where a twin's build puts its test binaries, and where its run finds them.
+TWIN_BUILD = "/tmp/swe-forge-bin"
+TWIN_BIN = "/swe-forge-run/bin/go"
+#: Before Go 1.21 ``go test -json`` ran binaries with -test.v, since then -test.v=test2json.
+TEST2JSON_V_SINCE = (1, 21)
+
+
+def _binary(i: int) -> str:
+    return f"p{i}.test"
+
+
+def twin_build_argv(packages: list[str]) -> list[str]:
+    """A twin's build: one test binary per package (compiling runs nothing of the project's:
+    no cgo, no generators)."""
+    lines = [
+        'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null',
+        f"mkdir -p {TWIN_BUILD}; rc=0",
+    ]
+    for i, pkg in enumerate(packages):
+        target = "." if pkg == "." else "./" + pkg
+        out = f"{TWIN_BUILD}/{_binary(i)}"
+        lines.append(f"go test -c -o {out} {shlex.quote(target)} || rc=1")
+    lines.append("exit $rc")
+    return ["/bin/sh", "-c", "cd /testbed\n" + "\n".join(lines)]
+
+
+def twin_run_argv(
+    module: str, packages: list[str], *, run: str, seed: int, timeout: float, version: str
+) -> list[str]:
+    """A twin's run: each package's binary, from its directory, through test2json (the
+    stream ``go test -json`` gives); a package with no binary had no test files."""
+    try:
+        newer = _vkey(".".join(version.split(".")[:2])) >= TEST2JSON_V_SINCE
+    except ValueError:
+        newer = True
+    verbose = "-test.v=test2json" if newer else "-test.v=true"
+    limit = f"-test.timeout={int(timeout)}s" if timeout > 0 else "-test.timeout=0"
+    lines = ["rc=0"]
+    for i, pkg in enumerate(packages):
+        path = module if pkg == "." else f"{module}/{pkg}"
+        binary = f"{TWIN_BIN}/{_binary(i)}"
+        cmd = [
+            f"{GOROOT}/pkg/tool/linux_amd64/test2json",
+            "-t",
+            "-p",
+            path,
+            binary,
+            verbose,
+            "-test.count=1",
+            f"-test.shuffle={seed}",
+            f"-test.run={run}",
+            limit,
+        ]
+        where = "/testbed" if pkg == "." else "/testbed/" + pkg
+        lines.append(
+            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
+            + " ".join(shlex.quote(a) for a in cmd)
+            + " || rc=1; fi"
+        )
+    lines.append("exit $rc")
+    return ["/bin/sh", "-c", "\n".join(lines)]
 
 
 def apply_to_tree(tree: Path, patch: str) -> None:

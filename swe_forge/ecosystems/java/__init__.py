@@ -566,8 +566,17 @@ class SurefireRunner:
         self.classes = classes
 
     @staticmethod
-    def argv(selection: list[str], *, order_seed: int = 0) -> list[str]:
-        """The test command for ``-Dtest`` entries (``Class`` or ``Class#m1+m2``)."""
+    def argv(selection: list[str], *, order_seed: int = 0, timeout: float = 0.0) -> list[str]:
+        """The test command for ``-Dtest`` entries (``Class`` or ``Class#m1+m2``); ``timeout``:
+        each JUnit 5 test's limit, and (JUnit 4 has none of its own) the forked JVM's, that
+        limit per selected test."""
+        limits = []
+        if timeout > 0:
+            methods = sum(max(1, entry.count("+") + 1) for entry in selection)
+            limits = [
+                f"-Djunit.jupiter.execution.timeout.default={int(timeout)} s",
+                f"-Dsurefire.timeout={int(timeout) * max(1, methods)}",
+            ]
         return [
             "mvn",
             *MVN_OPTIONS,
@@ -584,6 +593,7 @@ class SurefireRunner:
             "-DtrimStackTrace=true",
             "-DskipTests=false",
             "-Dmaven.test.skip=false",
+            *limits,
         ]
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
@@ -591,11 +601,13 @@ class SurefireRunner:
         sel = [class_of(f) for f in test_files if class_of(f)]
         return " ".join(shlex.quote(a) for a in self.argv(sel, order_seed=order_seed))
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         classes = {class_of(f): f for f in test_files if class_of(f)}
         return {
-            "argv": self.argv(sorted(classes), order_seed=order_seed),
+            "argv": self.argv(sorted(classes), order_seed=order_seed, timeout=test_timeout),
             "env": dict(JAVA_ENV_RUN),
             "report": report_spec(classes),
         }
@@ -741,6 +753,7 @@ class JavaEcosystem:
         twins: list[dict[str, Any]] | None = None,
         files: list[dict[str, str]] | None = None,
         extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
         """The verifier's run: the expected test methods (the calibration copies ``extra``
@@ -761,7 +774,9 @@ class JavaEcosystem:
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=SurefireRunner.argv(selection, order_seed=rng.randrange(2**31)),
+            argv=SurefireRunner.argv(
+                selection, order_seed=rng.randrange(2**31), timeout=test_timeout
+            ),
             env=dict(JAVA_ENV_RUN),
             timeout=timeout,
             output_limit=output_limit,

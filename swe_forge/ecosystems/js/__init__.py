@@ -274,12 +274,18 @@ class JsRunner:
         self.framework, self.version = split_module(module)
         self.packages = packages
 
-    def argv(self, files: list[str], *, order_seed: int = 0, grep: str = "") -> list[str]:
-        """The test command for explicit test files (``grep``: a full-name regex)."""
+    def argv(
+        self, files: list[str], *, order_seed: int = 0, grep: str = "", timeout: float = 0.0
+    ) -> list[str]:
+        """The test command for explicit test files (``grep``: a full-name regex; ``timeout``:
+        each test's limit in seconds, 0 for the framework's own)."""
         fw = self.framework
+        ms = str(int(timeout * 1000)) if timeout > 0 else ""
         if fw == "vitest":
             cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
             cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
+            if ms:
+                cmd.append(f"--testTimeout={ms}")
             if grep:
                 cmd += ["-t", grep]
             return cmd + list(files)
@@ -291,12 +297,16 @@ class JsRunner:
             # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
             # Our reporter: Mocha's JSON shape with each test's file at every version.
             cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            if ms:
+                cmd += ["--timeout", ms]
             cmd += ["--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered
         cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
         cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
+        if ms:
+            cmd.append(f"--testTimeout={ms}")
         if _vtuple(self.version or "0") >= (29, 2):
             cmd += ["--randomize", f"--seed={order_seed}"]
         if grep:
@@ -312,11 +322,13 @@ class JsRunner:
         fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
         return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         seed = order_seed % (2**31 - 1)
         return {
-            "argv": self.argv(test_files, order_seed=seed),
+            "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
             "env": dict(JS_ENV),
             "report": self.report(test_files),
         }
@@ -437,6 +449,7 @@ class JsEcosystem:
         twins: list[dict[str, Any]] | None = None,
         files: list[dict[str, str]] | None = None,
         extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
         """The verifier's run: the expected tests' files with a name filter (the calibration
@@ -453,7 +466,9 @@ class JsEcosystem:
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv(test_files, order_seed=rng.randrange(2**31 - 1), grep=grep),
+            argv=runner.argv(
+                test_files, order_seed=rng.randrange(2**31 - 1), grep=grep, timeout=test_timeout
+            ),
             env=dict(JS_ENV),
             timeout=timeout,
             output_limit=output_limit,

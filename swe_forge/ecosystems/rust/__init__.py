@@ -519,6 +519,82 @@ def _script(
     return "\n".join(lines)
 
 
+#: Where a twin's build puts its test binaries, and where its run finds them.
+TWIN_BUILD = "/tmp/swe-forge-bin"
+TWIN_BIN = "/swe-forge-run/bin/rust"
+
+
+def _member_dir(file: str) -> str:
+    member = target_of(file)
+    return "/testbed" if member is None or member[0] == "." else f"/testbed/{member[0]}"
+
+
+def _twin_build_script(entries: list[tuple[str, str, list[str], list[str]]]) -> str:
+    """A twin's build: each target's test binary (``cargo test --no-run``), copied out of the
+    target dir by the path cargo reports for it."""
+    # The warm target dir is copied once, for the first twin; the others build on it.
+    prelude = RUN_PRELUDE.replace(
+        f"cp -a {TARGET_DIR} {RUN_TARGET}",
+        f"[ -d {RUN_TARGET} ] || cp -a {TARGET_DIR} {RUN_TARGET}",
+    )
+    assert prelude != RUN_PRELUDE
+    lines = [prelude, f"mkdir -p {TWIN_BUILD}"]
+    for i, (file, target, features, _filters) in enumerate(entries):
+        member = target_of(file)
+        manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
+        cmd = [
+            "cargo",
+            "test",
+            "--offline",
+            "--no-run",
+            "--message-format=json",
+            "--manifest-path",
+            manifest,
+            "--test",
+            target,
+            *(["--features", ",".join(features)] if features else []),
+        ]
+        lines.append(
+            "exe=$("
+            + " ".join(shlex.quote(a) for a in cmd)
+            + ' | grep -o \'"executable":"[^"]*"\' | tail -n 1 | cut -d\'"\' -f4)'
+            f' && [ -n "$exe" ] && cp "$exe" {TWIN_BUILD}/t{i} || rc=1'
+        )
+    lines.append("exit $rc")
+    return "\n".join(lines)
+
+
+def _twin_run_script(
+    entries: list[tuple[str, str, list[str], list[str]]], seed: int | None, timeout: float
+) -> str:
+    """A twin's run: per target a framing line, then its binary from the member's directory
+    (as cargo runs it) with libtest JSON; a target that did not build has no binary (a
+    collection error). ``timeout``: each test's limit, as a limit on the binary of that many
+    tests (libtest has none per test)."""
+    lines = ["rc=0"]
+    for i, (file, _target, _features, filters) in enumerate(entries):
+        mark = json.dumps({"type": MARK_TARGET, "file": file})
+        binary = f"{TWIN_BIN}/t{i}"
+        cmd = [binary, "-Z", "unstable-options", "--format", "json", "--report-time"]
+        if seed is not None:
+            cmd += ["--shuffle-seed", str(seed)]
+        if filters:
+            cmd += ["--exact", *filters]
+        limit = ""
+        if timeout > 0:
+            limit = f"timeout -k 5 {int(timeout) * max(1, len(filters))} "
+        where = _member_dir(file)
+        lines.append(
+            f"printf '%s\\n' {shlex.quote(mark)}; "
+            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
+            f"CARGO_MANIFEST_DIR={shlex.quote(where)} {limit}"
+            + " ".join(shlex.quote(a) for a in cmd)
+            + " || rc=1; else rc=1; fi"
+        )
+    lines.append(f"printf '%s\\n' {shlex.quote(json.dumps({'type': MARK_DONE}))}; exit $rc")
+    return "\n".join(lines)
+
+
 def scan_targets(tree: Path) -> dict[str, Any]:
     """The integration test targets of the root package of ``tree`` as cargo sees them:
     ``targets`` maps each target's root file to its ``name`` and the ``features`` its
@@ -687,7 +763,9 @@ class RustRunner:
                 crashed.add(target)
         result.crashed = sorted(crashed)
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         return {
             "argv": self.argv(test_files, order_seed=order_seed),
@@ -844,6 +922,7 @@ class RustEcosystem:
         twins: list[dict[str, Any]] | None = None,
         files: list[dict[str, str]] | None = None,
         extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
         """The verifier's run: the expected tests of each target (the calibration copies
@@ -864,7 +943,7 @@ class RustEcosystem:
         toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
         runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
         seed = rng.randrange(2**31) if runner._shuffles() else None
-        return verify_job(
+        job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
             argv=["/bin/sh", "-c", _script(entries, seed=seed)],
@@ -876,6 +955,21 @@ class RustEcosystem:
             files=files,
             canary_map=extra,
         )
+        if twins is not None:
+            # Twins build first: each twin's test binaries compiled, then the held-out test
+            # files and the build's own outputs closed to the tests' user (what a test process
+            # can read is its own twin's program), then each twin runs its binaries.
+            job["run"]["build"] = {
+                "argv": ["/bin/sh", "-c", _twin_build_script(entries)],
+                "env": dict(RUN_ENV),
+                "timeout": timeout,
+                "keep": [{"from": TWIN_BUILD, "to": TWIN_BIN}],
+            }
+            job["run"]["argv"] = ["/bin/sh", "-c", _twin_run_script(entries, seed, test_timeout)]
+            hidden = [f"{RUN_TARGET}/debug/{d}" for d in ("deps", "incremental", "build")]
+            job["run"]["hide"] = sorted(patched_test_files(task.test_patch, self.is_test_file))
+            job["run"]["hide"] += [*hidden, f"{RUN_TARGET}/debug/.fingerprint"]
+        return job
 
     def unit_of(self, test: str) -> str:
         """Each test target is a binary of its own."""

@@ -1112,8 +1112,10 @@ def run_twins(job, spec, twins, contents, files, dirs, polyglot, result):
         t = now()
         # What the last twin left goes first: a full disk must not stop this twin's files.
         clean_scratch(baseline)
-        for path, data in sorted(written.items()):
-            write_judge_file(path, data)
+        if not build:
+            # (Built twins wrote theirs before their build; the sources stay hidden now.)
+            for path, data in sorted(written.items()):
+                write_judge_file(path, data)
         if build:
             if builds[i] is None or builds[i].get("exit_code") != 0:
                 records.append({"status": "build_failed", "build": builds[i], "exit_code": None})
