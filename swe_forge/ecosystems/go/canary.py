@@ -769,6 +769,9 @@ class GoCanaryWriter(TreeWriter):
         return reader.found()
 
     def _function(self, root: Any, name: str) -> Any:
+        """The test function ``name`` (``TestX``/``FuzzX``) at the top of a file."""
+        if not name.startswith(("Test", "Fuzz")):
+            return None
         for node in root.named_children:
             if node.type == "function_declaration" and _text(_field(node, "name")) == name:
                 return node
