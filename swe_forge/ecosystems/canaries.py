@@ -275,6 +275,8 @@ class TreeWriter:
                     text = source[start:end].decode("utf-8")
                 except UnicodeDecodeError:
                     continue  # a literal that is not UTF-8 cannot be recorded as text
+                if not self._changeable(tree, start, end, f.kind, text):
+                    continue
                 out.append(Site(path, test, index, start, end, f.kind, f.role, text))
                 index += 1
         return out
@@ -330,6 +332,17 @@ class TreeWriter:
                 return node
             node = node.parent
         return None
+
+    def _changeable(self, tree: Any, start: int, end: int, kind: str, text: str) -> bool:
+        """Has the literal another value of its form (``'\\''`` has none)?"""
+        node = self.literal_at(tree, start, end, kind)
+        if node is None:
+            return False
+        for seed in range(3):
+            new = self.literal_text(node, text, kind, random.Random(seed))
+            if new is not None and new != text:
+                return True
+        return False
 
     def _new_literal(
         self, tree: Any, source: bytes, site: Site, rng: random.Random

@@ -246,7 +246,16 @@ def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[s
     and changed only when the literal has no plain character (:func:`perturb_escape`).
     Returns the new parts (same count and order), None when nothing can change. An empty body
     becomes one letter."""
-    plain = [(k, i, ch) for k, (t, esc) in enumerate(pieces) if not esc for i, ch in enumerate(t)]
+    plain = [
+        (k, i, ch)
+        for k, (t, esc) in enumerate(pieces)
+        if not esc
+        for i, ch in enumerate(t)
+        # A digit right after an octal escape (Java's "\1" then "8") could become part of it.
+        if not (
+            i == 0 and ch.isdigit() and k and pieces[k - 1][1] and pieces[k - 1][0][-1:].isdigit()
+        )
+    ]
     out = [t for t, _ in pieces]
     if plain:
         best = min(_changeable(ch) for _, _, ch in plain)
