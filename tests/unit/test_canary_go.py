@@ -231,6 +231,23 @@ def test_unguarded_comparisons_tags_and_logs() -> None:
     assert sites_of("parse::TestUnguarded") == [('"b"', "string", "other"), ("1", "int", "other")]
 
 
+def test_an_indexed_expectation_is_the_whole_value() -> None:
+    source = b"""package p
+import "testing"
+func TestIdx(t *testing.T) {
+	want := []string{"a", "b"}
+	got := Split("a b")
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d", i)
+		}
+	}
+}
+"""
+    got = [(s.text, s.role) for s in W.sites("p_test.go", source, [".::TestIdx"])]
+    assert got == [('"a"', "expected"), ('"b"', "expected"), ('"a b"', "other")]
+
+
 def test_what_is_no_test_has_no_sites() -> None:
     assert W.sites(PATH, SOURCE, ["parse::TestMissing", "parse::helper", "other::TestSplit"]) == []
     assert W.sites("other/parse_test.go", SOURCE, ["parse::TestSplit"]) == []

@@ -464,6 +464,12 @@ class _Reader:
                 self.excluded.append(span(lit))
                 return
         ra, rb = self._resolve(a), self._resolve(b)
+        if ra is not None and rb is not None:
+            # shared["one"] != 1: the literal is the expectation, the indexed value data.
+            if a.type == "index_expression" and b.type != "index_expression":
+                ra = None
+            elif b.type == "index_expression" and a.type != "index_expression":
+                rb = None
         if ra is not None and rb is None:
             self._mark(ra)
         elif rb is not None and ra is None:
@@ -508,6 +514,13 @@ class _Reader:
             bound = self._binding(_text(node), node.start_byte)
             if bound is not None:
                 return self._resolve(bound, depth + 1)
+            return None
+        if node.type == "index_expression":
+            # want[i] of want := []string{...}: the whole table of expected values.
+            operand = _field(node, "operand")
+            if operand is not None and operand.type == "identifier":
+                got = self._resolve(operand, depth + 1)
+                return got if got is not None and not isinstance(got, tuple) else None
             return None
         if is_value(node):
             return node
