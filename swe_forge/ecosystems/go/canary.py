@@ -222,6 +222,8 @@ class _Reader:
         self.tables: list[_Table] = []
         self.outside: list[Any] = []  # package-level declarations read with the test
         self.subtest_bodies: list[tuple[str, Any]] = []  # (name, func literal) of t.Run("x")
+        self._types: dict[str, Any] | None = None
+        self._decls: list[Any] | None = None
 
     # --------------------------------------------------------------- reading
     def _testing_params(self) -> set[str]:
@@ -234,6 +236,7 @@ class _Reader:
         return names or {"t"}
 
     def read(self) -> None:
+        """Find the tables, the expected values and what is no site."""
         body = _field(self.func, "body")
         if body is None:
             return
@@ -320,7 +323,8 @@ class _Reader:
         if elem is None or elem.type != "struct_type":
             return []
         names: list[str] = []
-        for decl in syntax.walk(elem):
+        fields = next((c for c in elem.named_children if c.type == "field_declaration_list"), None)
+        for decl in fields.named_children if fields is not None else []:
             if decl.type != "field_declaration":
                 continue
             declared = [_text(c) for c in decl.children_by_field_name("name")]
@@ -330,16 +334,24 @@ class _Reader:
         return names
 
     def _named_type(self, name: str) -> Any:
-        for node in syntax.walk(self.root):
-            if node.type == "type_spec" and _text(_field(node, "name")) == name:
-                return _field(node, "type")
-        return None
+        """The type a name declares in the test function or at the top of the file."""
+        if self._types is None:
+            self._types = {}
+            specs = [n for n in syntax.walk(self.func) if n.type == "type_spec"]
+            for decl in self.root.named_children:
+                if decl.type == "type_declaration":
+                    specs += [n for n in decl.named_children if n.type == "type_spec"]
+            for spec in reversed(specs):  # the function's own first
+                self._types[_text(_field(spec, "name"))] = _field(spec, "type")
+        return self._types.get(name)
 
     def _binding(self, name: str, before: int) -> Any:
         """The value a name is bound to: the nearest declaration before ``before`` in the
         test function, else a package-level ``var``/``const`` no other function uses."""
         best = None
-        for node in syntax.walk(self.func):
+        if self._decls is None:
+            self._decls = [n for n in syntax.walk(self.func) if n.type in _DECLARATIONS]
+        for node in self._decls:
             if node.start_byte >= before:
                 break
             value = _declared_value(node, name)
@@ -536,6 +548,7 @@ class _Reader:
 
     # --------------------------------------------------------------- the literals
     def found(self) -> list[Found]:
+        """The test's literals with their roles (after :meth:`read`)."""
         body = _field(self.func, "body")
         if body is None:
             return []
@@ -662,6 +675,11 @@ def _unwrap(element: Any) -> Any:
     if element is not None and element.type == "literal_element":
         return next(iter(element.named_children), None)
     return element
+
+
+_DECLARATIONS = frozenset(
+    ["short_var_declaration", "assignment_statement", "var_spec", "const_spec"]
+)
 
 
 def _declared_value(node: Any, name: str) -> Any:

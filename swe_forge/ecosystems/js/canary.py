@@ -551,6 +551,7 @@ class _Reader:
         self.expected: set[tuple[int, int]] = set()
 
     def read(self) -> None:
+        """Find the expected values and what is no site."""
         body = _field(self.test.fn, "body")
         if body is None:
             return

@@ -158,20 +158,25 @@ class _View:
 
     @property
     def type(self) -> str:
+        """The node's type."""
         return str(self.node.type)
 
     @property
     def span(self) -> tuple[int, int]:
+        """The node's span in the file."""
         return self.node.start_byte + self.shift, self.node.end_byte + self.shift
 
     def field(self, name: str) -> _View | None:
+        """A field child, in the same view."""
         child = self.node.child_by_field_name(name)
         return _View(child, self.shift) if child is not None else None
 
     def named(self) -> list[_View]:
+        """The named children (comments aside), in the same view."""
         return [_View(c, self.shift) for c in self.node.named_children if c.type != "line_comment"]
 
     def text(self) -> str:
+        """The node's source text."""
         return _text(self.node)
 
 
@@ -242,6 +247,7 @@ class _Reader:
         self.expected: set[tuple[int, int]] = set()
 
     def read(self) -> None:
+        """Find the expected values and what is no site."""
         for attr in self.attributes:
             inner = next((c for c in attr.named_children if c.type == "attribute"), None)
             if inner is not None and _text(inner).startswith("should_panic"):
