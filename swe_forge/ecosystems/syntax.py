@@ -336,12 +336,19 @@ def perturb_int_text(
     return spell((same or pool)[0])
 
 
-def perturb_float_text(text: str, rng: random.Random) -> str | None:
+#: The largest finite double; a float literal above it does not compile (or is infinity).
+FLOAT_MAX = 1.7976931348623157e308
+#: The largest finite single-precision float (``f32``, Java's ``1.0f``).
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def perturb_float_text(text: str, rng: random.Random, *, maximum: float = FLOAT_MAX) -> str | None:
     """A decimal float literal's text (no sign, no type suffix) for a value far from it (10 %
     or more, beyond any approximate comparison's tolerance) written the same way: the same
     count of fraction digits, the exponent kept as written (the mantissa changes), a whole
-    mantissa stays whole (``3.0`` -> ``4.0``), the digit count where possible. None when
-    ``text`` is no decimal float of these forms (hex floats are not changed)."""
+    mantissa stays whole (``3.0`` -> ``4.0``), the digit count where possible, never zero
+    for a value that is not, never above ``maximum``. None when ``text`` is no decimal float
+    of these forms (hex floats are not changed)."""
     import re
 
     m = re.fullmatch(r"([0-9_]*)(\.?)([0-9_]*)([eE][+-]?[0-9_]+)?", text)
@@ -365,17 +372,22 @@ def perturb_float_text(text: str, rng: random.Random) -> str | None:
         return head + dot + tail + exp
 
     def ok(n: int) -> bool:
-        if n < 0 or n == units or (not whole and n >= step):
+        if n < 0 or n == units or (not whole and n >= step) or (n == 0 and units):
+            return False
+        if float(spell(n).replace("_", "")) > maximum:
             return False
         return abs(n - units) * 10 >= max(units, 1)
 
     whole_only = frac_d.strip("0") == ""
     pool = []
     for _ in range(12):
-        new = perturb_float(units / step, rng)
-        n = round(new * step)
+        # perturb_float's step (10, 25 or 50 % of the value, at least of 1) in whole units
+        # of the last digit: no float arithmetic, so 1e308 or 40 digits stay exact.
+        percent = rng.choice((10, 25, 50))
+        delta = max(units, step) * percent // 100
         if whole_only:
-            n = round(new) * step
+            delta = max(step, (delta + step // 2) // step * step)
+        n = units + rng.choice((-1, 1)) * max(delta, 1)
         if ok(n):
             pool.append(n)
     unit = step if whole_only else max(1, units // 5)

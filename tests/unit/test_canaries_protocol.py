@@ -202,6 +202,19 @@ def test_perturb_float_text_keeps_the_form_and_goes_far(text: str, pattern: str)
         assert abs(float(new) - old) >= 0.09 * max(abs(old), 1e-300)
 
 
+def test_perturb_float_text_stays_finite_and_nonzero() -> None:
+    for seed in range(20):
+        rng = random.Random(seed)
+        big = syntax.perturb_float_text("1.7976931348623157e308", rng)
+        assert big is not None and float(big) < float("inf")
+        single = syntax.perturb_float_text("3.4e38", rng, maximum=syntax.FLOAT32_MAX)
+        assert single is not None and float(single) <= syntax.FLOAT32_MAX
+        assert syntax.perturb_float_text("1e3", rng) == "2e3"
+        long = syntax.perturb_float_text("123456789012345678901234567890.5", rng)
+        assert long is not None and len(long) == 32 and long.count(".") == 1
+        assert abs(float(long) - 123456789012345678901234567890.5) > 1e28
+
+
 def test_perturb_float_text_refuses_hex_floats_and_ints() -> None:
     assert syntax.perturb_float_text("0x1p-2", random.Random(0)) is None
     assert syntax.perturb_float_text("12", random.Random(0)) is None

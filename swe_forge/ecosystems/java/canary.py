@@ -589,7 +589,9 @@ class JavaCanaryWriter(TreeWriter):
         suffix = text[-1:] if text[-1:] in ("f", "F", "d", "D") else ""
         body = text[: len(text) - len(suffix)]
         if "." in body or "e" in body.lower():
-            new = syntax.perturb_float_text(body, rng)
+            single = suffix in ("f", "F")
+            top = syntax.FLOAT32_MAX if single else syntax.FLOAT_MAX
+            new = syntax.perturb_float_text(body, rng, maximum=top)
         else:
             new = syntax.perturb_int_text(body, rng)
         return None if new is None else new + suffix

@@ -511,7 +511,8 @@ class RustCanaryWriter(TreeWriter):
         m = _INT_SUFFIX.search(text) or (None if hexa else _FLOAT_SUFFIX.search(text))
         body, suffix = (text[: m.start()], text[m.start() :]) if m else (text, "")
         if kind == "float" and not hexa and ("." in body or "e" in body.lower()):
-            new = syntax.perturb_float_text(body, rng)
+            top = syntax.FLOAT32_MAX if suffix.endswith("f32") else syntax.FLOAT_MAX
+            new = syntax.perturb_float_text(body, rng, maximum=top)
         else:
             maximum = _MAX.get(suffix.lstrip("_"))
             new = syntax.perturb_int_text(body, rng, maximum=maximum)
