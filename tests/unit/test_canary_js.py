@@ -201,6 +201,23 @@ def test_mocha_full_titles_chai_and_node_assert() -> None:
     assert W.sites(MOCHA_PATH, MOCHA, ["test/mocha.test.js::Parser > with numbers > reads an int"])
 
 
+def test_supertest_expectations() -> None:
+    source = b"""describe('app', function () {
+  it('responds', function (done) {
+    request(app).get('/user').expect('Content-Type', /json/).expect('X-Id', '42').expect(200, '{"a":1}', done);
+  });
+});
+"""
+    assert sites_of("test/app.js", source, "test/app.js::app responds") == [
+        ("'/user'", "string", "other"),
+        ("'Content-Type'", "string", "other"),
+        ("'X-Id'", "string", "other"),  # a header's name is no expectation, its value is
+        ("'42'", "string", "expected"),
+        ("200", "int", "expected"),
+        ("'{\"a\":1}'", "string", "expected"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("title", "row", "want"),
     [

@@ -17,6 +17,7 @@ two tests of one name) has no sites. Expected (role ``expected``):
 - node's and chai's ``assert.equal``/``strictEqual``/``deepEqual``/``deepStrictEqual``
   (the value side of ``actual, expected``), ``include``, ``lengthOf``, ``propertyVal``,
   ``closeTo``; the value side of ``===``/``==`` in ``assert(...)``/``assert.ok(...)``;
+- supertest's ``.expect(status, body)`` and a header's value in ``.expect(name, value)``;
 - a ``const``/``let`` of the test used there; the columns of an ``.each`` row whose parameter
   is named like an expectation (``expected``, ``want``, ``output``, ``result``...).
 
@@ -594,7 +595,24 @@ class _Reader:
             self._assert(props[1:] if root == "chai" else props, args)
             return
         if fn.type == "member_expression":
+            obj = _field(fn, "object")
+            if (
+                _text(_field(fn, "property")) == "expect"
+                and obj is not None
+                and (obj.type == "call_expression")
+            ):
+                self._supertest(args)
+                return
             self._matcher(fn, args)
+
+    def _supertest(self, args: list[Any]) -> None:
+        """supertest's ``request(app).get(..).expect(200, 'body', done)``: the status and
+        body are expected; of ``.expect('Header', 'value')`` the value only."""
+        values = [a for a in args if a.type not in ("identifier", "arrow_function", "function")]
+        if len(values) >= 2 and values[0].type == "string" and args[0] is values[0]:
+            values = values[1:2]  # a header: its name is no expectation
+        for arg in values:
+            self._expected(arg)
 
     def _assert(self, props: list[str], args: list[Any]) -> None:
         name = props[-1] if props else ""
