@@ -221,6 +221,30 @@ def test_testng_actual_first() -> None:
     ]
 
 
+def test_an_expected_argument_made_with_a_constant() -> None:
+    source = b"""package q;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+class CTest {
+    @org.junit.jupiter.api.Test
+    void c() {
+        assertEquals("foo" + SEP, B.text());
+        assertEquals(B.parse("x"), result);
+        assertEquals(cond ? "a" : "b", B.pick());
+        assertEquals(table[2], B.third());
+    }
+}
+"""
+    # The literal of a concatenation is expected; under a call, in a condition or an
+    # index it is not.
+    assert sites_of("q.CTest::c", "src/test/java/q/CTest.java", source) == [
+        ('"foo"', "string", "expected"),
+        ('"x"', "string", "other"),
+        ('"a"', "string", "other"),
+        ('"b"', "string", "other"),
+        ("2", "int", "other"),
+    ]
+
+
 def test_what_is_no_test_has_no_sites() -> None:
     assert W.sites(PATH, SOURCE, ["org.x.ParserTest::missing", "org.x.Other::parsesNumbers"]) == []
     assert (

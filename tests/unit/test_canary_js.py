@@ -201,6 +201,14 @@ def test_mocha_full_titles_chai_and_node_assert() -> None:
     assert W.sites(MOCHA_PATH, MOCHA, ["test/mocha.test.js::Parser > with numbers > reads an int"])
 
 
+def test_an_expected_argument_made_with_a_constant() -> None:
+    source = b"test('c', () => {\n  expect(text()).toBe('foo' + SEP);\n  assert.equal(pick(), parse('x'));\n});\n"
+    assert sites_of("c.test.js", source, "c.test.js::c") == [
+        ("'foo'", "string", "expected"),
+        ("'x'", "string", "other"),
+    ]
+
+
 def test_supertest_expectations() -> None:
     source = b"""describe('app', function () {
   it('responds', function (done) {

@@ -458,11 +458,14 @@ class _Reader:
             self._mark(ra)
         elif rb is not None:
             self._mark(rb)
+        else:
+            # Neither is a value ("foo" + SEP): the literals the expected argument is made of
+            # (through concatenation, arrays...; not under a call) are still what it expects.
+            self._mark(preferred)
 
     def _expected(self, node: Any) -> None:
         got = self._resolve(node)
-        if got is not None:
-            self._mark(got)
+        self._mark(got if got is not None else node)
 
     def _resolve(self, node: Any, depth: int = 0) -> Any:
         if node is None or depth > 4:
@@ -546,7 +549,7 @@ def value_literals(root: Any) -> Iterator[tuple[int, int]]:
                 if args is not None:
                     stack.append(args)
             continue
-        if node.type in _THROUGH or node is root:
+        if node.type in _THROUGH:
             stack.extend(node.named_children)
 
 
