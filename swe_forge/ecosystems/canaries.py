@@ -207,6 +207,22 @@ def replace_spans(text: bytes, base: int, edits: Iterable[tuple[int, int, bytes]
     return out
 
 
+def assigned_names(root: Any, assignments: Iterable[str], updates: Iterable[str]) -> set[str]:
+    """Names a function assigns (nodes of types ``assignments``, their ``left``) or updates
+    (``x++``: nodes of types ``updates``) anywhere in it: a declaration's value is not what
+    such a name holds when it is compared."""
+    assigning, updating = set(assignments), set(updates)
+    names: set[str] = set()
+    for node in syntax.walk(root):
+        if node.type in assigning:
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                names.add(syntax.text(left))
+        elif node.type in updating:
+            names |= {syntax.text(c) for c in node.named_children if c.type == "identifier"}
+    return names
+
+
 def site_rng(site: Site) -> random.Random:
     """The generator a copy's perturbation uses: seeded by the site alone, so the same site
     is perturbed the same way in every calibration."""

@@ -248,6 +248,36 @@ func TestIdx(t *testing.T) {
     assert got == [('"a"', "expected"), ('"b"', "expected"), ('"a b"', "other")]
 
 
+def test_method_equality_and_mutated_names() -> None:
+    source = b"""package p
+import "testing"
+var calls = 0
+func TestM(t *testing.T) {
+	calls = 0
+	want := "x"
+	want = Prefix() + want
+	if got := Parse("1"); !got.Equal(Ratio(3)) || got.String() != want {
+		t.Fatal("m")
+	}
+	if calls != 1 {
+		t.Fatal("calls")
+	}
+}
+"""
+    # calls and want are assigned in the test: they hold no value written in it.
+    got = [(s.text, s.role) for s in W.sites("p_test.go", source, [".::TestM"])]
+    assert got == [
+        ("0", "other"),
+        ('"x"', "other"),
+        ('"1"', "other"),
+        ("3", "other"),  # Ratio(3) is a call: not a value
+        ("1", "expected"),
+    ]
+    source = source.replace(b"Ratio(3)", b'[]byte("r")')
+    got = [(s.text, s.role) for s in W.sites("p_test.go", source, [".::TestM"])]
+    assert ('"r"', "expected") in got
+
+
 def test_what_is_no_test_has_no_sites() -> None:
     assert W.sites(PATH, SOURCE, ["parse::TestMissing", "parse::helper", "other::TestSplit"]) == []
     assert W.sites("other/parse_test.go", SOURCE, ["parse::TestSplit"]) == []

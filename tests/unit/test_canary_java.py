@@ -245,6 +245,24 @@ class CTest {
     ]
 
 
+def test_an_assigned_local_is_no_value() -> None:
+    source = b"""package q;
+import static org.junit.jupiter.api.Assertions.*;
+class MTest {
+    @org.junit.jupiter.api.Test
+    void m() {
+        int count = 0;
+        count++;
+        assertTrue(count == 3);
+    }
+}
+"""
+    assert sites_of("q.MTest::m", "src/test/java/q/MTest.java", source) == [
+        ("0", "int", "other"),
+        ("3", "int", "expected"),
+    ]
+
+
 def test_what_is_no_test_has_no_sites() -> None:
     assert W.sites(PATH, SOURCE, ["org.x.ParserTest::missing", "org.x.Other::parsesNumbers"]) == []
     assert (

@@ -209,6 +209,14 @@ def test_an_expected_argument_made_with_a_constant() -> None:
     ]
 
 
+def test_an_assigned_name_is_no_value() -> None:
+    source = b"test('m', () => {\n  let count = 0;\n  count = run();\n  expect(total()).toBe(count);\n  expect(total()).toBe(4);\n});\n"
+    assert sites_of("m.test.js", source, "m.test.js::m") == [
+        ("0", "int", "other"),
+        ("4", "int", "expected"),
+    ]
+
+
 def test_supertest_expectations() -> None:
     source = b"""describe('app', function () {
   it('responds', function (done) {

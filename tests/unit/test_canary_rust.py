@@ -161,6 +161,12 @@ def test_should_panic_tokio_and_modules() -> None:
     ]
 
 
+def test_a_mutable_binding_is_no_value() -> None:
+    source = b"#[test]\nfn t() {\n    let mut n = 0;\n    n += step();\n    let want = 5;\n    assert_eq!(n, 3);\n    assert_eq!(count(), want);\n}\n"
+    got = [(s.text, s.role) for s in W.sites("tests/t.rs", source, ["tests/t.rs::t"])]
+    assert got == [("0", "other"), ("5", "expected"), ("3", "expected")]
+
+
 def test_what_is_no_test_has_no_sites() -> None:
     missing = [
         "tests/api/main.rs::edge::helper",

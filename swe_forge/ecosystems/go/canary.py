@@ -144,6 +144,7 @@ _VALUE_TYPES = frozenset(
         "parenthesized_expression",
         "binary_expression",
         "expression_list",
+        "type_conversion_expression",
     ]
 )
 
@@ -224,6 +225,7 @@ class _Reader:
         self.subtest_bodies: list[tuple[str, Any]] = []  # (name, func literal) of t.Run("x")
         self._types: dict[str, Any] | None = None
         self._decls: list[Any] | None = None
+        self._assigned: set[str] | None = None
 
     # --------------------------------------------------------------- reading
     def _testing_params(self) -> set[str]:
@@ -347,7 +349,11 @@ class _Reader:
 
     def _binding(self, name: str, before: int) -> Any:
         """The value a name is bound to: the nearest declaration before ``before`` in the
-        test function, else a package-level ``var``/``const`` no other function uses."""
+        test function, else a package-level ``var``/``const`` no other function uses; none
+        for a name the test assigns, increments or takes the address of (its value is then
+        not the one declared)."""
+        if self._mutated(name):
+            return None
         best = None
         if self._decls is None:
             self._decls = [n for n in syntax.walk(self.func) if n.type in _DECLARATIONS]
@@ -369,6 +375,21 @@ class _Reader:
                         self.outside.append(decl)
                     return value
         return None
+
+    def _mutated(self, name: str) -> bool:
+        if self._assigned is None:
+            self._assigned = set()
+            for node in syntax.walk(self.func):
+                targets: list[Any] = []
+                if node.type == "assignment_statement":
+                    left = _field(node, "left")
+                    targets = list(left.named_children) if left is not None else []
+                elif node.type in ("inc_statement", "dec_statement"):
+                    targets = list(node.named_children[:1])
+                elif node.type == "unary_expression" and _text(_field(node, "operator")) == "&":
+                    targets = [_field(node, "operand")]
+                self._assigned |= {_text(t) for t in targets if t is not None}
+        return name in self._assigned
 
     def _field_ref(self, node: Any) -> tuple[_Table, str] | None:
         """(table, field) of ``tc.want`` or ``tests[i].want`` in a loop over a table."""
@@ -427,6 +448,10 @@ class _Reader:
                 return
         if name in _EQUALITY and len(args) >= 2:
             self._pair(args[0], args[1])
+        elif name in ("Equal", "Equals", "EqualFold") and operand and len(args) == 1:
+            # got.Equal(want) (time.Time, big numbers, net.IP...).
+            fn = _field(call, "function")
+            self._pair(_field(fn, "operand"), args[0])
 
     def _is_t(self, args: list[Any]) -> bool:
         if not args:
@@ -677,14 +702,12 @@ def _unwrap(element: Any) -> Any:
     return element
 
 
-_DECLARATIONS = frozenset(
-    ["short_var_declaration", "assignment_statement", "var_spec", "const_spec"]
-)
+_DECLARATIONS = frozenset(["short_var_declaration", "var_spec", "const_spec"])
 
 
 def _declared_value(node: Any, name: str) -> Any:
     """The value ``node`` (a declaration) gives ``name``, or None."""
-    if node.type in ("short_var_declaration", "assignment_statement"):
+    if node.type == "short_var_declaration":
         left, right = _field(node, "left"), _field(node, "right")
     elif node.type in ("var_spec", "const_spec"):
         left, right = node, _field(node, "value")
@@ -736,6 +759,9 @@ def is_value(node: Any) -> bool:
         return op in ("+", "-", "*", "/", "%", "<<", ">>", "|", "&", "^") and all(
             n is not None and is_value(n) for n in (left, right)
         )
+    if node.type == "type_conversion_expression":  # []byte("x")
+        operand = _field(node, "operand")
+        return operand is not None and is_value(operand)
     if _is_conversion(node):
         args = _args(node)
         return len(args) == 1 and is_value(args[0])

@@ -41,6 +41,7 @@ from swe_forge.ecosystems.canaries import (
     Found,
     Site,
     TreeWriter,
+    assigned_names,
     inside,
     line_indent,
     perturbed_body,
@@ -328,6 +329,7 @@ class _Reader:
         self.style = framework(root)
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self._assigned: set[str] | None = None
 
     def read(self) -> None:
         """Find the expected values and what is no site."""
@@ -476,6 +478,14 @@ class _Reader:
         return node if is_value(node) else None
 
     def _binding(self, name: str, before: int) -> Any:
+        """The value of the nearest local declaration of ``name`` before ``before`` (none
+        for a variable assigned or incremented in the method)."""
+        if self._assigned is None:
+            self._assigned = assigned_names(
+                self.method, ("assignment_expression",), ("update_expression",)
+            )
+        if name in self._assigned:
+            return None
         best = None
         for node in syntax.walk(self.method):
             if node.start_byte >= before:

@@ -48,6 +48,7 @@ from swe_forge.ecosystems.canaries import (
     Found,
     Site,
     TreeWriter,
+    assigned_names,
     inside,
     line_indent,
     perturbed_body,
@@ -550,6 +551,7 @@ class _Reader:
         self.test = test
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self._assigned: set[str] | None = None
 
     def read(self) -> None:
         """Find the expected values and what is no site."""
@@ -725,6 +727,16 @@ class _Reader:
         return node if is_value(node) else None
 
     def _binding(self, name: str, before: int) -> Any:
+        """The value of the nearest declaration of ``name`` before ``before`` in the test
+        (none for a name assigned or updated in it)."""
+        if self._assigned is None:
+            self._assigned = assigned_names(
+                self.test.fn,
+                ("assignment_expression", "augmented_assignment_expression"),
+                ("update_expression",),
+            )
+        if name in self._assigned:
+            return None
         best = None
         for node in syntax.walk(self.test.fn):
             if node.start_byte >= before:

@@ -35,6 +35,7 @@ from swe_forge.ecosystems.canaries import (
     Found,
     Site,
     TreeWriter,
+    assigned_names,
     inside,
     line_indent,
     perturbed_body,
@@ -245,6 +246,7 @@ class _Reader:
         self.attributes = attributes
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self._assigned: set[str] | None = None
 
     def read(self) -> None:
         """Find the expected values and what is no site."""
@@ -338,6 +340,14 @@ class _Reader:
         return node if is_value(node) else None
 
     def _binding(self, name: str, before: int) -> _View | None:
+        """The value of the nearest ``let name = ...`` before ``before`` (none for a
+        ``let mut`` or a name assigned later)."""
+        if self._assigned is None:
+            self._assigned = assigned_names(
+                self.func, ("assignment_expression", "compound_assignment_expr"), ()
+            )
+        if name in self._assigned:
+            return None
         best = None
         for node in syntax.walk(self.func):
             if node.start_byte >= before:
@@ -345,7 +355,8 @@ class _Reader:
             if node.type == "let_declaration":
                 pattern, value = _field(node, "pattern"), _field(node, "value")
                 if pattern is not None and value is not None and _text(pattern) == name:
-                    best = _View(value)
+                    mutable = any(c.type == "mutable_specifier" for c in node.children)
+                    best = None if mutable else _View(value)
         return best
 
     def _mark(self, root: _View) -> None:
