@@ -252,7 +252,14 @@ class TreeWriter:
         duplicate map key, say)?"""
         return False
 
-    def find(self, tree: Any, source: bytes, path: str, test: str) -> list[Found] | None:
+    def prepare(self, tree: Any, path: str) -> Any:
+        """What a reader of the file works out once for all its tests (passed to
+        :meth:`find` and :meth:`copy_of` as ``state``; None by default)."""
+        return None
+
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
         """The literals of one test (None: the test is not in this file)."""
         raise NotImplementedError
 
@@ -265,6 +272,7 @@ class TreeWriter:
         new_name: str,
         literal: bytes | None,
         site: Site | None,
+        state: Any = None,
     ) -> list[Copy]:
         """The copies to insert for one spec (``literal``: the site's new text)."""
         raise NotImplementedError
@@ -275,9 +283,10 @@ class TreeWriter:
         if len(source) > syntax.MAX_PARSE_BYTES:
             return []
         tree = syntax.parse(self.grammar(path), source)
+        state = self.prepare(tree, path)
         out: list[Site] = []
         for test in dict.fromkeys(tests):
-            found = self.find(tree, source, path, test)
+            found = self.find(tree, source, path, test, state)
             if not found:
                 continue
             best: dict[tuple[int, int], Found] = {}
@@ -312,6 +321,7 @@ class TreeWriter:
         UsageError when a test is not in the file, a site is not its own or cannot be
         perturbed, or the copies do not parse."""
         tree = syntax.parse(self.grammar(path), source)
+        state = self.prepare(tree, path)
         inserts: list[tuple[int, int, bytes]] = []
         for n, (test, site, name) in enumerate(specs):
             literal = None
@@ -323,7 +333,7 @@ class TreeWriter:
                 literal = self._new_literal(tree, source, site, site_rng(site))
                 if literal is None:
                     raise UsageError(f"site {site.index} of {test} cannot be perturbed")
-            made = self.copy_of(tree, source, path, test, name, literal, site)
+            made = self.copy_of(tree, source, path, test, name, literal, site, state)
             if not made:
                 raise UsageError(f"{test} is not in {path}")
             inserts += [(c.at, n, c.text) for c in made]

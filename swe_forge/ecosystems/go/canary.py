@@ -812,7 +812,9 @@ class GoCanaryWriter(TreeWriter):
                     return True
         return False
 
-    def find(self, tree: Any, source: bytes, path: str, test: str) -> list[Found] | None:
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
         """The literals of a test function (see the module docstring)."""
         pkg, _, name = test.partition("::")
         if not name or _package_dir(path) != pkg:
@@ -853,6 +855,7 @@ class GoCanaryWriter(TreeWriter):
         new_name: str,
         literal: bytes | None,
         site: Site | None,
+        state: Any = None,
     ) -> list[Copy]:
         """A renamed copy of the function after it; when the site is in a package-level
         declaration the test uses, that declaration is copied too (renamed) and the copy

@@ -609,7 +609,9 @@ class JavaCanaryWriter(TreeWriter):
             new = syntax.perturb_int_text(body, rng)
         return None if new is None else new + suffix
 
-    def find(self, tree: Any, source: bytes, path: str, test: str) -> list[Found] | None:
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
         """The literals of a test method (see the module docstring)."""
         method = self._locate(tree.root_node, path, test)
         if method is None:
@@ -691,6 +693,7 @@ class JavaCanaryWriter(TreeWriter):
         new_name: str,
         literal: bytes | None,
         site: Site | None,
+        state: Any = None,
     ) -> list[Copy]:
         """The method (annotations included), renamed, after it in its class."""
         method = self._locate(tree.root_node, path, test)

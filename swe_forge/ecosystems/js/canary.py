@@ -873,15 +873,22 @@ class JsCanaryWriter(TreeWriter):
             new = syntax.perturb_int_text(body, rng, legacy_octal=True)
         return None if new is None else new + ("n" if big else "")
 
-    def _locate(self, tree: Any, path: str, test: str) -> _Test | None:
+    def prepare(self, tree: Any, path: str) -> dict[str, list[tuple[_Test, str]]]:
+        """Every test of the file by its ids: (test, ``jest`` or ``mocha``) per id."""
+        by_id: dict[str, list[tuple[_Test, str]]] = {}
+        for located in locate_tests(tree.root_node):
+            jest, mocha = located.ids(path)
+            by_id.setdefault(jest, []).append((located, "jest"))
+            if mocha != jest:
+                by_id.setdefault(mocha, []).append((located, "mocha"))
+        return by_id
+
+    def _locate(self, tree: Any, path: str, test: str, state: Any = None) -> _Test | None:
         """The test an id names (None when no test or more than one has it)."""
         if test.split("::", 1)[0] != path:
             return None
-        found = []
-        for located in locate_tests(tree.root_node):
-            jest, mocha = located.ids(path)
-            if test in (jest, mocha):
-                found.append((located, "jest" if test == jest else "mocha"))
+        by_id = state if state is not None else self.prepare(tree, path)
+        found = by_id.get(test, [])
         if len(found) != 1:
             return None
         located, style = found[0]
@@ -891,9 +898,11 @@ class JsCanaryWriter(TreeWriter):
             self._named.popitem(last=False)
         return located
 
-    def find(self, tree: Any, source: bytes, path: str, test: str) -> list[Found] | None:
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
         """The literals of a test (see the module docstring)."""
-        located = self._locate(tree, path, test)
+        located = self._locate(tree, path, test, state)
         if located is None:
             return None
         reader = _Reader(located)
@@ -950,10 +959,11 @@ class JsCanaryWriter(TreeWriter):
         new_name: str,
         literal: bytes | None,
         site: Site | None,
+        state: Any = None,
     ) -> list[Copy]:
         """The test's call, renamed, after its statement (an ``.each`` row becomes a plain
         test calling the function with the row)."""
-        located = self._locate(tree, path, test)
+        located = self._locate(tree, path, test, state)
         if located is None:
             return []
         statement = located.call.parent

@@ -529,7 +529,9 @@ class RustCanaryWriter(TreeWriter):
             new = syntax.perturb_int_text(body, rng, maximum=maximum)
         return None if new is None else new + suffix
 
-    def find(self, tree: Any, source: bytes, path: str, test: str) -> list[Found] | None:
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
         """The literals of a test function (see the module docstring)."""
         located = self._locate(tree, path, test)
         if located is None:
@@ -596,6 +598,7 @@ class RustCanaryWriter(TreeWriter):
         new_name: str,
         literal: bytes | None,
         site: Site | None,
+        state: Any = None,
     ) -> list[Copy]:
         """The function and its attributes, renamed, after the function."""
         located = self._locate(tree, path, test)
