@@ -582,7 +582,8 @@ class _Reader:
         roles: dict[tuple[int, int], str] = {}
         for root in self.expected:
             for node, role in self._value_literals(root):
-                roles[span(node)] = role
+                if role == "expected":
+                    roles[span(node)] = role
         for table in self.tables:
             self._table_roles(table, roles, keep_rows, dropped)
         # The function, and what of the package-level declarations it uses is the test's:
@@ -669,7 +670,8 @@ class _Reader:
                     self.excluded.append(span(value))
                 elif fname in table.expected_fields:
                     for node, role in self._value_literals(value):
-                        roles[span(node)] = role
+                        if role == "expected":
+                            roles[span(node)] = role
 
     def _value_literals(self, root: Any) -> Iterator[tuple[Any, str]]:
         """Literals of a value: expected when reached through values only."""
