@@ -286,7 +286,12 @@ class TreeWriter:
         state = self.prepare(tree, path)
         out: list[Site] = []
         for test in dict.fromkeys(tests):
-            found = self.find(tree, source, path, test, state)
+            try:
+                found = self.find(tree, source, path, test, state)
+            except RecursionError:
+                # Expressions nested thousands deep: the readers recurse into values, and a
+                # test they cannot read has no sites rather than taking the caller down.
+                continue
             if not found:
                 continue
             best: dict[tuple[int, int], Found] = {}
@@ -333,7 +338,10 @@ class TreeWriter:
                 literal = self._new_literal(tree, source, site, site_rng(site))
                 if literal is None:
                     raise UsageError(f"site {site.index} of {test} cannot be perturbed")
-            made = self.copy_of(tree, source, path, test, name, literal, site, state)
+            try:
+                made = self.copy_of(tree, source, path, test, name, literal, site, state)
+            except RecursionError:
+                made = []
             if not made:
                 raise UsageError(f"{test} is not in {path}")
             inserts += [(c.at, n, c.text) for c in made]

@@ -442,3 +442,8 @@ def test_node_copies_and_twins_of_the_example(tmp_path: Path) -> None:
         assert (
             all(t.startswith(rows) for t in failing) if test.startswith(rows) else failing == [test]
         )
+
+
+def test_a_value_nested_thousands_deep_is_no_crash() -> None:
+    source = ("test('t', () => { expect(f()).toBe(" + " + ".join(["1"] * 20000) + "); });").encode()
+    assert W.sites("a.test.js", source, ["a.test.js::t"]) == []
