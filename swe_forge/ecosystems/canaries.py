@@ -100,6 +100,10 @@ def _typed(data: Mapping[str, Any], key: str, kind: type[Any]) -> Any:
     return value
 
 
+#: A calibration copy: (test id, site or None, new name) or the same with the new literal.
+CopySpec = tuple[str, Site | None, str] | tuple[str, Site | None, str, str]
+
+
 class CanaryWriter(Protocol):
     """What every language's canary writer answers."""
 
@@ -116,10 +120,11 @@ class CanaryWriter(Protocol):
         type, shape and quoting style (deterministic for a given ``rng`` state); None when
         the text at the span is no longer ``site.text`` or no such literal exists."""
 
-    def copies(self, path: str, source: bytes, specs: list[tuple[str, Site | None, str]]) -> bytes:
-        """``source`` with, for each ``(test id, site or None, new name)``, a copy of the test
-        called ``new name`` right after the original (same file, same enclosing block), the
-        site perturbed in the copy when given; the originals are unchanged (calibration)."""
+    def copies(self, path: str, source: bytes, specs: list[CopySpec]) -> bytes:
+        """``source`` with, for each ``(test id, site or None, new name[, literal])``, a copy of
+        the test called ``new name`` right after the original (same file, same enclosing
+        block), the site perturbed in the copy when given (to ``literal`` when given: what a
+        twin of the same perturbation puts there); the originals are unchanged."""
 
     def copy_id(self, test: str, new_name: str) -> str:
         """The id the runner reports a copy of ``test`` called ``new_name`` under."""
@@ -321,21 +326,28 @@ class TreeWriter:
             return None
         return source[: site.start] + new + source[site.end :]
 
-    def copies(self, path: str, source: bytes, specs: list[tuple[str, Site | None, str]]) -> bytes:
-        """See :meth:`CanaryWriter.copies`. A site is perturbed with :func:`site_rng`. Raises
+    def copies(self, path: str, source: bytes, specs: list[CopySpec]) -> bytes:
+        """See :meth:`CanaryWriter.copies`. A site without a literal is perturbed with
+        :func:`site_rng`. Raises
         UsageError when a test is not in the file, a site is not its own or cannot be
         perturbed, or the copies do not parse."""
         tree = syntax.parse(self.grammar(path), source)
         state = self.prepare(tree, path)
         inserts: list[tuple[int, int, bytes]] = []
-        for n, (test, site, name) in enumerate(specs):
+        for n, spec in enumerate(specs):
+            test, site, name = spec[0], spec[1], spec[2]
+            given = spec[3] if len(spec) > 3 else None
             literal = None
             if site is not None:
                 if site.path != path or site.test != test:
                     raise UsageError(f"site {site.index} of {site.test} is not one of {test}")
                 if source[site.start : site.end] != site.text.encode("utf-8"):
                     raise UsageError(f"site {site.index} of {test}: the file changed")
-                literal = self._new_literal(tree, source, site, site_rng(site))
+                literal = (
+                    given.encode("utf-8")
+                    if isinstance(given, str)
+                    else self._new_literal(tree, source, site, site_rng(site))
+                )
                 if literal is None:
                     raise UsageError(f"site {site.index} of {test} cannot be perturbed")
             try:

@@ -15,13 +15,11 @@ test patch leaves them:
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems.base import Ecosystem
-
-if TYPE_CHECKING:
-    from swe_forge.ecosystems.canaries import Site
+from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
 
 #: Perturbations of one site tried at calibration, while under the limit.
 SEEDS_PER_SITE = 2
@@ -62,8 +60,6 @@ def calibration_copies(
 ) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
     """The test files with the calibration copies in them (``[{"path", "text"}]``) and what
     each copy is (copy's test id -> ``{"test", "unit", "site", "seed", "literal"}``)."""
-    from swe_forge.ecosystems.canaries import writer_for
-
     writer = writer_for(eco.name)
     sites: dict[str, list[Site]] = {}
     for test in fail_to_pass:
@@ -83,7 +79,7 @@ def calibration_copies(
     chosen = [(site, rng.randrange(1, 2**31)) for site in order]
     room = max(0, limit - len(chosen))
     chosen += [(site, rng.randrange(1, 2**31)) for site in order[:room] * (SEEDS_PER_SITE - 1)]
-    specs: dict[str, list[tuple[str, Site, str, str]]] = {}
+    specs: dict[str, list[CopySpec]] = {}
     mapping: dict[str, dict[str, Any]] = {}
     taken: set[str] = set()
     for site, seed in chosen:

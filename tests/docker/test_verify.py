@@ -22,7 +22,6 @@ import difflib
 import hashlib
 import json
 import os
-import re
 from dataclasses import replace
 from pathlib import Path
 

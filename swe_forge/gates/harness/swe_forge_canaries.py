@@ -436,12 +436,80 @@ def _choose(kind, node, seed, data, starts):
     rng = random.Random(seed)
     literals = _literals(node)
     rng.shuffle(literals)
+    vocabulary = _vocabulary(data)
     for lit in literals:
         a, b = _span(lit, starts)
-        new_text = _perturb_literal(data[a:b].decode("utf-8"), rng)
+        new_text = _perturb_literal(data[a:b].decode("utf-8"), rng, vocabulary)
         if new_text is not None:
             return ("literal", lit, new_text)
     return ("value",)
+
+
+_VOCABULARIES = {}
+
+
+def _vocabulary(data):
+    """The words (runs of two or more ASCII letters) of the module's string literals, in a
+    fixed order: a word of a string is changed to another word the tests themselves use, so
+    that the changed string reads as naturally as the real one."""
+    if data in _VOCABULARIES:
+        return _VOCABULARIES[data]
+    words = set()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            value = node.value
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            words.update(re.findall(r"[A-Za-z]{2,}", value))
+    found = sorted(words)
+    if len(_VOCABULARIES) > 64:
+        _VOCABULARIES.clear()
+    _VOCABULARIES[data] = found
+    return found
+
+
+def _shape(word):
+    if word.isupper():
+        return "upper"
+    if word[:1].isupper() and word[1:].islower():
+        return "title"
+    return "lower" if word.islower() else "mixed"
+
+
+def _swap_word(text, spots, rng, vocabulary):
+    """``text`` with one of its words replaced by another word of the same length and case
+    from ``vocabulary`` (None when no word has one)."""
+    words = []
+    run = []
+    for i in spots:
+        if text[i].isalpha() and (not run or i == run[-1] + 1):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            words.append(run)
+        run = [i] if text[i].isalpha() else []
+    if len(run) >= 2:
+        words.append(run)
+    options = []
+    for run in words:
+        # Only a whole word: the letters right before and after it are not part of it.
+        a, b = run[0], run[-1] + 1
+        if (a > 0 and text[a - 1].isalpha()) or (b < len(text) and text[b].isalpha()):
+            continue
+        word = text[a:b]
+        same = [
+            w for w in vocabulary if len(w) == len(word) and w != word and _shape(w) == _shape(word)
+        ]
+        if same:
+            options.append((a, b, same))
+    if not options:
+        return None
+    a, b, same = options[rng.randrange(len(options))]
+    return text[:a] + same[rng.randrange(len(same))] + text[b:]
 
 
 def _perturb_tree(kind, ref, seed, helpers, data):
@@ -466,10 +534,11 @@ _UPPER = _LOWER.upper()
 _DIGITS = "0123456789"
 
 
-def _perturb_literal(text, rng):
+def _perturb_literal(text, rng, vocabulary=()):
     """Another literal of the same type and form as ``text`` (a Python literal's source), or
-    None: one letter or digit changed to another of its kind, escapes and prefixes kept, a
-    bool flipped. The value must differ."""
+    None: in a string, one word changed to another word of ``vocabulary`` of its length and
+    case, else one letter or digit changed to another of its kind, escapes and prefixes
+    kept; a number near the number; a bool flipped. The value must differ."""
     if text in ("True", "False"):
         return "False" if text == "True" else "True"
     try:
@@ -479,6 +548,15 @@ def _perturb_literal(text, rng):
     spots = _spots(text)
     if not spots:
         return None
+    if isinstance(old, (str, bytes)) and vocabulary:
+        new = _swap_word(text, spots, rng, vocabulary)
+        if new is not None:
+            try:
+                value = _literal_value(new)
+            except Exception:
+                value = old
+            if type(value) is type(old) and value != old:
+                return new
     if isinstance(old, int) and not isinstance(old, bool):
         # A number near the number: its last digits first.
         spots = sorted(spots, key=lambda i: -i)[:2] + sorted(spots, key=lambda i: -i)[2:]
