@@ -258,11 +258,6 @@ class Verifier:
         if result.status == "resolved" and cal.armed:
             self._validate_decoys(task, cal)
             return cal
-        runner = str(task.harness.get("runner") or "")
-        if result.status == "unresolved" and cal.made and for_runner(runner) is not None:
-            # Another ecosystem's copies are tests of their own: nothing they leave behind
-            # can fail the real ones without failing the task.
-            return cal
         if result.status == "unresolved" and cal.made:
             # The canaries ran first (the worst case for state they leave behind): a real
             # test that fails now but passes without them would fail honest patches at
@@ -558,6 +553,10 @@ class Verifier:
             spec["token"] = "".join(rng.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(6))
             # Every twin's test files end with the decoys' helpers, the honest twin's too.
             spec["appendix"] = sorted({t.split("::", 1)[0] for t in f2p})
+            # Once pytest has collected them, the test files are out of the tests' reach.
+            spec["hide_collected"] = sorted(
+                {t.split("::", 1)[0] for t in spec["select"]} | set(files)
+            )
         job = {
             "late_patches": [{"name": "test", "path": test_patch_path}],
             "protect": protect_spec(task.test_patch, self.classifier),

@@ -898,6 +898,9 @@ class GoCanaryWriter(TreeWriter):
                 for node in syntax.walk(func):
                     if node.type == "identifier" and _text(node) in renames:
                         edits.append((*span(node), renames[_text(node)].encode()))
+        recover = _recover_line(func)
+        if recover is not None:
+            edits.append(recover)
         text = replace_spans(source[fs:fe], fs, edits)
         out.append(Copy(fe, b"\n\n" + line_indent(source, fs) + text))
         return out
@@ -921,6 +924,29 @@ class GoCanaryWriter(TreeWriter):
             name = "Test" + canary_name(rng)
             if name not in taken:
                 return name
+
+
+def _recover_line(func: Any) -> tuple[int, int, bytes] | None:
+    """An insertion at the top of a copy's body that turns a panic into the copy's failure:
+    a test that panics takes its whole test binary down, every other test of the run with it
+    (a perturbed length that indexes past the end, say). None when the ``*testing.T`` has no
+    usable name."""
+    body = _field(func, "body")
+    params = _field(func, "parameters")
+    if body is None or params is None:
+        return None
+    name = ""
+    for node in params.named_children:
+        if node.type == "parameter_declaration":
+            names = node.children_by_field_name("name")
+            if names and "testing.T" in _text(node):
+                name = _text(names[0])
+    if not name or name == "_":
+        return None
+    at = body.start_byte + 1
+    fail = f'{name}.Fatalf("panic: %v", r)'
+    line = f"\n\tdefer func() {{ if r := recover(); r != nil {{ {fail} }} }}()"
+    return (at, at, line.encode())
 
 
 def _declared_names(decl: Any) -> list[str]:

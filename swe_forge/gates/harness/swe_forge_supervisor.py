@@ -635,6 +635,8 @@ class Watcher:
         self.events = []
         self.watches = {}
         self.protected = set(protected)
+        #: Paths whose mode the supervisor itself changes during the run (hidden test files).
+        self.own_attrib = set()
         self.fd = -1
         self.error = ""
         self._stop = threading.Event()
@@ -675,6 +677,8 @@ class Watcher:
             if d is None:
                 continue
             path = os.path.join(d, name) if name else d
+            if mask & self.MASK == 0x4 and path in self.own_attrib:
+                continue  # our own chown/chmod of a test file we closed
             kinds = [v for k, v in sorted(self.NAMES.items()) if mask & k]
             if d == TESTBED:
                 # The top is writable by design: only the judge's names matter there.
@@ -710,9 +714,10 @@ class Channel:
     #: Tamper messages kept (the count of forged lines is kept in full).
     MAX_TAMPER = 50
 
-    def __init__(self, fd, key):
+    def __init__(self, fd, key, on_collected=None):
         self.fd = fd
         self.key = key
+        self.on_collected = on_collected
         self.seq = 0
         self.log = {
             "connected": False,
@@ -796,6 +801,9 @@ class Channel:
             log["connected"] = True
         elif kind == "collected":
             log["collected"] = event.get("count")
+            if self.on_collected is not None:
+                callback, self.on_collected = self.on_collected, None
+                callback()
         elif kind == "test":
             nodeid, outcome = event.get("nodeid"), event.get("outcome")
             if not isinstance(nodeid, str) or outcome not in OUTCOMES:
@@ -1318,7 +1326,32 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     limit = int(spec.get("output_limit", 4 << 20))
     # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
     # the supervisor must not need one.
-    channel = Channel(read_fd, key)
+    # After collection the test files are closed to the tests' user (the harness waits for
+    # the word): what they hold is compiled into the process, nothing may read them again.
+    hide = spec.get("hide_collected") if not report else None
+    ack_read, ack_write = os.pipe() if hide else (None, None)
+    ack_open = [bool(hide)]
+    ack_lock = threading.Lock()
+    if hide:
+        env["SWE_FORGE_ACK_FD"] = str(ack_read)
+
+    def close_ack(word=b""):
+        with ack_lock:
+            if ack_open[0]:
+                ack_open[0] = False
+                with contextlib.suppress(OSError):
+                    if word:
+                        os.write(ack_write, word)
+                    os.close(ack_write)
+
+    def files_out_of_reach():
+        try:
+            watcher.own_attrib.update(os.path.join(TESTBED, str(p)) for p in hide)
+            hide_paths(hide)
+        finally:
+            close_ack(b"1")
+
+    channel = Channel(read_fd, key, files_out_of_reach if hide else None)
     out_read, out_write = os.pipe()
     # Report mode: the runner's stdout is its structured stream, kept whole (up to the output
     # limit) apart from stderr, whose tail is kept as the output.
@@ -1395,7 +1428,7 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
         stdin=subprocess.DEVNULL,
         stdout=rep_write if report else out_write,
         stderr=out_write,
-        pass_fds=() if report else (write_fd, key_read),
+        pass_fds=() if report else (write_fd, key_read, *((ack_read,) if hide else ())),
         user=job["uid"],
         group=job["gid"],
         extra_groups=[],
@@ -1406,6 +1439,8 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     STATE["started"] = True
     os.close(write_fd)
     os.close(key_read)
+    if hide:
+        os.close(ack_read)
     os.close(out_write)
     if report:
         os.close(rep_write)
@@ -1439,6 +1474,7 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     # Whatever the tests left running (daemons, forks, a background rewriter) dies now,
     # before anything is looked at.
     kill_user_processes(job["uid"])
+    close_ack()
     if timed_out or bomb or over.is_set():
         # Killed by us: its status says nothing (and a reaped child may read as 0).
         returncode = None
