@@ -447,6 +447,9 @@ def parse_libtest_json(data, spec):
     return ev
 
 
+PARSERS["libtest-json"] = parse_libtest_json
+
+
 # ------------------------------------------------------------------------ Maven Surefire
 #
 # Surefire writes one XML report per test class (TEST-<class>.xml) from the Maven process, in
