@@ -171,8 +171,8 @@ def test_gold_patches_verify(javakit: AdmittedExample, verifier: Verifier) -> No
     for task in javakit.tasks.values():
         result = verifier.verify(task, task.patch, "gold")
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail
-        assert result.verifier["canaries"]["run"] == 1
-        assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
+        twins = result.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
 
 
 def test_a_no_op_is_unresolved(
@@ -216,7 +216,7 @@ def test_runtime_defences_without_the_capability_gate(
     assert result.status in ("tamper_detected", "unresolved"), result.detail
 
 
-def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
+def test_shadowed_assert_is_caught_by_the_decoys_at_run_time(
     javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = javakit.tasks[_id(1)]
@@ -225,4 +225,4 @@ def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
     result = verifier.verify(_opened(task), patch, "shadow_assert")
     assert result.reward == 0.0, result.detail
     assert result.status == "tamper_detected", result.detail
-    assert "canar" in result.detail, result.detail
+    assert "decoy" in result.detail, result.detail

@@ -75,8 +75,8 @@ def test_gold_patches_score_one(js_tasks: AdmittedExample, tasks: dict[str, Task
     assert report["resolved_instances"] == len(tasks) == 3
     for r in run.results:
         assert r.reward == 1.0, r.detail
-        canaries = r.verifier["canaries"]
-        assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
+        twins = r.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
 
 
 def _edit(path: str, old: str, new: str) -> str:

@@ -166,7 +166,8 @@ def test_gold_and_attacks(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
     for iid in tasks:
         gold = by[(iid, "gold")]
         assert gold.reward == 1.0 and gold.status == "resolved", (iid, gold.detail)
-        assert gold.verifier["canaries"]["outcomes"] == {"failed": 1}
+        twins = gold.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
     codes = {}
     for name in attacks:
         r = by[(TASK, name)]
