@@ -56,14 +56,15 @@ def main() -> None:
     tasks = read_tasks(tasks_path)
     ids = sorted(tasks)
     cfg = load_config()
-    # A predictions file holding each gold patch enough times for n verifications.
+    # A predictions file holding each gold patch enough times for n verifications. Each
+    # (instance, model) is graded once, so every repetition is its own model: gold-1, gold-2...
     import json
 
     preds = args.work / "preds.jsonl"
     rows = [
         {
             "instance_id": ids[i % len(ids)],
-            "model_name_or_path": "gold",
+            "model_name_or_path": f"gold-{i // len(ids) + 1}",
             "model_patch": tasks[ids[i % len(ids)]].patch,
         }
         for i in range(args.n)
@@ -82,7 +83,9 @@ def main() -> None:
             jobs=jobs,
         )
         timings[jobs] = (time.perf_counter() - start, run)
-        assert report["resolved_instances"] == args.n, report["statuses"]
+        # The report counts instances; the n results are what was graded.
+        resolved = sum(r.status == "resolved" for r in run.results)
+        assert len(run.results) == args.n and resolved == args.n, report["statuses"]
     wall1, run1 = timings[1]
     # Baseline in the same run: what grading costs with none of the defences, i.e. a plain
     # `docker run` of the instance image that applies the test patch and gold patch and runs
