@@ -185,7 +185,7 @@ def plain_command(task: TaskManifest) -> tuple[str, dict[str, str], list[str]]:
     for key, value in scratch.items():
         if key not in env:
             env[key] = value
-            added.append(f"{key}={value}")
+            added.append(f"set {key}={value}")
     script = (
         "set -e; cd /testbed; "
         "git apply --whitespace=nowarn /tmp/bench/test.patch; "
@@ -458,7 +458,9 @@ def main() -> None:
     print(parts(runs))
     for r in runs:
         if r.added:
-            print(f"plain run of {r.lang}: the script {'; '.join(r.added)} (see --help)")
+            print(
+                f"plain run of {r.lang}: {', '.join(r.added)} (the manifest does not; see --help)"
+            )
         if r.throughput:
             w1, w2 = r.throughput[1], r.throughput[2]
             n = len(r.verify)
