@@ -171,6 +171,20 @@ FORMS = [
         ["pkg/core.py"],
     ),
     _form(
+        "timestamps after spaces (the tab lost)",
+        {"pkg/core.py": _ABC},
+        "--- a/pkg/core.py  2024-01-01 10:00:00.000000000 +0100\n"
+        "+++ b/pkg/core.py  2024-01-02 11:30:00.123456789 +0100\n" + _HUNK,
+        ["pkg/core.py"],
+    ),
+    _form(
+        "a date git does not read, after a tab",
+        {"pkg/core.py": _ABC},
+        "--- a/pkg/core.py\tMon Jan  1 10:00:00 2024\n+++ b/pkg/core.py\tTue Jan  2 10:00:00 2024\n"
+        + _HUNK,
+        ["pkg/core.py"],
+    ),
+    _form(
         "a space in the name, with timestamps",
         {"pkg/my core.py": _ABC},
         f"--- a/pkg/my core.py{STAMP_OLD}\n+++ b/pkg/my core.py{STAMP_NEW}\n" + _HUNK,
