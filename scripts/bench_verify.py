@@ -179,13 +179,13 @@ def plain_command(task: TaskManifest) -> tuple[str, dict[str, str], list[str]]:
     added = []
     if HARNESS_PLUGIN in command:
         command = command.replace(HARNESS_PLUGIN, "")
-        added.append("dropped -p swe_forge_harness")
+        added.append("dropped -p swe_forge_harness (the judge's plugin)")
     env = {str(k): str(v) for k, v in (task.environment.get("env") or {}).items()}
     scratch = SCRATCH_ENV.get(str(task.harness.get("runner") or ""), {})
     for key, value in scratch.items():
         if key not in env:
             env[key] = value
-            added.append(f"set {key}={value}")
+            added.append(f"set {key}={value} (not in environment.env)")
     script = (
         "set -e; cd /testbed; "
         "git apply --whitespace=nowarn /tmp/bench/test.patch; "
@@ -235,6 +235,7 @@ class LanguageRun:
     parts: list[dict[str, float]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     throughput: dict[int, float] = field(default_factory=dict)
+    loads: list[float] = field(default_factory=list)  # 1-min load average at each pair
     error: str = ""
 
     @property
@@ -310,6 +311,7 @@ def bench_language(lang: str, args: argparse.Namespace, cfg: Config, engine: Eng
         # Alternate which goes first, so neither always runs on the other's warm caches.
         for step in (verified, plain) if k % 2 == 0 else (plain, verified):
             step()
+        out.loads.append(os.getloadavg()[0])
         print(
             f"[{lang}] {k + 1}/{args.n} {task.instance_id}: verify {out.verify[-1]:.2f} s, "
             f"plain {out.plain[-1]:.2f} s",
@@ -360,12 +362,13 @@ def table(runs: list[LanguageRun]) -> str:
         "overhead p95",
         "verify/plain",
         "overhead/plain",
+        "load",
         "target",
     )
     rows = []
     for r in runs:
         if r.error:
-            rows.append((r.lang, str(r.tasks), "0", "-", *["-"] * 8, r.error))
+            rows.append((r.lang, str(r.tasks), "0", "-", *["-"] * 9, r.error))
             continue
         v, p, o = median(r.verify), median(r.plain), median(r.overhead)
         if r.lang == "python":
@@ -391,6 +394,7 @@ def table(runs: list[LanguageRun]) -> str:
                 f"{p95(r.overhead):+.2f} s",
                 f"{v / p:.2f}x",
                 f"{o / p:.2f}x",
+                f"{statistics.mean(r.loads):.1f}",
                 f"{'met' if met else 'NOT met'} ({goal})",
             )
         )
@@ -455,12 +459,17 @@ def main() -> None:
         f"{time.perf_counter() - started:.0f} s in all"
     )
     print(table(runs))
+    cpus = os.cpu_count() or 1
+    busy = [r.lang for r in runs if r.loads and statistics.mean(r.loads) > cpus]
+    if busy:
+        print(
+            f"note: the load average (mean of the pairs, column 'load') was above the {cpus} "
+            f"CPUs while measuring {', '.join(busy)}: other work shared the machine"
+        )
     print(parts(runs))
     for r in runs:
         if r.added:
-            print(
-                f"plain run of {r.lang}: {', '.join(r.added)} (the manifest does not; see --help)"
-            )
+            print(f"plain run of {r.lang} beside the manifest's command: {', '.join(r.added)}")
         if r.throughput:
             w1, w2 = r.throughput[1], r.throughput[2]
             n = len(r.verify)
