@@ -126,7 +126,7 @@ def unquote_path(raw: bytes) -> str:
 
 
 def _chomp(line: bytes) -> bytes:
-    """A header line without its end: ``\n``, and the ``\r`` before it (git ends a name there)."""
+    """A header line without its end: ``\\n``, and the ``\\r`` before it (git ends a name there)."""
     if line.endswith(b"\n"):
         line = line[:-1]
     if line.endswith(b"\r"):
