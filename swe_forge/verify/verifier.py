@@ -61,8 +61,10 @@ from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.twins import TwinPlan, armed_entries, decoy_verdict, plan_twins
 
-#: Calibrated perturbations checked in place as decoys at admission (the task keeps those).
-VALIDATED_DECOYS = 12
+#: Calibrated perturbations checked in place as decoys at admission (the task keeps those):
+#: each is one more run of the tests, a pytest process or a build and run of the others'.
+VALIDATED_DECOYS = {"pytest": 12}
+VALIDATED_DECOYS_OTHERS = 6
 
 STATUSES = (
     "resolved",
@@ -279,11 +281,19 @@ class Verifier:
         a copy under another name; this checks the same perturbations where decoys put them,
         with the twins' clean-up between runs, so that a verification of a correct fix never
         meets a decoy it passes."""
-        candidates = cal.armed[:VALIDATED_DECOYS]
+        runner = str(task.harness.get("runner") or "pytest")
+        cap = VALIDATED_DECOYS.get(runner, VALIDATED_DECOYS_OTHERS)
+        # One perturbation of each test and site first, then the others.
+        ordered = sorted(
+            cal.armed,
+            key=lambda e: sum(1 for x in cal.armed[: cal.armed.index(e)] if _same_site(x, e)),
+        )
+        candidates = ordered[:cap]
         graded = self._verify_once(task, task.patch, "gold", decoys=candidates)
         outcomes = graded.verifier.get("decoy_outcomes") or []
-        kept = [e for e, o in zip(candidates, outcomes, strict=False) if o == "failed"]
-        cal.disarmed += [e for e in candidates if e not in kept] + cal.armed[VALIDATED_DECOYS:]
+        failed = [entry for entry, outcome in outcomes if outcome == "failed"]
+        kept = [e for e in candidates if e in failed]
+        cal.disarmed += [e for e in candidates if e not in kept] + ordered[cap:]
         cal.armed = kept
         if graded.status != "resolved":
             cal.result = graded
@@ -674,6 +684,11 @@ def _canary_names(run: dict[str, Any]) -> set[str]:
     return names
 
 
+def _same_site(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Are two armed decoys perturbations of one assertion site?"""
+    return bool(a["test"] == b["test"] and a["site"] == b["site"])
+
+
 def _materialize(session: Session, job: dict[str, Any]) -> None:
     """Put the file contents a job carries (``{"path", "text"}``) into the job folder, and
     name them by where they now are (``{"path", "src"}``): the job file stays small."""
@@ -841,7 +856,8 @@ def judge_twins(
         counts[outcome] = counts.get(outcome, 0) + 1
     block = {
         "summary": {"decoys": len(outcomes), "outcomes": dict(sorted(counts.items()))},
-        "outcomes": outcomes,
+        # [entry, outcome] per decoy, in the order they ran (admission keeps the failed ones).
+        "outcomes": [[plan.twins[i], o] for i, o in zip(plan.decoys, outcomes, strict=True)],
     }
     if not strict or status == "tamper_detected":
         return status, detail, violations, block
