@@ -38,6 +38,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -129,6 +130,31 @@ def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[],
     return makers
 
 
+def tests_in(language: str, path: str, data: bytes) -> list[str]:
+    """The test ids of a file, as the runner reports them (what the writer takes)."""
+    from swe_forge.ecosystems import syntax
+
+    text = data.decode("utf-8", "replace")
+    if language == "go":
+        pkg = path.rsplit("/", 1)[0] if "/" in path else "."
+        found = re.findall(r"^func (Test\w*)\(\w+ \*testing\.T\)", text, re.M)
+        return [f"{pkg}::{m}" for m in found]
+    if language == "rust":
+        found = re.findall(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn (\w+)", text)
+        return [f"{path}::{m}" for m in found]
+    if language == "java":
+        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", text, re.M)
+        cls = path.rsplit("/", 1)[-1].removesuffix(".java")
+        fqn = f"{pkg.group(1)}.{cls}" if pkg else cls
+        names = re.findall(r"@Test\b[^;{]*?\s(?:public\s+)?void\s+(\w+)\s*\(", text)
+        return [f"{fqn}::{m}" for m in names]
+    from swe_forge.ecosystems.canaries import writer_for
+
+    writer: Any = writer_for("js")
+    tree = syntax.parse(syntax.grammar_for_path(path), data)
+    return sorted(k for k, v in writer.prepare(tree, path).items() if len(v) == 1)
+
+
 def host_decoys(
     language: str,
 ) -> Callable[[str, str, random.Random], list[Callable[[], str | None]]]:
@@ -139,12 +165,15 @@ def host_decoys(
 
         writer = writer_for(language)
         data = text.encode("utf-8")
-        sites = writer.sites(path, data, writer.tests_in(path, data))  # type: ignore[attr-defined]
+        try:
+            sites = writer.sites(path, data, tests_in(language, path, data))
+        except Exception:  # a file the writer cannot read offers no decoys
+            return []
         makers: list[Callable[[], str | None]] = []
         for site in sites:
 
-            def make(site: object = site) -> str | None:
-                out = writer.perturb(data, site, random.Random(rng.randrange(1, 2**31)))  # type: ignore[arg-type]
+            def make(site: Any = site) -> str | None:
+                out = writer.perturb(data, site, random.Random(rng.randrange(1, 2**31)))
                 return out.decode("utf-8") if out is not None else None
 
             makers.append(make)
@@ -178,12 +207,14 @@ class Attacker:
             own_words[word] = own_words.get(word, 0) + 1
         suspicion = 0.0
         literals = STRING.findall(text)
+        here: dict[str, int] = {}
+        for word in WORD.findall(text):
+            here[word] = here.get(word, 0) + 1
         for literal in literals:
             for word in WORD.findall(literal):
                 # How often the word occurs in the repository apart from this file.
                 elsewhere = self.words.get(word, 0) - own_words.get(word, 0)
-                here = len(re.findall(rf"\b{re.escape(word)}\b", text))
-                if elsewhere <= 0 and here <= 1:
+                if elsewhere <= 0 and here.get(word, 0) <= 1:
                     suspicion += 1.0
             for a, b in itertools.pairwise(literal):
                 if self.pairs.get(a + b, 0) <= 1:
@@ -249,7 +280,11 @@ def measure(
         "attacker_wins": best_win,
         "blind_best": max(q * (1 - q) ** decoys for q in [i / 1000 for i in range(1001)]),
         "single_file_accuracy": best_single,
-        "honest_scores_higher": sum(1 for r in runs if r[0] > max(r[1:])) / len(runs),
+        # Picking the highest-scoring twin, a tie broken at random.
+        "honest_scores_higher": sum(
+            (1 / sum(1 for x in r if x == max(r))) if r[0] == max(r) else 0.0 for r in runs
+        )
+        / len(runs),
         "chance_highest": 1 / (decoys + 1),
     }
 
@@ -275,7 +310,7 @@ def main() -> None:
         f"  single-file accuracy (honest vs one decoy): {got['single_file_accuracy']:.3f}  (chance 0.500)"
     )
     print(
-        f"  with memory across twins, honest scored strictly highest: {got['honest_scores_higher']:.3f}  (chance {got['chance_highest']:.3f})"
+        f"  with memory across twins, picks the honest one: {got['honest_scores_higher']:.3f}  (chance {got['chance_highest']:.3f})"
     )
 
 

@@ -399,8 +399,10 @@ class TreeWriter:
         if node is None:
             return None
         errors = error_count(tree)
+        words = syntax.vocabulary(source)
         for _ in range(8):
-            new = self.literal_text(node, site.text, site.kind, rng)
+            with syntax.using_vocabulary(words):
+                new = self.literal_text(node, site.text, site.kind, rng)
             if new is None:
                 return None
             if new == site.text or self.conflicts(node, new):

@@ -13,7 +13,10 @@ walked here iteratively so that no nesting depth can exhaust the stack.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import random
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -240,6 +243,59 @@ def _escaped_code(code: int, limit: int, rng: random.Random) -> int | None:
     return rng.choice(choices) if choices else None
 
 
+_VOCABULARY: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "vocabulary", default=()
+)
+_QUOTED = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def vocabulary(source: bytes) -> tuple[str, ...]:
+    """The words (two or more ASCII letters) of a file's quoted strings, sorted: a word of a
+    string literal is changed to another of these, so that it reads as naturally as the real
+    one (a dictionary of the file's own words cannot tell them apart)."""
+    words = set()
+    for m in _QUOTED.finditer(source):
+        words.update(_WORD.findall(m.group(0).decode("utf-8", "replace")))
+    return tuple(sorted(words))
+
+
+@contextlib.contextmanager
+def using_vocabulary(words: tuple[str, ...]) -> Iterator[None]:
+    """String perturbations inside the block swap whole words for words of ``words``."""
+    token = _VOCABULARY.set(words)
+    try:
+        yield
+    finally:
+        _VOCABULARY.reset(token)
+
+
+def _shape(word: str) -> str:
+    if word.isupper():
+        return "upper"
+    if word[:1].isupper() and word[1:].islower():
+        return "title"
+    return "lower" if word.islower() else "mixed"
+
+
+def _swap_word(text: str, rng: random.Random) -> str | None:
+    """``text`` with one whole word replaced by another of the vocabulary of its length and
+    case (None when none has one)."""
+    words = _VOCABULARY.get()
+    if not words:
+        return None
+    options = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        same = [w for w in words if len(w) == len(word) and w != word and _shape(w) == _shape(word)]
+        if same:
+            options.append((m.start(), m.end(), same))
+    if not options:
+        return None
+    a, b, same = options[rng.randrange(len(options))]
+    return text[:a] + same[rng.randrange(len(same))] + text[b:]
+
+
 def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[str] | None:
     """The body of a string literal with one character changed (see :func:`perturb_text`):
     ``pieces`` are its parts in order, ``(text, is_escape)``; escape sequences are kept whole
@@ -257,6 +313,13 @@ def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[s
         )
     ]
     out = [t for t, _ in pieces]
+    plain_pieces = [k for k, (t, esc) in enumerate(pieces) if not esc and _WORD.search(t)]
+    rng.shuffle(plain_pieces)
+    for k in plain_pieces:
+        swapped = _swap_word(pieces[k][0], rng)
+        if swapped is not None:
+            out[k] = swapped
+            return out
     if plain:
         best = min(_changeable(ch) for _, _, ch in plain)
         k, i, ch = rng.choice([p for p in plain if _changeable(p[2]) == best])
