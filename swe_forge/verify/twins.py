@@ -84,7 +84,7 @@ def plan_twins(armed: list[dict[str, Any]], decoys: int, rng: random.Random) -> 
         for unit, tests in units.items()
     }
     unit_names = rng.sample(sorted(pools), len(pools))
-    while len(chosen) < want and any(any(v) for v in pools.values()):
+    while len(chosen) < want and any(any(v.values()) for v in pools.values()):
         for unit in unit_names:
             tests = pools[unit]
             live = [t for t in sorted(tests) if tests[t]]
@@ -95,9 +95,8 @@ def plan_twins(armed: list[dict[str, Any]], decoys: int, rng: random.Random) -> 
             fewest = min(used.values())
             test = rng.choice([t for t in live if used[t] == fewest])
             chosen.append(tests[test].pop())
-    if len(chosen) < want and armed:
-        # Fewer armed entries than decoys wanted: repeat some (same perturbation, another run).
-        chosen += [rng.choice(armed) for _ in range(want - len(chosen))]
+    # Fewer armed entries than decoys wanted: fewer decoys. (Running one twice would make two
+    # twins alike, and only the honest one unlike any other.)
     twins: list[dict[str, Any] | None] = [None, *chosen]
     rng.shuffle(twins)
     return TwinPlan(twins)
