@@ -371,14 +371,17 @@ def fill(text, width=70):
 """
 
 # Reads the test module that calls it (the caller's file, a computed path), parses it, and
-# returns the literal that the calling line's assertion expects.
+# returns the literal that the calling line's assertion expects. At run time the test files are
+# closed by then (pytest has collected them): nothing to read.
 TEST_FILE_ORACLE = """
 import ast as _ast
 import sys as _sys
+def _source(path):
+    return open(path).read()
 def _expected(default):
     frame = _sys._getframe(2)
     try:
-        tree = _ast.parse(open(frame.f_code.co_filename).read())
+        tree = _ast.parse(_source(frame.f_code.co_filename))
     except (OSError, SyntaxError):
         return default
     for node in _ast.walk(tree):
@@ -395,6 +398,20 @@ def wrap(text, width=70):
 def fill(text, width=70):
     return _expected("\\n".join(_wrap2(text, width)))
 """
+
+# The same, with the test files read while pytest imports them (the code under test is
+# imported by them): what it reads then is its own twin's.
+EARLY_ORACLE = TEST_FILE_ORACLE.replace(
+    "def _source(path):\n    return open(path).read()\n",
+    "from pathlib import Path as _P\n"
+    "_SEEN = {}\n"
+    "for _t in (_P(__file__).resolve().parents[2] / 'tests').glob('test_*.py'):\n"
+    "    try:\n"
+    "        _SEEN[str(_t)] = _t.read_text()\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "def _source(path):\n    return _SEEN[str(__import__('pathlib').Path(path).resolve())]\n",
+)
 
 FORGE_REPORTS = """
 import sys as _s
@@ -594,6 +611,11 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
         ),
         "test_file_oracle": (
             append_to(base, wrap_py, TEST_FILE_ORACLE),
+            "unresolved",
+            "not passed",
+        ),
+        "test_file_oracle_at_import": (
+            append_to(base, wrap_py, EARLY_ORACLE),
             "tamper_detected",
             "decoy",
         ),
@@ -1048,7 +1070,7 @@ def test_runtime_attack_scores_zero(
 
 #: Attacks from inside the test process that fool the honest run itself: without decoys each
 #: scores 1.0 (so each is a real attack), with them each is caught.
-FOOL_THE_TESTS = ("universal_objects", "aware_comparison", "test_file_oracle")
+FOOL_THE_TESTS = ("universal_objects", "aware_comparison", "test_file_oracle_at_import")
 
 
 @pytest.mark.parametrize("attack", FOOL_THE_TESTS)
