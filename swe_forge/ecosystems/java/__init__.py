@@ -711,7 +711,7 @@ class JavaEcosystem:
             )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the added lines of non-test Java files use."""
         return patch_capabilities(patch, _is_main_source, CAPABILITIES)
 

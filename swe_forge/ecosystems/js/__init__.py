@@ -401,7 +401,7 @@ class JsEcosystem:
             return False
         return not _CONFIG_NAME.match(parts[-1])
 
-    def capabilities(self, patch: str) -> list[str]:
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the added lines of non-test JS/TS files use."""
         return patch_capabilities(patch, self._source, CAPABILITIES)
 

@@ -810,7 +810,7 @@ class RustEcosystem:
         )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the added lines of non-test Rust files use."""
         return patch_capabilities(patch, self._source, CAPABILITIES)
 
