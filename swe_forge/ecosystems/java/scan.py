@@ -391,7 +391,9 @@ def unicode_escapes(source: bytes) -> bytes:
                 j += 1
             digits = text[j : j + 4]
             if len(digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
-                out.append(chr(int(digits, 16)))
+                code = int(digits, 16)
+                # NUL would end the parser's input: written as the escape it stands for.
+                out.append(chr(code) if code else "\\0")
                 i = j + 4
                 continue
         out.append("\\")
