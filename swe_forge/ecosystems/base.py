@@ -430,43 +430,6 @@ def tree_source_capabilities(
     return sorted(found)
 
 
-def scan_capabilities(lines: Iterable[str], patterns: dict[str, re.Pattern[str]]) -> set[str]:
-    """Names of the capability patterns that match any of ``lines``."""
-    text = "\n".join(lines)
-    return {name for name, rx in patterns.items() if rx.search(text)}
-
-
-def patch_capabilities(
-    patch: str, keep: Callable[[str], bool], patterns: dict[str, re.Pattern[str]]
-) -> list[str]:
-    """Capability names the added lines of the files ``keep`` accepts use."""
-    lines = added_lines(patch, keep)
-    return sorted(scan_capabilities((ln for ls in lines.values() for ln in ls), patterns))
-
-
-def tree_capabilities(
-    paths: Iterable[str],
-    read: Reader,
-    keep: Callable[[str], bool],
-    patterns: dict[str, re.Pattern[str]],
-    *,
-    max_bytes: int | None = None,
-) -> list[str]:
-    """Capability names the files of ``paths`` that ``keep`` accepts use (files larger than
-    ``max_bytes`` are not read); stops when every pattern is found."""
-    found: set[str] = set()
-    for path in paths:
-        if not keep(path):
-            continue
-        data = read(path)
-        if data is None or (max_bytes is not None and len(data) > max_bytes):
-            continue
-        found |= scan_capabilities(data.decode("utf-8", "replace").splitlines(), patterns)
-        if len(found) == len(patterns):
-            break
-    return sorted(found)
-
-
 def capability_violations(
     introduced: Iterable[str], *, base: Iterable[str], gold: Iterable[str]
 ) -> list[dict[str, str]]:
