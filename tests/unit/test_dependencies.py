@@ -23,6 +23,13 @@ USED_AS = {
     "poetry-core": r"^\s*(import|from) poetry\.core\b",
     "uv": r"Path\(sys\.executable\)\.parent / \"uv\"",
     "pydantic": r"^\s*(import|from) pydantic\b",
+    # The grammars are loaded by module name (ecosystems/syntax.py's table).
+    "tree-sitter": r"^\s*import tree_sitter\b",
+    "tree-sitter-go": r"\"tree_sitter_go\"",
+    "tree-sitter-rust": r"\"tree_sitter_rust\"",
+    "tree-sitter-java": r"\"tree_sitter_java\"",
+    "tree-sitter-javascript": r"\"tree_sitter_javascript\"",
+    "tree-sitter-typescript": r"\"tree_sitter_typescript\"",
 }
 
 
