@@ -348,7 +348,7 @@ def _src(path: str, *lines: str) -> str:
         ("delete require.cache[k];", "module loader"),
         ("const M = require('module'); M._load = f;", "module loader"),
         ("require('child_process').execSync('x');", "child_process"),
-        ("import vm from 'node:vm';", "vm"),
+        ("import vm from 'node:vm'; vm.runInThisContext(x);", "vm"),
         ("globalThis.expect = () => ({ toBe() {} });", "test framework"),
         ("global['it'] = f;", "test framework"),
         ("const { expect } = require('@jest/globals');", "test framework"),

@@ -39,6 +39,10 @@ POSITIVES = [
     ("System.exit", method("java.util.function.ObjIntConsumer<Runtime> c = Runtime::halt;")),
     ("System.exit", method("java.util.function.IntConsumer c = System::exit;")),
     ("System.exit", method("\\u0053ystem.\\u0065xit(0);")),
+    # the Runtime handed on where its type is lost
+    ("System.exit", method("java.util.List.of(Runtime.getRuntime()).get(0).exit(0);")),
+    ("System.exit", method("Object r = Runtime.getRuntime();")),
+    ("System.exit", method("java.util.function.Supplier<Runtime> s = Runtime::getRuntime;")),
     ("System.out/err", method('System.out.println("x");')),
     ("System.out/err", method('out.println("x");', "import static java.lang.System.out;")),
     ("System.out/err", method("System.setOut(null);")),
@@ -52,6 +56,7 @@ POSITIVES = [
     ("reflection", cls("", "import java.lang.invoke.*;")),
     ("reflection", method('A.class.getMethod("f");')),
     ("reflection", method("ClassLoader l = null;")),
+    ("reflection", method('Thread.currentThread().getContextClassLoader().loadClass("a.B");')),
     ("Unsafe", cls("", "import sun.misc.Unsafe;")),
     ("Unsafe", method("jdk.internal.misc.VM.initLevel();")),
     ("processes", method('new ProcessBuilder("sh").start();')),
@@ -131,6 +136,8 @@ NEGATIVES = [
     cls("  static final Runnable R = () -> Helper.setup();"),
     cls("  final Object o = Helper.setup();"),
     method("int n = Runtime.getRuntime().availableProcessors();"),
+    method("Runtime r = Runtime.getRuntime(); long m = r.maxMemory();"),
+    method("var r = Runtime.getRuntime(); long m = r.totalMemory();"),
     method('String home = System.getProperty("user.home");'),
     method("long t = System.currentTimeMillis(); System.arraycopy(a, 0, b, 0, 1);"),
     # receivers and locals named like capabilities, but not them

@@ -38,9 +38,16 @@ POSITIVES = [
     ("process.exit", inside("let p; p = process; p.exit();")),
     ("process.exit", inside("const w = window || global; w.process.exit();")),
     ("process.exit", inside("Reflect.get(process, 'exit')();")),
+    # a sloppy function's this is the global object; an IIFE returns it
+    ("process.exit", inside("this.process.exit(1);")),
+    (
+        "process.exit",
+        "const g = (function () { return this; })();\nfunction f() { g.process.exit(); }",
+    ),
     ("process.stdout/stderr", inside("process.stdout.write('x');")),
     ("process.stdout/stderr", inside("const { stderr } = process; stderr.write('x');")),
     ("process.stdout/stderr", inside("require('fs').writeSync(1, 'x');")),
+    ("process.stdout/stderr", inside("console._stdout.write('x');")),
     ("console", inside("console.log = () => {};")),
     ("console", inside("globalThis.console.error = f;")),
     ("console", inside("Object.defineProperty(console, 'log', { value: f });")),
@@ -93,11 +100,16 @@ POSITIVES = [
     ("eval", inside("setTimeout('f()', 1);")),
     ("eval", inside("x.constructor.constructor('return this')();")),
     ("eval", inside("\\u0065val('1');")),
+    ("eval", inside("with (Object) { is = g; }")),
+    ("eval", inside("Function.apply(null, ['return 1'])();")),
+    ("eval", inside("Reflect.construct(Function, ['return 1'])();")),
+    ("eval", inside("return import('data:text/javascript,process.exit()');")),
     ("test-report text", inside("return { numFailedTests: 0, testResults: [] };")),
     ("test-report text", inside("return '{\"num' + 'FailedTests\": 0}';")),
     ("dynamic process access", inside("process[name]();")),
     ("dynamic process access", inside("f(process);")),
     ("dynamic process access", inside("return [process];")),
+    ("dynamic process access", inside("return { process };")),
     ("file_read", "import fs from 'fs';"),
     ("file_read", "import { readFileSync as r } from 'node:fs';"),
     ("file_read", inside("require('f' + 's').readdirSync(x);")),
@@ -138,6 +150,10 @@ def test_typescript_forms() -> None:
     src = "declare const process: any;\n" + inside("process.exit(1);")
     assert "process.exit" in caps(src, "src/a.ts")
     assert caps("import type { Mock } from 'vitest';", "src/a.ts") == set()
+    # An import used in types only is dropped by the compiler; one used as a value is not.
+    assert caps("import { Context } from 'vm';\nlet c: Context;", "src/a.ts") == set()
+    assert caps("import { Script } from 'vm';\nnew Script('x');", "src/a.ts") == {"vm"}
+    assert caps("import { Context } from 'vm';", "src/a.js") == {"vm"}
     jsx = "export const A = () => <div onClick={() => process.exit(1)} />;"
     assert "process.exit" in caps(jsx, "src/a.tsx")
 
@@ -173,11 +189,15 @@ NEGATIVES = [
     inside("for (const it of x) { it.run(); }"),
     inside("const s = 'pass'; return s + 'ed';"),
     inside("return new Error('x');"),
+    inside("return x instanceof Function || typeof x === 'function';"),
     inside("return err.stack;"),
     "export default function main() { return 1; }",
     "const x = require('./lib/a');\nconst { y } = require('lodash');",
     inside("return fetch(x).then((r) => r.json());"),
     inside("return 'tests';"),
+    "'use strict';\nfunction f() { return this.process; }",
+    "class A { m() { this.process.exit(); this.test(); } }",
+    "function Foo() { this.x = 1; this.exit = 2; }",
 ]
 
 

@@ -94,7 +94,8 @@ _IMPORTS: tuple[tuple[re.Pattern[str], str], ...] = (
 #: Package members (import path, name) that are a capability wherever they are referred to
 #: (called or taken as a value).
 _MEMBERS: dict[tuple[str, str], str] = {
-    **{("os", n): EXIT for n in ("Exit",)},
+    **{("os", n): EXIT for n in ("Exit", "FindProcess")},
+    ("os", "StartProcess"): EXEC,
     **{("syscall", n): EXIT for n in ("Exit", "Kill", "Tgkill")},
     **{("golang.org/x/sys/unix", n): EXIT for n in ("Exit", "Kill", "Tgkill")},
     ("runtime", "Goexit"): EXIT,
@@ -103,7 +104,7 @@ _MEMBERS: dict[tuple[str, str], str] = {
     **{("syscall", n): STDOUT for n in ("Stdout", "Stderr", "Dup2", "Dup3", "Write")},
     **{("golang.org/x/sys/unix", n): STDOUT for n in ("Stdout", "Stderr", "Dup2", "Dup3")},
     **{("fmt", n): PRINT for n in ("Print", "Printf", "Println")},
-    **{("log", n): PRINT for n in ("Print", "Printf", "Println", "SetOutput", "Writer")},
+    **{("log", n): PRINT for n in ("Print", "Printf", "Println", "SetOutput", "Writer", "Default")},
     **{
         ("runtime", n): CALLER for n in ("Caller", "Callers", "CallersFrames", "FuncForPC", "Stack")
     },

@@ -252,6 +252,7 @@ _METHOD_NAMES: dict[str, str] = {
             "defineClass",
             "defineHiddenClass",
             "privateLookupIn",
+            "loadClass",
         ),
         REFLECTION,
     ),
@@ -467,6 +468,8 @@ class _Scan:
                 self._method(node)
             elif kind == "identifier" and (self.static_members or self.static_on_demand):
                 self._static_name(node)
+            if kind in ("method_invocation", "identifier", "cast_expression"):
+                self._escaping_runtime(node)
 
     # --------------------------------------------------------------------- declarations
     def _declarations(self) -> None:
@@ -724,6 +727,30 @@ class _Scan:
         things = self._identifier(syntax.text(node), 0)
         self._judge_all({t for t in things if t[0] == "M"}, node)
 
+    def _escaping_runtime(self, node: Any) -> None:
+        """The Runtime handed where its type is lost (an argument, a collection, a return
+        value, an Object): whatever then calls ``exit``/``halt``/``exec`` on it is unseen."""
+        parent = node.parent
+        if parent is None or "I:java.lang.Runtime" not in self._resolve(node):
+            return
+        kind = parent.type
+        lost = kind in (
+            "argument_list",
+            "array_initializer",
+            "return_statement",
+            "lambda_expression",
+        )
+        if kind == "variable_declarator" and parent.child_by_field_name("value") == node:
+            declared = parent.parent.child_by_field_name("type") if parent.parent else None
+            lost = _type_text(declared) not in ("Runtime", "java.lang.Runtime", "var")
+        if kind == "assignment_expression" and parent.child_by_field_name("right") == node:
+            left = parent.child_by_field_name("left")
+            types = self.var_types.get(syntax.text(left), set()) if left is not None else set()
+            lost = not types & {"Runtime", "java.lang.Runtime"}
+        if lost:
+            self.add(EXIT, node)
+            self.add(PROCESSES, node)
+
     def _field_access(self, node: Any) -> None:
         things = self._resolve(node)
         self._judge_all(things, node)
@@ -739,7 +766,11 @@ class _Scan:
         if target.type in ("type_identifier", "scoped_type_identifier", "generic_type"):
             owners |= {f"C:{c}" for c in self._type_names(_type_text(target))}
         owners |= {f"I:{o[2:]}" for o in owners if o[0] == "C"}
-        self._judge_all(self._members(owners, name), node)
+        members = self._members(owners, name)
+        self._judge_all(members, node)
+        if "I:java.lang.Runtime" in members:  # Runtime::getRuntime as a Supplier
+            self.add(EXIT, node)
+            self.add(PROCESSES, node)
         cap = _METHOD_NAMES.get(name)
         if cap is not None:
             self.add(cap, node)

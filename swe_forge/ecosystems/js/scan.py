@@ -193,6 +193,13 @@ _BUILTINS = frozenset(
         "module",
     }
 )
+#: Globals that, read on a sloppy function's ``this``, are taken for the real ones.
+_SENSITIVE = (
+    frozenset(
+        {"process", "eval", "Function", "require", "module", "console", "Error", "Object", "Array"}
+    )
+    | _FRAMEWORK_GLOBALS
+)
 #: Names of the global object itself.
 _GLOBAL_NAMES = frozenset({"globalThis", "global", "window", "self"})
 _TIMERS = frozenset({"setTimeout", "setInterval", "setImmediate", "queueMicrotask"})
@@ -218,7 +225,11 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
         EXIT: tuple(
             f"global.process.{m}" for m in ("exit", "abort", "kill", "reallyExit", "_kill")
         ),
-        STDOUT: tuple(f"global.process.{m}" for m in ("stdout", "stderr", "_rawDebug")),
+        STDOUT: (
+            *(f"global.process.{m}" for m in ("stdout", "stderr", "_rawDebug")),
+            "global.console._stdout",
+            "global.console._stderr",
+        ),
         PROCESS_ON: tuple(
             f"global.process.{m}"
             for m in (
@@ -285,7 +296,13 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
             "global.Error.captureStackTrace",
             "error:new.stack",
         ),
-        EVAL: ("global.eval", "global.execScript"),
+        EVAL: (
+            "global.eval",
+            "global.execScript",
+            "global.Function.apply",
+            "global.Function.call",
+            "global.Function.bind",
+        ),
         FILE_READ: ("module:fs", "module:graceful-fs", "module:fs-extra"),
         SOURCE_PATHS: (
             "global.__dirname",
@@ -409,7 +426,8 @@ def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     if root.has_error and not fragment:
         line = next((syntax.line(n) for n in syntax.walk(root) if n.is_error or n.is_missing), 1)
         add_finding(found, UNPARSABLE, line, "syntax error")
-    _Scan(root, found, fragment).run()
+    typescript = path.endswith((".ts", ".tsx", ".mts", ".cts"))
+    _Scan(root, found, fragment, typescript=typescript).run()
     return found
 
 
@@ -427,10 +445,15 @@ def _newer_syntax(source: bytes) -> bytes:
 class _Scan:
     """One file: scopes and bindings first, then every reference, call and assignment."""
 
-    def __init__(self, root: Any, found: Findings, fragment: bool) -> None:
+    def __init__(
+        self, root: Any, found: Findings, fragment: bool, *, typescript: bool = False
+    ) -> None:
         self.root = root
         self.found = found
         self.fragment = fragment
+        self.typescript = typescript
+        self.strict = typescript or _strict(root)
+        self.used: set[int] = set()  # ids of bindings some value refers to
         self.bindings: dict[tuple[int, str], _Binding] = {}
         self.declarations: set[int] = set()  # identifier nodes that declare, not refer
         self.memo: dict[int, frozenset[str]] = {}
@@ -462,7 +485,11 @@ class _Scan:
                     self._assignment(node.child_by_field_name("argument"), node)
             elif kind in ("import_statement", "export_statement"):
                 self._module_source(node)
+            elif kind == "with_statement":
+                self.add(EVAL, node, "with (...)")  # names resolved at run time
             elif kind in ("property_identifier", "shorthand_property_identifier"):
+                if kind == "shorthand_property_identifier":
+                    self._escape(node)  # { process }: the value put in an object
                 if syntax.text(node) in _REPORT_KEYS:
                     self.add(REPORT_TEXT, node)
                 if _FRAMEWORK_TEXT.match(syntax.text(node)):
@@ -507,6 +534,14 @@ class _Scan:
                 self._import(node)
             elif kind == "assignment_expression":
                 assignments.append(node)
+        if self.typescript:
+            for node in syntax.walk(self.root):
+                if node.type in ("identifier", "shorthand_property_identifier") and (
+                    node.type != "identifier" or self._is_reference(node)
+                ):
+                    binding = self._lookup(node)
+                    if binding is not None:
+                        self.used.add(id(binding))
         for node in assignments:
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None and right is not None and left.type == "identifier":
@@ -645,6 +680,19 @@ class _Scan:
                             )
                             self._declare(alias, self.root, f"{module}.{member}")
 
+    def _elided(self, node: Any) -> bool:
+        """An import TypeScript drops: it binds names and none is used as a value."""
+        names = [
+            n
+            for n in syntax.walk(node)
+            if n.type == "identifier"
+            and n.id in self.declarations
+            and n.parent is not None
+            and n.parent.type in ("import_clause", "namespace_import", "import_specifier")
+        ]
+        bound = [self.bindings.get((self.root.id, _name(n))) for n in names]
+        return bool(bound) and not any(b is not None and id(b) in self.used for b in bound)
+
     def _lookup(self, ident: Any) -> _Binding | None:
         """The declaration an identifier refers to (None: a global)."""
         name = _name(ident)
@@ -724,6 +772,10 @@ class _Scan:
             return (
                 {"error:new"} if any(re.fullmatch(r"global\.\w*Error", m) for m in made) else set()
             )
+        if kind == "this":
+            return {"sloppy:this"} if not self.strict and _sloppy_this(node) else set()
+        if kind in ("function_expression", "arrow_function", "function"):
+            return set()
         if kind == "meta_property":
             return {"meta"}
         return set()
@@ -755,6 +807,10 @@ class _Scan:
         if fn.type == "import":
             return {self._required(args)}
         out: set[str] = set()
+        called = _inner_function(fn)
+        if called is not None:  # an IIFE: what it returns
+            for ret in _returned(called):
+                out |= set(self._resolve(ret, depth))
         for callee in self._resolve(fn, depth):
             if callee in (
                 "global.require",
@@ -884,15 +940,22 @@ class _Scan:
         source = node.child_by_field_name("source")
         if source is None or any(c.type == "type" for c in node.children):
             return  # import type / export type: nothing at run time
+        if self.typescript and node.type == "import_statement" and self._elided(node):
+            return
         spec = self._fold_text(source)
         self._judge({_module_path(spec) if spec is not None else "module:*"}, node)
 
     def _escape(self, node: Any) -> None:
         """``process``, ``require`` or the global object handed to code the scan does not
         follow (an argument, an element, a property, a return value)."""
-        paths = self._resolve(node)
+        if node.type == "shorthand_property_identifier":
+            paths = frozenset(_normal(p) for p in self._identifier(node, 0))
+        else:
+            paths = self._resolve(node)
         if "global.process" in paths:
             self.add(DYNAMIC_PROCESS, node)
+        if "global.Function" in paths:
+            self.add(EVAL, node)  # the Function constructor handed on (Reflect.construct)
         if "global.require" in paths:
             self.add(LOADER, node)
         if "global" in paths:
@@ -1235,11 +1298,67 @@ def _extend(
     return (given[0], (*given[1], key)) if given is not None else None
 
 
+def _strict(root: Any) -> bool:
+    """Is a script strict (a "use strict" directive, or an ES module)?"""
+    for child in root.named_children:
+        if child.type in ("import_statement", "export_statement"):
+            return True
+    first = next((c for c in root.named_children if c.type != "comment"), None)
+    return (
+        first is not None
+        and first.type == "expression_statement"
+        and bool(re.match(r"""^['"]use strict['"]""", syntax.text(first)))
+    )
+
+
+def _sloppy_this(node: Any) -> bool:
+    """Is ``this`` that of a plain function (the global object when called plainly)?"""
+    for parent in syntax.ancestors(node):
+        if parent.type == "arrow_function":
+            continue
+        if parent.type in ("method_definition", "class_body", "class_static_block"):
+            return False
+        if parent.type in _FUNCTIONS:
+            return True
+    return False
+
+
+def _inner_function(node: Any) -> Any:
+    while node is not None and node.type == "parenthesized_expression":
+        node = _inner(node)
+    if node is not None and node.type in ("function_expression", "function", "arrow_function"):
+        return node
+    return None
+
+
+def _returned(fn: Any) -> list[Any]:
+    """The expressions a function returns (an arrow's body; its own return statements)."""
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return []
+    if body.type != "statement_block":
+        return [body]
+    out = []
+    stack = list(body.named_children)
+    while stack:
+        node = stack.pop()
+        if node.type in _FUNCTIONS or node.type in ("class", "class_declaration"):
+            continue
+        if node.type == "return_statement" and node.named_children:
+            out.append(node.named_children[0])
+        stack.extend(node.named_children)
+    return out
+
+
 def _module_path(spec: str) -> str:
     """``module:<name>[.<subpath>]`` of a module specifier (``node:`` dropped, except for
     ``node:test``, whose bare name is a package of the registry)."""
     if spec == "node:test":
         return "module:node:test"
+    if re.match(r"(?i)^(?:data|https?|blob):", spec):
+        return "global.eval"  # code given inline or fetched: evaluated
+    if re.match(r"(?i)^file:", spec):
+        return "module:*"
     spec = spec.removeprefix("node:")
     if spec == "process":
         return "global.process"
@@ -1251,7 +1370,12 @@ def _module_path(spec: str) -> str:
 
 def _normal(path: str) -> str:
     """The global object's own names collapsed (``globalThis.window.process`` is
-    ``global.process``); a free ``globalThis`` is the global object itself."""
+    ``global.process``); a free ``globalThis`` is the global object itself; a sloppy
+    function's ``this`` may be the global object, so the globals that matter read on it are."""
+    if path.startswith("sloppy:this."):
+        name = path.split(".", 2)[1]
+        if name in _SENSITIVE or name in _GLOBAL_NAMES:
+            path = "global." + path[len("sloppy:this.") :]
     parts = path.split(".")
     if parts[0] != "global":
         return path

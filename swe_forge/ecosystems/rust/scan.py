@@ -220,6 +220,9 @@ _KEYWORDS = frozenset(
     {"as", "const", "crate", "extern", "fn", "self", "static", "super", "unsafe", "use"}
 )
 _MAX_TEXT = 1 << 16
+#: A path segment built by a macro (``$name``, paste's ``[<...>]``).
+_ANY = "$"
+_BUILT = frozenset({"metavariable", "$", "["})
 _MAX_DEPTH = 48
 
 
@@ -332,6 +335,12 @@ class _Scan:
             if i + 2 < len(toks) and toks[i + 1].kind == "::" and toks[i + 2].kind in _NAMES:
                 i += 2
                 continue
+            if i + 2 < len(toks) and toks[i + 1].kind == "::" and toks[i + 2].kind in _BUILT:
+                # std::process::$name, std::process::[<ex it>] (paste): a segment a macro
+                # builds, which may be any member of the module.
+                segs.append(_ANY)
+                i += 3
+                break
             i += 1
             break
         return segs, i
@@ -445,7 +454,7 @@ class _Scan:
             if is_macro:
                 self._macro(full, segs, j, line)
             for prefix, cap in _PATHS_BY_ROOT.get(full[0], ()):
-                if full[: len(prefix)] == prefix:
+                if _matches(full, prefix):
                     self.add(cap, line, evidence)
         last = _LAST_SEGMENTS.get(segs[-1])
         if last is not None:
@@ -519,6 +528,8 @@ class _Scan:
             if not segs:
                 continue
             name = segs[-1]
+            # An attribute macro imported under another name (use ctor::ctor as init).
+            names = {name} | {full[-1] for full in self._resolve(segs) if full}
             if name in ("cfg_attr", "unsafe") and k < stop and toks[k].kind == "(":
                 inner_end = self.close.get(k, stop)
                 items = self._items(k + 1, inner_end)
@@ -526,9 +537,10 @@ class _Scan:
                     items = items[1:]  # the predicate
                 work.extend((s, inner_end, depth + 1) for s in items)
                 continue
-            cap = _ATTRIBUTES.get(name)
-            if cap is not None:
-                self.add(cap, toks[start].line, "#[" + "::".join(segs) + "]")
+            for known in names:
+                cap = _ATTRIBUTES.get(known)
+                if cap is not None:
+                    self.add(cap, toks[start].line, "#[" + "::".join(segs) + "]")
 
     # -------------------------------------------------------------------------- strings
     def _strings(self) -> None:
@@ -669,12 +681,38 @@ class _Scan:
                     sep = values.get(arg.id, "") if arg is not None else ""
                 return sep.join(i or "" for i in items)[:_MAX_TEXT]
             return None
-        if syntax.text(fn).replace(" ", "") in ("String::from", "str::to_string", "From::from"):
-            arg = args.named_children[0] if args.named_children else None
+        callee = syntax.text(fn).replace(" ", "")
+        arg = args.named_children[0] if args.named_children else None
+        if callee in ("String::from", "str::to_string", "From::from"):
             return values.get(arg.id) if arg is not None else None
+        if callee.rsplit("::", 1)[-1] in _FROM_BYTES and arg is not None:
+            return self._bytes(arg)
         return None
 
+    def _bytes(self, node: Any) -> str | None:
+        """The text of ``vec![..]``, ``&[..]`` or ``b".."`` of constant bytes."""
+        while node.type == "reference_expression" and node.named_children:
+            node = node.named_children[-1]
+        if node.type == "string_literal":
+            value = _literal(_Tok(node.type, syntax.text(node), 0))
+            return value if isinstance(value, str) else None
+        if node.type == "array_expression":
+            items = [_literal(_Tok(c.type, syntax.text(c), 0)) for c in node.named_children]
+        elif node.type == "macro_invocation" and syntax.text(node).startswith("vec!"):
+            tree = next((c for c in node.children if c.type == "token_tree"), None)
+            items = [
+                _literal(_Tok(c.type, syntax.text(c), 0))
+                for c in (tree.named_children if tree is not None else ())
+            ]
+        else:
+            return None
+        if not items or not all(isinstance(i, int) and 0 <= i < 256 for i in items):
+            return None
+        return bytes(int(i or 0) for i in items).decode("utf-8", "replace")
 
+
+#: Functions that make a string of bytes.
+_FROM_BYTES = frozenset({"from_utf8", "from_utf8_lossy", "from_utf8_unchecked"})
 #: Macros whose arguments are folded into a string.
 _FOLDING_MACROS = frozenset(
     {
@@ -717,6 +755,18 @@ def _format(template: str, values: list[str | None]) -> str:
         out.append(ch)
         i += 1
     return "".join(out)[:_MAX_TEXT]
+
+
+def _matches(path: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
+    """Does ``path`` start with ``prefix`` (a segment a macro builds matches any)?"""
+    if len(path) < len(prefix) and _ANY not in path:
+        return False
+    for seg, want in zip(path, prefix, strict=False):
+        if seg == _ANY:
+            return True
+        if seg != want:
+            return False
+    return len(path) >= len(prefix)
 
 
 def _normal(path: tuple[str, ...]) -> tuple[str, ...]:
