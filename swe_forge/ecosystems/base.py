@@ -303,6 +303,32 @@ def postorder(root: Any) -> Iterator[Any]:
         stack.extend((child, False) for child in reversed(node.children))
 
 
+class Parents:
+    """Each node's parent, read once per tree. tree-sitter finds a node's parent by walking
+    down from the root, so asking node by node costs the depth of the tree every time: on
+    deeply nested hostile code, walks up to the scopes would be quadratic."""
+
+    def __init__(self, root: Any) -> None:
+        self._of: dict[int, Any] = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for child in node.children:
+                self._of[child.id] = node
+                stack.append(child)
+
+    def parent(self, node: Any) -> Any:
+        """The node's parent (None at the root)."""
+        return self._of.get(node.id)
+
+    def ancestors(self, node: Any) -> Iterator[Any]:
+        """The node's parents, nearest first."""
+        parent = self._of.get(node.id)
+        while parent is not None:
+            yield parent
+            parent = self._of.get(parent.id)
+
+
 def decode_escapes(body: str, *, octal: bool = True) -> str:
     """A C-family string literal's body with its escapes decoded (``\\n``, ``\\xNN``,
     ``\\uNNNN``, ``\\u{N}``, ``\\UNNNNNNNN``, octal ``\\NNN`` when ``octal``); unknown

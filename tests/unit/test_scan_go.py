@@ -217,3 +217,17 @@ def test_base_capabilities_skip_tests_vendor_and_broken_files() -> None:
         "big.go": b"package a\n// " + b"x" * (2 << 20) + b'\nimport "reflect"\n',
     }
     assert GO.base_capabilities(sorted(files), files.get) == ["os.Exit"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"package a\nvar x = " + b"(" * 5000 + b"1" + b")" * 5000,
+        b"package a\nvar x = " + b" + ".join([b'"a"'] * 5000),
+        b"package a\nfunc f() {" + b"{" * 5000 + b"}" * 5000 + b"}",
+        b"package a\nvar x = a" + b".b" * 5000,
+        bytes(range(256)) * 40,
+    ],
+)
+def test_hostile_shapes_do_not_crash(source: bytes) -> None:
+    assert isinstance(scan(source, "a.go"), dict)

@@ -212,3 +212,23 @@ def test_base_capabilities_skip_tests() -> None:
         f"{M}Broken.java": b"class B { void f( }",
     }
     assert JAVA.base_capabilities(files, files.get) == ["System.exit"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"class A { Object x = " + b"(" * 5000 + b"1" + b")" * 5000 + b"; }",
+        b"class A { String x = " + b" + ".join([b'"a"'] * 5000) + b"; }",
+        b"class A { Object x = a" + b".b" * 5000 + b"; }",
+        b"class A { void f() {" + b"{" * 5000 + b"}" * 5000 + b"} }",
+        bytes(range(256)) * 40,
+    ],
+)
+def test_hostile_shapes_do_not_crash(source: bytes) -> None:
+    assert isinstance(scan(source, "A.java"), dict)
+
+
+def test_a_long_builder_chain_is_read_whole() -> None:
+    chain = "ImmutableMap.builder()" + ".put(1, 2)" * 3000 + ".build()"
+    assert caps(cls(f"  Object m = {chain};")) == set()
+    assert "System.exit" in caps(method("x" + ".a()" * 3000 + ".halt(1);"))

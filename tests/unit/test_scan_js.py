@@ -217,6 +217,12 @@ def test_deep_nesting_does_not_crash() -> None:
     assert "process.exit" in caps(deep) or "unparsable" in caps(deep)
     chain = "function f() { const a = 'x' + " + " + ".join(["'y'"] * 3000) + "; }"
     assert caps(chain) == set()
+    calls = "function f() { return a" + ".then(x)" * 5000 + "; }"
+    assert caps(calls) == set()
+    blocks = "function f() {" + "{ let a = 1;" * 3000 + "process.exit()" + "}" * 3000 + "}"
+    assert "process.exit" in caps(blocks)
+    for source in ("f(" * 5000 + ")" * 5000, "x = a" + ".b" * 20000, bytes(range(256)).hex()):
+        assert isinstance(scan(source.encode(), "a.js"), dict)
 
 
 # ------------------------------------------------------------------------------ patch level

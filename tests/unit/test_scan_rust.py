@@ -189,3 +189,18 @@ def test_base_capabilities_skip_tests_and_vendor() -> None:
         "src/broken.rs": b"fn f( {\n",
     }
     assert ECO.base_capabilities(base, base.get) == ["unsafe"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"fn f() { m!(" + b"(" * 5000 + b")" * 5000 + b") }",
+        b"fn f() { let x = " + b" + ".join([b'"a"'] * 5000) + b"; }",
+        b"#[cfg_attr(a, " * 300 + b"used" + b")" * 300 + b"]\nstatic X: u8 = 0;",
+        b"use a::" + b"{b::" * 2000 + b"c" + b"}" * 2000 + b";",
+        b"fn f() { concat!(" + b"concat!(" * 2000 + b'"a"' + b")" * 2000 + b"); }",
+        bytes(range(256)) * 40,
+    ],
+)
+def test_hostile_shapes_do_not_crash(source: bytes) -> None:
+    assert isinstance(scan(source, "src/a.rs"), dict)

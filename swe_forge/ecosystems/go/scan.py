@@ -22,6 +22,7 @@ from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import (
     UNPARSABLE,
     Findings,
+    Parents,
     add_finding,
     decode_escapes,
     postorder,
@@ -217,6 +218,8 @@ _SPEC_LISTS = frozenset(
 _FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
 _STRING_LITERALS = frozenset({"interpreted_string_literal", "raw_string_literal"})
 _MAX_TEXT = 1 << 16
+#: Scopes a name is looked up through at most (deeper, it is taken for the package).
+_MAX_SCOPES = 2000
 
 
 def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
@@ -246,6 +249,15 @@ class _Scan:
 
     def __init__(self, root: Any, found: Findings, fragment: bool) -> None:
         self.root = root
+        self.up = Parents(root)
+        #: node id -> its nearest enclosing scope, read in one walk.
+        self.scope_of: dict[int, Any] = {}
+        stack: list[tuple[Any, Any]] = [(root, None)]
+        while stack:
+            node, scope = stack.pop()
+            self.scope_of[node.id] = scope
+            inner = node if node.type in _SCOPES else scope
+            stack.extend((child, inner) for child in node.children)
         self.found = found
         self.fragment = fragment
         #: local package name -> import path; dot imports are listed apart.
@@ -309,13 +321,14 @@ class _Scan:
                 self._spec(node)
             elif kind in ("parameter_declaration", "variadic_parameter_declaration"):
                 # Only a function's own parameters declare names (not a func type's).
-                owner = node.parent.parent if node.parent is not None else None
+                holder = self.up.parent(node)
+                owner = self.up.parent(holder) if holder is not None else None
                 if owner is not None and owner.type in _FUNCTIONS:
                     for name in node.children_by_field_name("name"):
                         self._local(syntax.text(name), owner, node)
             elif kind == "short_var_declaration" or kind == "range_clause":
                 left = node.child_by_field_name("left")
-                scope = _nearest(node, _SCOPES)
+                scope = self._nearest(node)
                 for ident in left.named_children if left is not None else ():
                     if ident.type == "identifier":
                         self._local(syntax.text(ident), scope, ident)
@@ -326,12 +339,12 @@ class _Scan:
             elif kind == "type_spec" or kind == "type_alias":
                 name = node.child_by_field_name("name")
                 if name is not None:
-                    self._local(syntax.text(name), _nearest(node, _SCOPES), name)
+                    self._local(syntax.text(name), self._nearest(node), name)
 
     def _spec(self, node: Any) -> None:
         names = node.children_by_field_name("name")
         top = self._at_top(node)
-        scope = None if top else _nearest(node, _SCOPES)
+        scope = None if top else self._nearest(node)
         for name in names:
             if top:
                 self.top_level.add(syntax.text(name))
@@ -345,6 +358,10 @@ class _Scan:
             if isinstance(folded, str):
                 self.constants[syntax.text(name)] = folded
 
+    def _nearest(self, node: Any) -> Any:
+        """The scope a declaration at ``node`` goes in."""
+        return self.scope_of.get(node.id)
+
     def _local(self, name: str, scope: Any, node: Any) -> None:
         if scope is not None:
             self.locals.setdefault(name, []).append((scope.id, node.start_byte))
@@ -354,14 +371,18 @@ class _Scan:
         decls = self.locals.get(name)
         if not decls:
             return False
-        around = {a.id for a in syntax.ancestors(node)}
+        around: set[int] = set()
+        scope = self.scope_of.get(node.id)
+        while scope is not None and len(around) < _MAX_SCOPES:
+            around.add(scope.id)
+            scope = self.scope_of.get(scope.id)
         return any(scope in around and start < node.start_byte for scope, start in decls)
 
     def _at_top(self, node: Any) -> bool:
         """Is a declaration (or its spec) at the top of the file?"""
-        parent = node.parent
+        parent = self.up.parent(node)
         while parent is not None and parent.type in _SPEC_LISTS:
-            parent = parent.parent
+            parent = self.up.parent(parent)
         return parent is not None and parent.type == "source_file"
 
     def _package_of(self, ident: Any) -> str | None:
@@ -486,9 +507,10 @@ class _Scan:
             text = self._text_of(node)
             if not text or node.type == "identifier":
                 continue
-            if node.parent is not None and self._text_of(node.parent) is not None:
+            parent = self.up.parent(node)
+            if parent is not None and self._text_of(parent) is not None:
                 continue  # judged with the whole expression
-            if _inside(node, "import_spec"):
+            if getattr(self.up.parent(node), "type", "") == "import_spec":
                 continue
             if _RUNNER_TEXT.search(text):
                 self.add(RUNNER_TEXT, node)
@@ -507,7 +529,7 @@ class _Scan:
         if kind == "parenthesized_expression" and node.named_child_count == 1:
             return self.values.get(node.named_children[0].id)
         if kind == "identifier":
-            parent = node.parent
+            parent = self.up.parent(node)
             if parent is not None and parent.type == "selector_expression":
                 return None
             return self.constants.get(syntax.text(node))
@@ -693,17 +715,6 @@ def _default_name(path: str) -> str:
     if re.fullmatch(r"v\d+", last) and len(parts) > 1:
         last = parts[-2]
     return re.sub(r"\.v\d+$", "", last).replace("-", "_")
-
-
-def _nearest(node: Any, kinds: frozenset[str]) -> Any:
-    for parent in syntax.ancestors(node):
-        if parent.type in kinds:
-            return parent
-    return None
-
-
-def _inside(node: Any, kind: str) -> bool:
-    return any(a.type == kind for a in syntax.ancestors(node))
 
 
 def _is_conversion(fn: Any) -> bool:

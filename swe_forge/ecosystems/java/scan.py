@@ -31,6 +31,7 @@ from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import (
     UNPARSABLE,
     Findings,
+    Parents,
     add_finding,
     decode_escapes,
     postorder,
@@ -351,7 +352,8 @@ _FRAMEWORK_TEXT = re.compile(
 )
 _JAVA_COMMAND = "sun.java.command"
 _MAX_TEXT = 1 << 16
-_MAX_DEPTH = 64
+_MAX_DEPTH = 150
+_MAX_SEGMENTS = 12
 
 _LITERALS = frozenset(
     {
@@ -423,6 +425,7 @@ class _Scan:
 
     def __init__(self, root: Any, found: Findings, fragment: bool) -> None:
         self.root = root
+        self.up = Parents(root)
         self.found = found
         self.fragment = fragment
         self.imports: dict[str, str] = {}  # simple name -> qualified name
@@ -566,12 +569,31 @@ class _Scan:
         cached = self.memo.get(node.id)
         if cached is not None:
             return cached
+        self._resolve_chain(node, depth)
+        cached = self.memo.get(node.id)
+        if cached is not None:
+            return cached
         if depth > _MAX_DEPTH:
             self.add(UNPARSABLE, node, "expression nested too deep")
             return frozenset()
         out = frozenset(self._resolve_uncached(node, depth + 1))
         self.memo[node.id] = out
         return out
+
+    def _resolve_chain(self, node: Any, depth: int) -> None:
+        """Resolve a chain's links innermost first (``a.b().c()...``, a builder's hundred
+        calls): each link then finds its object known, and no chain needs deep recursion."""
+        links: list[Any] = []
+        link = node
+        while (
+            link is not None
+            and link.type in ("method_invocation", "field_access")
+            and link.id not in self.memo
+        ):
+            links.append(link)
+            link = link.child_by_field_name("object")
+        for inner in reversed(links[1:]):
+            self._resolve(inner, depth)
 
     def _resolve_uncached(self, node: Any, depth: int) -> set[str]:
         kind = node.type
@@ -640,7 +662,8 @@ class _Scan:
                 member = f"{value}#{name}"
                 out.add(f"M:{member}")
             elif tag == "P":
-                out.add(f"C:{value}.{name}" if name[:1].isupper() else f"P:{value}.{name}")
+                if value.count(".") < _MAX_SEGMENTS:  # package names are short
+                    out.add(f"C:{value}.{name}" if name[:1].isupper() else f"P:{value}.{name}")
                 continue
             else:
                 continue
@@ -722,7 +745,7 @@ class _Scan:
 
     def _static_name(self, node: Any) -> None:
         """A bare name a static import brings in (``out`` of ``System.*``)."""
-        if _member_name(node):
+        if _member_name(self.up, node):
             return  # a member's own name, judged with its owner
         things = self._identifier(syntax.text(node), 0)
         self._judge_all({t for t in things if t[0] == "M"}, node)
@@ -730,7 +753,7 @@ class _Scan:
     def _escaping_runtime(self, node: Any) -> None:
         """The Runtime handed where its type is lost (an argument, a collection, a return
         value, an Object): whatever then calls ``exit``/``halt``/``exec`` on it is unseen."""
-        parent = node.parent
+        parent = self.up.parent(node)
         if parent is None or "I:java.lang.Runtime" not in self._resolve(node):
             return
         kind = parent.type
@@ -741,7 +764,8 @@ class _Scan:
             "lambda_expression",
         )
         if kind == "variable_declarator" and parent.child_by_field_name("value") == node:
-            declared = parent.parent.child_by_field_name("type") if parent.parent else None
+            holder = self.up.parent(parent)
+            declared = holder.child_by_field_name("type") if holder is not None else None
             lost = _type_text(declared) not in ("Runtime", "java.lang.Runtime", "var")
         if kind == "assignment_expression" and parent.child_by_field_name("right") == node:
             left = parent.child_by_field_name("left")
@@ -794,7 +818,7 @@ class _Scan:
             self._qualified(name, node)
 
     def _type_mention(self, node: Any) -> None:
-        parent = node.parent
+        parent = self.up.parent(node)
         if parent is not None and parent.type == "scoped_type_identifier":
             return  # judged with the whole name
         for name in self._type_names(_type_text(node)):
@@ -805,7 +829,7 @@ class _Scan:
         static): a call there, unless it only builds a value, is load-time code."""
         modifiers = next((c for c in node.children if c.type == "modifiers"), None)
         static = modifiers is not None and any(c.type == "static" for c in modifiers.children)
-        in_interface = node.parent is not None and node.parent.type == "interface_body"
+        in_interface = getattr(self.up.parent(node), "type", "") == "interface_body"
         if not (static or in_interface):
             return
         for decl in node.children_by_field_name("declarator"):
@@ -846,7 +870,8 @@ class _Scan:
             text = self._text_of(node)
             if not text or node.type == "identifier":
                 continue
-            if node.parent is not None and self._text_of(node.parent) is not None:
+            parent = self.up.parent(node)
+            if parent is not None and self._text_of(parent) is not None:
                 continue
             if _RUNNER_TEXT.search(text):
                 self.add(RUNNER_TEXT, node)
@@ -869,7 +894,7 @@ class _Scan:
         if kind in _LITERALS:
             return _literal(node)
         if kind == "identifier":
-            if _member_name(node):
+            if _member_name(self.up, node):
                 return None
             return self.constants.get(syntax.text(node))
         if kind == "parenthesized_expression" and node.named_child_count == 1:
@@ -1096,9 +1121,9 @@ def _callee(call: Any) -> str:
     return head + (syntax.text(name) if name is not None else "")
 
 
-def _member_name(node: Any) -> bool:
+def _member_name(up: Parents, node: Any) -> bool:
     """Is an identifier the name of a field or method after a dot (not a variable)?"""
-    parent = node.parent
+    parent = up.parent(node)
     return (
         parent is not None
         and parent.type in ("field_access", "method_invocation")

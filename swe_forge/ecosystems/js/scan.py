@@ -34,6 +34,7 @@ from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import (
     UNPARSABLE,
     Findings,
+    Parents,
     add_finding,
     decode_escapes,
     text_capabilities,
@@ -390,6 +391,18 @@ _BLOCKS = frozenset(
         "class_static_block",
     }
 )
+#: Nodes names are declared in (a lookup walks these only).
+_SCOPES = _BLOCKS | _FUNCTIONS | {"class"}
+#: Functions whose ``this`` is the caller's (the global object when called plainly).
+_PLAIN_FUNCTIONS = frozenset(
+    {
+        "function_declaration",
+        "function_expression",
+        "function",
+        "generator_function_declaration",
+        "generator_function",
+    }
+)
 _TRANSPARENT = frozenset(
     {
         "parenthesized_expression",
@@ -401,6 +414,7 @@ _TRANSPARENT = frozenset(
     }
 )
 _MAX_DEPTH = 100
+_MAX_SEGMENTS = 12
 _MAX_TEXT = 1 << 16
 
 
@@ -449,6 +463,8 @@ class _Scan:
         self, root: Any, found: Findings, fragment: bool, *, typescript: bool = False
     ) -> None:
         self.root = root
+        self.up = Parents(root)
+        self._places()
         self.found = found
         self.fragment = fragment
         self.typescript = typescript
@@ -494,7 +510,7 @@ class _Scan:
                     self.add(REPORT_TEXT, node)
                 if _FRAMEWORK_TEXT.match(syntax.text(node)):
                     self.add(FRAMEWORK, node)
-            if _escapes(node):
+            if _escapes(self.up, node):
                 self._escape(node)
         self._strings()
 
@@ -519,7 +535,12 @@ class _Scan:
             ):
                 name = node.child_by_field_name("name")
                 if name is not None and name.type == "identifier":
-                    self._declare(name, _scope(node, block=True), None, ambient=_ambient(node))
+                    self._declare(
+                        name,
+                        self._scope(node, block=True),
+                        None,
+                        ambient=node.id in self.ambient,
+                    )
             elif kind in ("function_expression", "function", "generator_function", "class"):
                 name = node.child_by_field_name("name")
                 if name is not None:
@@ -563,19 +584,30 @@ class _Scan:
         key = (scope.id, _name(ident))
         binding = self.bindings.get(key)
         if binding is None:
-            binding = self.bindings[key] = _Binding(ident.parent.type if ident.parent else "")
+            binding = self.bindings[key] = _Binding(getattr(self.up.parent(ident), "type", ""))
         if value is not None:
             binding.values.append(value)
 
+    def _scope(self, node: Any, *, block: bool) -> Any:
+        """The scope a declaration at ``node`` goes in: the nearest block (let, const, class,
+        function declarations) or function (var)."""
+        if not block:
+            return self.function_of.get(node.id)
+        scope = self.scope_of.get(node.id)
+        # class bodies and bare class expressions hold no let/const of their own.
+        while scope is not None and scope.type in ("class", "class_body"):
+            scope = self.scope_of.get(scope.id)
+        return scope
+
     def _declarator(self, node: Any) -> None:
-        decl = node.parent
+        decl = self.up.parent(node)
         if decl is None:
             return
         is_var = decl.type == "variable_declaration"
-        scope = _scope(node, block=not is_var)
+        scope = self._scope(node, block=not is_var)
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         if name is not None:
-            self._pattern(name, scope, value, ambient=_ambient(node))
+            self._pattern(name, scope, value, ambient=node.id in self.ambient)
 
     def _parameters(self, fn: Any) -> None:
         params = fn.child_by_field_name("parameters")
@@ -599,7 +631,7 @@ class _Scan:
         if kind is None or left is None:
             return
         block = syntax.text(kind) != "var"
-        self._pattern(left, node if block else _scope(node, block=False), None)
+        self._pattern(left, node if block else self._scope(node, block=False), None)
 
     def _pattern(self, pattern: Any, scope: Any, value: Any, *, ambient: bool = False) -> None:
         """Declare every name of a binding pattern, each with the path it takes in ``value``
@@ -687,25 +719,77 @@ class _Scan:
             for n in syntax.walk(node)
             if n.type == "identifier"
             and n.id in self.declarations
-            and n.parent is not None
-            and n.parent.type in ("import_clause", "namespace_import", "import_specifier")
+            and getattr(self.up.parent(n), "type", "")
+            in ("import_clause", "namespace_import", "import_specifier")
         ]
         bound = [self.bindings.get((self.root.id, _name(n))) for n in names]
         return bool(bound) and not any(b is not None and id(b) in self.used for b in bound)
 
+    def _places(self) -> None:
+        """Where each node is, read in one walk (asked per node, walking up the tree would
+        cost its depth every time): its nearest enclosing scope and function, whether it
+        runs when the module loads, what ``this`` is there, whether it is a declare."""
+        self.scope_of: dict[int, Any] = {}  # nearest enclosing scope (not the node itself)
+        self.function_of: dict[int, Any] = {}  # nearest enclosing function, or the program
+        self.in_function: set[int] = set()
+        self.sloppy: set[int] = set()  # a plain function's this (not a method's, an arrow's)
+        self.ambient: set[int] = set()
+        self.lookups: dict[tuple[int, str], _Binding | None] = {}
+        stack: list[tuple[Any, Any, Any, bool, bool, bool]] = [
+            (self.root, None, None, False, False, False)
+        ]
+        while stack:
+            node, scope, function, inside, plain, ambient = stack.pop()
+            key = node.id
+            self.scope_of[key] = scope
+            self.function_of[key] = function
+            if inside:
+                self.in_function.add(key)
+            if plain:
+                self.sloppy.add(key)
+            if ambient:
+                self.ambient.add(key)
+            kind = node.type
+            child_scope = node if kind in _SCOPES else scope
+            child_function = node if kind in _FUNCTIONS or kind == "program" else function
+            child_plain = plain
+            if kind in _PLAIN_FUNCTIONS:
+                child_plain = True
+            elif kind in ("method_definition", "class_body", "class_static_block"):
+                child_plain = False
+            child_inside = inside or kind in _FUNCTIONS
+            child_ambient = ambient or kind == "ambient_declaration"
+            for child in node.children:
+                stack.append(
+                    (child, child_scope, child_function, child_inside, child_plain, child_ambient)
+                )
+
     def _lookup(self, ident: Any) -> _Binding | None:
-        """The declaration an identifier refers to (None: a global)."""
+        """The declaration an identifier refers to (None: a global), up the chain of scopes
+        (each scope's answer for a name kept: nested scopes ask their parents once)."""
         name = _name(ident)
-        for scope in syntax.ancestors(ident):
-            binding = self.bindings.get((scope.id, name))
+        chain: list[int] = []
+        scope = self.scope_of.get(ident.id)
+        found: _Binding | None = None
+        while scope is not None:
+            key = (scope.id, name)
+            if key in self.lookups:
+                found = self.lookups[key]
+                break
+            chain.append(scope.id)
+            binding = self.bindings.get(key)
             if binding is not None:
-                return binding
-        return None
+                found = binding
+                break
+            scope = self.scope_of.get(scope.id)
+        for scope_id in chain:
+            self.lookups[(scope_id, name)] = found
+        return found
 
     def _is_reference(self, ident: Any) -> bool:
         if ident.id in self.declarations:
             return False
-        parent = ident.parent
+        parent = self.up.parent(ident)
         if parent is None:
             return True
         # export { a as b }: b names the export, a is a reference.
@@ -722,6 +806,10 @@ class _Scan:
         cached = self.memo.get(node.id)
         if cached is not None:
             return cached
+        self._resolve_chain(node, depth)
+        cached = self.memo.get(node.id)
+        if cached is not None:
+            return cached
         if depth > _MAX_DEPTH or node.id in self.resolving:
             if depth > _MAX_DEPTH:
                 self.add(UNPARSABLE, node, "expression nested too deep")
@@ -731,6 +819,23 @@ class _Scan:
         self.resolving.discard(node.id)
         self.memo[node.id] = out
         return out
+
+    def _resolve_chain(self, node: Any, depth: int) -> None:
+        """Resolve a chain's links innermost first (``a.b().c()...``, a builder's hundred
+        calls): each link then finds its object known, and no chain needs deep recursion."""
+        links: list[Any] = []
+        link = node
+        while (
+            link is not None
+            and link.type in ("member_expression", "subscript_expression", "call_expression")
+            and link.id not in self.memo
+        ):
+            links.append(link)
+            link = link.child_by_field_name(
+                "function" if link.type == "call_expression" else "object"
+            )
+        for inner in reversed(links[1:]):
+            self._resolve(inner, depth)
 
     def _resolve_uncached(self, node: Any, depth: int) -> set[str]:
         kind = node.type
@@ -759,12 +864,12 @@ class _Scan:
             obj = node.child_by_field_name("object")
             prop = node.child_by_field_name("property")
             name = _name(prop) if prop is not None else "*"
-            return {f"{p}.{name}" for p in self._resolve(obj, depth)}
+            return {_member(p, name) for p in self._resolve(obj, depth)}
         if kind == "subscript_expression":
             obj = node.child_by_field_name("object")
             index = node.child_by_field_name("index")
             key = self._fold_text(index) if index is not None else None
-            return {f"{p}.{key if key is not None else '*'}" for p in self._resolve(obj, depth)}
+            return {_member(p, key if key is not None else "*") for p in self._resolve(obj, depth)}
         if kind == "call_expression":
             return self._returns(node, depth)
         if kind == "new_expression":
@@ -773,7 +878,7 @@ class _Scan:
                 {"error:new"} if any(re.fullmatch(r"global\.\w*Error", m) for m in made) else set()
             )
         if kind == "this":
-            return {"sloppy:this"} if not self.strict and _sloppy_this(node) else set()
+            return {"sloppy:this"} if not self.strict and node.id in self.sloppy else set()
         if kind in ("function_expression", "arrow_function", "function"):
             return set()
         if kind == "meta_property":
@@ -854,7 +959,7 @@ class _Scan:
 
     def _reference(self, node: Any) -> None:
         paths = self._resolve(node)
-        parent = node.parent
+        parent = self.up.parent(node)
         # An object of a member chain is judged with the whole chain (one finding a use).
         if (
             parent is not None
@@ -898,7 +1003,8 @@ class _Scan:
                 self.add(EVAL, node)  # a timer given code as a string
             if callee in _FD_WRITES and args and self._fold_value(args[0]) in (1, 2):
                 self.add(STDOUT, node)  # file descriptors 1 and 2
-        if node.type == "call_expression" and _top_level(node) and callees & _AROUND:
+        top = node.id not in self.in_function
+        if node.type == "call_expression" and top and callees & _AROUND:
             self.add(TOP_LEVEL, node)  # runs when the module is loaded, around the tests
 
     def _target(self, target: Any, node: Any) -> None:
@@ -967,7 +1073,7 @@ class _Scan:
         for node in syntax.walk(self.root):
             if node.type not in _STRINGY:
                 continue
-            parent = node.parent
+            parent = self.up.parent(node)
             if parent is not None and parent.type in _STRINGY and self._text_of(parent):
                 continue
             text = self._text_of(node)
@@ -1311,18 +1417,6 @@ def _strict(root: Any) -> bool:
     )
 
 
-def _sloppy_this(node: Any) -> bool:
-    """Is ``this`` that of a plain function (the global object when called plainly)?"""
-    for parent in syntax.ancestors(node):
-        if parent.type == "arrow_function":
-            continue
-        if parent.type in ("method_definition", "class_body", "class_static_block"):
-            return False
-        if parent.type in _FUNCTIONS:
-            return True
-    return False
-
-
 def _inner_function(node: Any) -> Any:
     while node is not None and node.type == "parenthesized_expression":
         node = _inner(node)
@@ -1366,6 +1460,12 @@ def _module_path(spec: str) -> str:
     head = "/".join(parts[:2]) if spec.startswith("@") else parts[0]
     rest = parts[2:] if spec.startswith("@") else parts[1:]
     return "module:" + ".".join([head, *rest])
+
+
+def _member(path: str, name: str) -> str:
+    """``path.name``; a path is kept to its first segments (no rule looks deeper, and a
+    chain of thousands of members must not build strings as long)."""
+    return path if path.count(".") >= _MAX_SEGMENTS else f"{path}.{name[:200]}"
 
 
 def _normal(path: str) -> str:
@@ -1420,27 +1520,6 @@ def _written(path: str, *, explicit: bool) -> str | None:
     return None
 
 
-def _scope(node: Any, *, block: bool) -> Any:
-    """The scope a declaration at ``node`` goes in: the nearest block (let, const, class,
-    function declarations) or function (var)."""
-    for parent in syntax.ancestors(node):
-        if parent.type in _FUNCTIONS or parent.type == "program":
-            return parent
-        if block and parent.type in _BLOCKS:
-            return parent
-    return None
-
-
-def _ambient(node: Any) -> bool:
-    """Inside TypeScript's ``declare`` (a type, no run-time binding)?"""
-    return any(a.type == "ambient_declaration" for a in syntax.ancestors(node))
-
-
-def _top_level(node: Any) -> bool:
-    """Does a node run when the module is loaded (not inside a function)?"""
-    return not any(a.type in _FUNCTIONS for a in syntax.ancestors(node))
-
-
 def _inner(node: Any) -> Any:
     """The expression inside a parenthesis, an await or a TypeScript assertion."""
     children = [c for c in node.named_children if c.type != "comment"]
@@ -1449,9 +1528,9 @@ def _inner(node: Any) -> Any:
     return children[-1] if node.type == "type_assertion" else children[0]
 
 
-def _escapes(node: Any) -> bool:
+def _escapes(up: Parents, node: Any) -> bool:
     """Is an expression handed on where the scan no longer follows it?"""
-    parent = node.parent
+    parent = up.parent(node)
     if parent is None or not node.is_named:
         return False
     kind = parent.type

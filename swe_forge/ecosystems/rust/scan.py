@@ -30,6 +30,7 @@ from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import (
     UNPARSABLE,
     Findings,
+    Parents,
     add_finding,
     decode_escapes,
     postorder,
@@ -620,11 +621,13 @@ class _Scan:
             value = self._fold_node(node, values)
             if value is not None:
                 values[node.id] = value
+        up = Parents(self.root)
         for node in syntax.walk(self.root):
             value = values.get(node.id)
             if value is None or node.type in _LITERALS:
                 continue
-            if node.parent is not None and node.parent.id in values:
+            parent = up.parent(node)
+            if parent is not None and parent.id in values:
                 continue
             self._judge(value, syntax.line(node), syntax.text(node))
 
