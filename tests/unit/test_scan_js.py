@@ -210,6 +210,9 @@ def test_fragments_take_free_names_as_globals() -> None:
     hunk = "  process.exit(1);\n  fs.readFileSync(p);\n}\n"
     assert {"process.exit", "file_read"} <= caps(hunk, fragment=True)
     assert "unparsable" not in caps(hunk, fragment=True)
+    # it/test are locals declared out of the hunk's view; expect is the framework's.
+    assert caps("  const v = it.next();\n  test(v);\n", fragment=True) == set()
+    assert caps("  expect.extend(m);\n", fragment=True) == {"test framework"}
 
 
 def test_deep_nesting_does_not_crash() -> None:

@@ -124,6 +124,8 @@ _FRAMEWORK_GLOBALS = frozenset(
         "__vitest_index__",
     }
 )
+#: Framework globals no code names a local after (read as globals even in a hunk).
+_DISTINCTIVE = frozenset({"expect", "jest", "vi", "jasmine", "vitest"})
 #: Builtin globals whose members every test and matcher relies on.
 _BUILTINS = frozenset(
     {
@@ -421,10 +423,9 @@ _MAX_TEXT = 1 << 16
 class _Binding:
     """A declared name: what it was given (nodes with a destructuring path, or paths)."""
 
-    __slots__ = ("declared_by", "values")
+    __slots__ = ("values",)
 
-    def __init__(self, declared_by: str) -> None:
-        self.declared_by = declared_by
+    def __init__(self) -> None:
         self.values: list[tuple[Any, tuple[str, ...]] | str] = []
 
 
@@ -584,7 +585,7 @@ class _Scan:
         key = (scope.id, _name(ident))
         binding = self.bindings.get(key)
         if binding is None:
-            binding = self.bindings[key] = _Binding(getattr(self.up.parent(ident), "type", ""))
+            binding = self.bindings[key] = _Binding()
         if value is not None:
             binding.values.append(value)
 
@@ -643,8 +644,6 @@ class _Scan:
             given = (value, path) if value is not None else None
             if kind in ("identifier", "shorthand_property_identifier_pattern"):
                 self._declare(node, scope, given, ambient=ambient)
-                if kind == "shorthand_property_identifier_pattern":
-                    pass
             elif kind == "object_pattern":
                 for child in node.named_children:
                     if child.type == "shorthand_property_identifier_pattern":
@@ -891,6 +890,9 @@ class _Scan:
         if binding is None:
             if self.fragment and name in _FRAGMENT_MODULES:
                 return {_FRAGMENT_MODULES[name]}
+            if self.fragment and name in _FRAMEWORK_GLOBALS and name not in _DISTINCTIVE:
+                # A hunk's ``it`` or ``test`` is most likely a local declared out of view.
+                return set()
             return {f"global.{name}"}
         out: set[str] = set()
         for value in binding.values:
