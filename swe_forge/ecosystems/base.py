@@ -383,10 +383,13 @@ def source_capabilities(
     file (no reader, a file missing or a patch that does not apply to it), the hunks' new side
     is scanned as a fragment and only what added lines use counts. A file that parsed before
     and not after is ``unparsable``; so is a binary patch to a source file (code no scanner
-    reads).
+    reads). A file the patch moves (deleted and added again, as a diff without rename
+    detection shows it) is compared with the file it was.
     """
     introduced: set[str] = set()
-    for fp in parse_patch(patch):
+    patches = parse_patch(patch)
+    moved = _moves(patches, keep)
+    for fp in patches:
         path = fp.new_path
         if not path or not keep(path):
             continue
@@ -400,11 +403,38 @@ def source_capabilities(
             except PatchApplyError:
                 after = None
             if after is not None:
-                old = set(scan(before, fp.old_path or path)) if before else set()
+                origin = fp.old_path or path
+                if fp.old_path is None and read_base is not None and path in moved:
+                    origin = moved[path]
+                    before = read_base(origin) or b""
+                old = set(scan(before, origin)) if before else set()
                 introduced |= set(scan(after, path)) - old
                 continue
         introduced |= _fragment_capabilities(fp, path, scan)
     return sorted(introduced)
+
+
+def _moves(patches: list[FilePatch], keep: Callable[[str], bool]) -> dict[str, str]:
+    """New path -> old path of the source files a patch deletes and adds again: the same
+    blob (``index`` lines), else the only deleted file of the same name."""
+    deleted = [fp for fp in patches if fp.new_path is None and fp.old_path and keep(fp.old_path)]
+    if not deleted:
+        return {}
+    by_blob = {fp.old_index: fp.old_path for fp in deleted if fp.old_index.strip("0")}
+    by_name: dict[str, list[str]] = {}
+    for fp in deleted:
+        by_name.setdefault((fp.old_path or "").rsplit("/", 1)[-1], []).append(fp.old_path or "")
+    out: dict[str, str] = {}
+    for fp in patches:
+        if fp.old_path is not None or not fp.new_path:
+            continue
+        origin = by_blob.get(fp.new_index) if fp.new_index.strip("0") else None
+        same_name = by_name.get(fp.new_path.rsplit("/", 1)[-1], [])
+        if origin is None and len(same_name) == 1:
+            origin = same_name[0]
+        if origin:
+            out[fp.new_path] = origin
+    return out
 
 
 def _pre_image(

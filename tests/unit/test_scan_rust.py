@@ -204,3 +204,20 @@ def test_base_capabilities_skip_tests_and_vendor() -> None:
 )
 def test_hostile_shapes_do_not_crash(source: bytes) -> None:
     assert isinstance(scan(source, "src/a.rs"), dict)
+
+
+def test_a_moved_file_is_compared_with_the_file_it_was() -> None:
+    old = ["fn f() { let p = r#try!(g()); unsafe { h() } }", "fn g( {"]
+    files = {"src/imp/unix.rs": "\n".join(old).encode() + b"\n"}
+    moved = (
+        diff("src/imp/unix.rs", old, [])
+        .replace("--- a/src/imp/unix.rs", "deleted file mode 100644\n--- a/src/imp/unix.rs")
+        .replace("+++ b/src/imp/unix.rs", "+++ /dev/null")
+        .replace(" +1,0 @@", " +0,0 @@")
+    )
+    moved += diff("src/file/unix.rs", [], old)
+    # The code did not parse and used unsafe before it moved: nothing new.
+    assert ECO.capabilities(moved, files.get) == []
+    assert ECO.capabilities(moved) == ["unparsable", "unsafe"]  # without the base: all new
+    # try! (Rust 2015) parses.
+    assert caps("fn f() -> io::Result<()> { let p = try!(g()); Ok(p) }") == set()

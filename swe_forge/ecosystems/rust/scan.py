@@ -241,13 +241,22 @@ def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     if len(source) > syntax.MAX_PARSE_BYTES:
         add_finding(found, UNPARSABLE, 1, f"{len(source)} bytes")
         return found
-    tree = syntax.parse("rust", source)
+    tree = syntax.parse("rust", _older_syntax(source))
     root = tree.root_node
     if root.has_error and not fragment:
         line = next((syntax.line(n) for n in syntax.walk(root) if n.is_error or n.is_missing), 1)
         add_finding(found, UNPARSABLE, line, "syntax error")
     _Scan(root, found, fragment).run()
     return found
+
+
+#: Rust 2015's ``try!``, which the grammar reads as the reserved word ``try``.
+_TRY_MACRO = re.compile(rb"(?<![\w#])try!")
+
+
+def _older_syntax(source: bytes) -> bytes:
+    """``try!(..)`` read as a macro of another name (same length: lines and columns kept)."""
+    return _TRY_MACRO.sub(b"tri!", source) if b"try!" in source else source
 
 
 class _Scan:
