@@ -134,6 +134,7 @@ NEGATIVES = [
     'macro_rules! println { ($($t:tt)*) => {} }\nfn f() { println!("x") }',
     'fn f() -> String { let s = "tests"; s.to_string() }',
     'fn f() { let _ = "--- PASS"; let _ = "{\\"type\\": 1}"; }',
+    "macro_rules! m { ((~$($fuel:tt)*) $x:tt) => { $x }; }",
 ]
 
 

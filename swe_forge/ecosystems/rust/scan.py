@@ -255,8 +255,11 @@ _TRY_MACRO = re.compile(rb"(?<![\w#])try!")
 
 
 def _older_syntax(source: bytes) -> bytes:
-    """``try!(..)`` read as a macro of another name (same length: lines and columns kept)."""
-    return _TRY_MACRO.sub(b"tri!", source) if b"try!" in source else source
+    """``try!(..)`` read as a macro of another name, and ``~`` (a token macros may still
+    match, the grammar knows none) as ``-``: same length, lines and columns kept."""
+    if b"try!" in source:
+        source = _TRY_MACRO.sub(b"tri!", source)
+    return source.replace(b"~", b"-")
 
 
 class _Scan:
