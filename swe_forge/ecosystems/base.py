@@ -282,12 +282,17 @@ def text_capabilities(value: str) -> list[str]:
     return out
 
 
+#: Uses of one capability a scan keeps as evidence (the first ones; one is enough to refuse).
+MAX_EVIDENCE = 20
+
+
 def add_finding(found: Findings, name: str, line: int, evidence: str) -> None:
-    """Record one use of capability ``name`` (evidence cut short, one entry per line)."""
+    """Record one use of capability ``name`` (evidence cut short, one entry per line, the
+    first :data:`MAX_EVIDENCE` uses)."""
     hits = found.setdefault(name, [])
-    short = " ".join(evidence.split())[:80]
-    if not any(n == line for n, _ in hits):
-        hits.append((line, short))
+    if len(hits) >= MAX_EVIDENCE or any(n == line for n, _ in hits):
+        return
+    hits.append((line, " ".join(evidence[:400].split())[:80]))
 
 
 def postorder(root: Any) -> Iterator[Any]:
