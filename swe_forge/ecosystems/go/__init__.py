@@ -60,7 +60,7 @@ from swe_forge.ecosystems.base import (
     tree_source_capabilities,
     verify_job,
 )
-from swe_forge.ecosystems.go.scan import ASSEMBLY, scan
+from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
 from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
@@ -123,14 +123,6 @@ _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.
 # A panic as the runtime prints it: the value, then the goroutine dump (the harness keeps the
 # first lines of a failed test's output, without blank ones).
 _GO_PANIC = re.compile(r"^panic: .*\n(?:.*\n)*?goroutine \d+ \[", re.M)
-
-#: Files besides .go that the go tool builds into a package: assembly, objects, C (cgo).
-_FOREIGN_SOURCES = (".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".f")
-
-
-def _foreign_source(path: str) -> bool:
-    """A file the go tool compiles or links into a package, outside testdata/."""
-    return path.endswith(_FOREIGN_SOURCES) and "testdata" not in path.split("/")
 
 
 def go_mod_info(text: str) -> dict[str, str]:
@@ -447,7 +439,7 @@ class GoEcosystem:
         ``assembly`` for a file the go tool compiles into the package that no scanner reads
         (``.s``, ``.syso``, C sources)."""
         found = set(source_capabilities(patch, read_base, self._source, scan))
-        if any(_foreign_source(fp.new_path or "") for fp in parse_patch(patch)):
+        if any(foreign_source(fp.new_path or "") for fp in parse_patch(patch)):
             found.add(ASSEMBLY)
         return sorted(found)
 
@@ -455,7 +447,7 @@ class GoEcosystem:
         """Capabilities the base tree's non-test Go files (outside vendor/) use."""
         own = [p for p in paths if not p.startswith("vendor/") and "/vendor/" not in p]
         found = set(tree_source_capabilities(own, read, self._source, scan))
-        if any(_foreign_source(p) for p in own):
+        if any(foreign_source(p) for p in own):
             found.add(ASSEMBLY)
         return sorted(found)
 

@@ -222,6 +222,16 @@ _MAX_TEXT = 1 << 16
 _MAX_SCOPES = 2000
 
 
+#: Files besides .go that the go tool builds into a package: assembly, objects, C (cgo).
+_FOREIGN_SOURCES = (".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".f")
+
+
+def foreign_source(path: str) -> bool:
+    """A file the go tool compiles or links into a package (outside testdata/) that no
+    scanner reads: the ``assembly`` capability by its mere presence."""
+    return path.endswith(_FOREIGN_SOURCES) and "testdata" not in path.split("/")
+
+
 def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     """Capability -> [(line, evidence)] of one Go file (``fragment``: the hunks of a patch,
     read without their file's imports: packages are known by their usual names)."""
