@@ -479,8 +479,9 @@ class _Scan:
 
     def _function(self, node: Any) -> None:
         name = node.child_by_field_name("name")
-        if node.child_by_field_name("body") is None:
-            # A declaration without a body: implemented in assembly or pulled in by linkname.
+        if node.child_by_field_name("body") is None and not self.fragment:
+            # A declaration without a body: implemented in assembly or pulled in by linkname
+            # (not read in a hunk, which may cut a function off after its first line).
             self.add(ASSEMBLY, node, syntax.text(node).split("\n", 1)[0])
         if name is not None and syntax.text(name) == "init" and self._at_top(node):
             self.add(INIT, node, "func init()")
