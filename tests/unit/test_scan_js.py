@@ -215,6 +215,8 @@ def test_fragments_take_free_names_as_globals() -> None:
     # it/test are locals declared out of the hunk's view; expect is the framework's.
     assert caps("  const v = it.next();\n  test(v);\n", fragment=True) == set()
     assert caps("  expect.extend(m);\n", fragment=True) == {"test framework"}
+    assert caps("  self.getWrap = () => 1;\n  global = true;\n", fragment=True) == set()
+    assert caps("  globalThis.x = 1;\n", fragment=True) == {"global objects"}
 
 
 def test_deep_nesting_does_not_crash() -> None:

@@ -890,8 +890,12 @@ class _Scan:
         if binding is None:
             if self.fragment and name in _FRAGMENT_MODULES:
                 return {_FRAGMENT_MODULES[name]}
-            if self.fragment and name in _FRAMEWORK_GLOBALS and name not in _DISTINCTIVE:
-                # A hunk's ``it`` or ``test`` is most likely a local declared out of view.
+            if self.fragment and (
+                (name in _FRAMEWORK_GLOBALS and name not in _DISTINCTIVE)
+                or name in ("self", "global", "window")
+            ):
+                # A hunk's ``it``, ``test`` or ``self`` is most likely a local declared out
+                # of view (globalThis, expect, process are read as the real ones).
                 return set()
             return {f"global.{name}"}
         out: set[str] = set()
