@@ -890,12 +890,7 @@ class _Scan:
         if binding is None:
             if self.fragment and name in _FRAGMENT_MODULES:
                 return {_FRAGMENT_MODULES[name]}
-            if self.fragment and (
-                (name in _FRAMEWORK_GLOBALS and name not in _DISTINCTIVE)
-                or name in ("self", "global", "window")
-            ):
-                # A hunk's ``it``, ``test`` or ``self`` is most likely a local declared out
-                # of view (globalThis, expect, process are read as the real ones).
+            if self._out_of_view(name):
                 return set()
             return {f"global.{name}"}
         out: set[str] = set()
@@ -907,6 +902,14 @@ class _Scan:
             suffix = "".join(f".{p}" for p in path)
             out |= {p + suffix for p in self._resolve(expr, depth)}
         return out
+
+    def _out_of_view(self, name: str) -> bool:
+        """In a hunk, is a free ``it``, ``test`` or ``self`` most likely a local declared out
+        of view? (globalThis, expect, process are still read as the real ones.)"""
+        if not self.fragment:
+            return False
+        framework = name in _FRAMEWORK_GLOBALS and name not in _DISTINCTIVE
+        return framework or name in ("self", "global", "window")
 
     def _returns(self, node: Any, depth: int) -> set[str]:
         """What a call returns that matters: a module (require, import), a prototype, a
@@ -1029,7 +1032,7 @@ class _Scan:
         if left is None:
             return
         if left.type == "identifier":
-            if self._lookup(left) is not None:
+            if self._lookup(left) is not None or self._out_of_view(_name(left)):
                 return
             name = _name(left)
             if name in _BUILTINS or name in _GLOBAL_NAMES or name in ("process", "console"):
