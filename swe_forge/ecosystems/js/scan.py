@@ -891,7 +891,8 @@ class _Scan:
             if self.fragment and name in _FRAGMENT_MODULES:
                 return {_FRAGMENT_MODULES[name]}
             if self._out_of_view(name):
-                return set()
+                # Maybe the global object: only the names that matter read on it count.
+                return {"sloppy:this"} if name in ("self", "global", "window") else set()
             return {f"global.{name}"}
         out: set[str] = set()
         for value in binding.values:
