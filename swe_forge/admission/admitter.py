@@ -506,7 +506,8 @@ class Admitter:
         manifest.audit["capabilities"] = {
             "scope": "patch",
             "base": base,
-            "gold": eco.capabilities(cand.patch),
+            # The gold patch's files compared with their base (what they newly use).
+            "gold": eco.capabilities(cand.patch, read if repo is not None else None),
         }
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:

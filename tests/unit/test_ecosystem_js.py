@@ -326,12 +326,12 @@ def _src(path: str, *lines: str) -> str:
         ("process.exit(0);", "process.exit"),
         ("process.stdout.write(x);", "process.stdout/stderr"),
         ("require('fs').writeSync(1, s);", "process.stdout/stderr"),
-        ("console.log('{}');", "console"),
+        ("console.log = () => {};", "console"),
         ("process.on('exit', f);", "process.on"),
         ("delete require.cache[k];", "module loader"),
         ("const M = require('module'); M._load = f;", "module loader"),
         ("require('child_process').execSync('x');", "child_process"),
-        ("import vm from 'node:vm';", "vm"),
+        ("import vm from 'node:vm'; vm.runInThisContext(x);", "vm"),
         ("globalThis.expect = () => ({ toBe() {} });", "test framework"),
         ("global['it'] = f;", "test framework"),
         ("const { expect } = require('@jest/globals');", "test framework"),
@@ -353,15 +353,17 @@ def test_capabilities_ignore_tests_and_plain_code() -> None:
 def test_capabilities_the_base_uses_are_allowed() -> None:
     base = ECO.base_capabilities(
         ["src/a.js", "src/a.test.js", "node_modules/x/i.js"],
-        lambda p: {"src/a.js": b"console.warn('x')", "src/a.test.js": b"process.exit(1)"}.get(
-            p, b"process.stdout"
-        ),
+        lambda p: {
+            "src/a.js": b"function f() { console.warn = g; }",
+            "src/a.test.js": b"process.exit(1)",
+        }.get(p, b"process.stdout"),
     )
     assert base == ["console"]
-    found = capability_violations(
-        ECO.capabilities(_src("src/b.js", "console.log(1); process.exit(0);")), base=base, gold=[]
-    )
+    candidate = _src("src/b.js", "function h() { console.log = f; process.exit(0); }")
+    found = capability_violations(ECO.capabilities(candidate), base=base, gold=[])
     assert [v["code"] for v in found] == ["capability"] and "process.exit" in found[0]["detail"]
+    # Calling console's methods is no capability at all; replacing them is.
+    assert ECO.capabilities(_src("src/b.js", "console.log(1);")) == []
 
 
 # -------------------------------------------------------------- scope, toolchain, detection

@@ -21,7 +21,8 @@
 - **Capabilities.** A candidate's Go source may not newly use what reaches the process or
   the test binary's output (``os.Exit``, ``os.Stdout``, ``syscall``, ``unsafe``,
   ``go:linkname``, ``runtime``, the ``testing`` package, text shaped like test2json's frames...)
-  unless the base code or the gold patch already does.
+  unless the base code or the gold patch already does: read on the syntax tree, aliases and
+  folded strings resolved (:mod:`swe_forge.ecosystems.go.scan`).
 """
 
 from __future__ import annotations
@@ -49,15 +50,17 @@ from swe_forge.ecosystems.base import (
     file_lines,
     line_violations,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
+from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -119,24 +122,6 @@ _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.
 # A panic as the runtime prints it: the value, then the goroutine dump (the harness keeps the
 # first lines of a failed test's output, without blank ones).
 _GO_PANIC = re.compile(r"^panic: .*\n(?:.*\n)*?goroutine \d+ \[", re.M)
-
-#: What a candidate's Go code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "os.Exit": re.compile(r"\bos\.Exit\b"),
-    "os.Stdout/os.Stderr": re.compile(r"\bos\.(Stdout|Stderr|NewFile)\b"),
-    "fmt.Print": re.compile(r"\bfmt\.Print(ln|f)?\b|^\s*print(ln)?\("),
-    "syscall": re.compile(r"\"syscall\"|\bsyscall\.|golang\.org/x/sys/unix"),
-    "unsafe": re.compile(r"\"unsafe\""),
-    "runtime": re.compile(r"\"runtime\"|\"runtime/debug\"|\bruntime\.Goexit\b"),
-    "os/exec": re.compile(r"\"os/exec\""),
-    "os/signal": re.compile(r"\"os/signal\""),
-    "reflect": re.compile(r"\"reflect\""),
-    "testing": re.compile(r"\"testing\""),
-    "go:linkname": re.compile(r"//go:linkname"),
-    "cgo": re.compile(r"^\s*import\s+\"C\"|//\s*#cgo\b", re.M),
-    "init": re.compile(r"^func\s+init\s*\(", re.M),
-    "test-runner text": re.compile(r"--- (PASS|FAIL|SKIP)|=== (RUN|PAUSE|CONT)|\\x16|\\u0016|\x16"),
-}
 
 
 def go_mod_info(text: str) -> dict[str, str]:
@@ -453,14 +438,23 @@ class GoEcosystem:
         )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Go files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test Go files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.go.scan`), and
+        ``assembly`` for a file the go tool compiles into the package that no scanner reads
+        (``.s``, ``.syso``, C sources)."""
+        found = set(source_capabilities(patch, read_base, self._source, scan))
+        if any(foreign_source(fp.new_path or "") for fp in parse_patch(patch)):
+            found.add(ASSEMBLY)
+        return sorted(found)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Go files (outside vendor/) use."""
-        own = (p for p in paths if not p.startswith("vendor/"))
-        return tree_capabilities(own, read, self._source, CAPABILITIES)
+        own = [p for p in paths if not p.startswith("vendor/") and "/vendor/" not in p]
+        found = set(tree_source_capabilities(own, read, self._source, scan))
+        if any(foreign_source(p) for p in own):
+            found.add(ASSEMBLY)
+        return sorted(found)
 
     def _source(self, path: str) -> bool:
         return path.endswith(".go") and not self.is_test_file(path)

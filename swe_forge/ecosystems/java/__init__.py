@@ -36,7 +36,9 @@ directories (``<module>/target/surefire-reports``).
   ``Unsafe``, processes, shutdown hooks, instrumentation, ``ServiceLoader``, annotation
   processing, file writes, JUnit/Surefire packages, text shaped like Surefire's reports)
   unless the base code or the gold patch already does. Plain threads are allowed: they die
-  with the test JVM, before its reports are read.
+  with the test JVM, before its reports are read. Read on the syntax tree, Unicode escapes
+  translated first, names and expression types resolved, strings folded
+  (:mod:`swe_forge.ecosystems.java.scan`).
 """
 
 from __future__ import annotations
@@ -68,15 +70,17 @@ from swe_forge.ecosystems.base import (
     file_lines,
     git_apply,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.java.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -150,50 +154,6 @@ _METHOD = re.compile(
 )
 _TEST_NAME = re.compile(r"(^|/)(Test\w*|\w+Tests?|\w+TestCase)\.java$")
 
-#: What a candidate's main Java code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "System.exit": re.compile(r"\bSystem\s*\.\s*exit\b|\.\s*halt\s*\(|\bRuntime\s*\.\s*halt"),
-    "System.out/err": re.compile(
-        r"\bSystem\s*\.\s*(out|err|in|console)\b|\bSystem\s*\.\s*set(Out|Err|In)\b"
-        r"|\bFileDescriptor\s*\.\s*(out|err|in)\b"
-    ),
-    "system properties": re.compile(
-        r"\bSystem\s*\.\s*(setProperty|clearProperty|setProperties|setSecurityManager)\b"
-    ),
-    "reflection": re.compile(
-        r"\bjava\.lang\.reflect\b|\bsetAccessible\b|\bgetDeclared(Field|Method|Constructor)s?\b"
-        r"|\bMethodHandles?\b|\bVarHandle\b|\bClass\s*\.\s*forName\b|\bdefineClass\b"
-        r"|\bClassLoader\b"
-    ),
-    "Unsafe": re.compile(r"\bsun\.misc\b|\bjdk\.internal\b|\bUnsafe\b|\bsun\.reflect\b"),
-    "processes": re.compile(
-        r"\bProcessBuilder\b|\bRuntime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*exec\b|\bProcessHandle\b"
-        r"|\baddShutdownHook\b|/proc/"
-    ),
-    "instrumentation": re.compile(
-        r"\bjava\.lang\.instrument\b|\bInstrumentation\b|\bpremain\b|\bagentmain\b"
-        r"|\bcom\.sun\.tools\.attach\b|\bjava\.lang\.management\b"
-    ),
-    "ServiceLoader": re.compile(r"\bServiceLoader\b"),
-    "annotation processing": re.compile(r"\bjavax\.annotation\.processing\b|\bAbstractProcessor\b"),
-    "native code": re.compile(
-        r"\bSystem\s*\.\s*load(Library)?\s*\(|\bnative\s+\w+[\w<>\[\]]*\s+\w+\s*\("
-    ),
-    "file writes": re.compile(
-        r"\bFileOutputStream\b|\bFileWriter\b|\bRandomAccessFile\b|\bPrintWriter\s*\(\s*\"|"
-        r"\bFiles\s*\.\s*(write|writeString|newOutputStream|newBufferedWriter|copy|move|delete"
-        r"|deleteIfExists|createFile|createDirector(y|ies)|createSymbolicLink|createLink"
-        r"|setPosixFilePermissions|setLastModifiedTime)\b|\bFileChannel\b|\.\s*renameTo\s*\("
-    ),
-    "test framework": re.compile(
-        r"\borg\.junit\b|\borg\.opentest4j\b|\bjunit\.framework\b|\borg\.testng\b"
-        r"|\borg\.apache\.maven\b|\borg\.hamcrest\b|\borg\.assertj\b|\bsurefire\b"
-    ),
-    "test-runner text": re.compile(
-        r"<testcase|<testsuite|\bTEST-|Tests run:|<<< (FAILURE|ERROR)|BUILD (SUCCESS|FAILURE)"
-        r"|\\u003c|&#x?[0-9a-fA-F]+;"
-    ),
-}
 #: Packages of the test frameworks and the runner: a candidate's source in them shadows them.
 FRAMEWORK_DIRS = (
     "org/junit/",
@@ -722,13 +682,14 @@ class JavaEcosystem:
             )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Java files use."""
-        return patch_capabilities(patch, _is_main_source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's main Java files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.java.scan`)."""
+        return source_capabilities(patch, read_base, _is_main_source, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
-        """Capabilities the base tree's non-test Java files use."""
-        return tree_capabilities(paths, read, _is_main_source, CAPABILITIES)
+        """Capabilities the base tree's main Java files use."""
+        return tree_source_capabilities(paths, read, _is_main_source, scan)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths and the root pom.xml; trees:

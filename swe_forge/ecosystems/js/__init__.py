@@ -31,9 +31,11 @@
   setup files, ``__mocks__/``), locks, ``.npmrc``, ``node_modules/`` and package.json lines
   the gold patch does not change.
 - **Capabilities.** A candidate's source may not newly use what reaches the process, its
-  stdout or the test framework (``process.exit``, ``process.stdout``, ``console``,
-  ``require.cache``/``Module._load``, ``child_process``, ``vm``, test globals, text shaped
-  like a report...) unless the base code or the gold patch already does.
+  stdout or the test framework (``process.exit``, ``process.stdout``, a replaced ``console``,
+  ``require.cache``/``Module._load``, ``child_process``, ``vm``, test globals, builtins
+  replaced, text shaped like a report...) unless the base code or the gold patch already
+  does: read on the syntax tree, scopes, aliases and folded strings resolved
+  (:mod:`swe_forge.ecosystems.js.scan`).
 """
 
 from __future__ import annotations
@@ -61,15 +63,17 @@ from swe_forge.ecosystems.base import (
     file_lines,
     git_apply,
     line_violations,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.js.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.gates.sandbox import MOUNT
@@ -116,51 +120,6 @@ _CONFIG_NAME = re.compile(
     r"^(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?)$"
 )
 _CONFIG_DIRS = ("node_modules", "__mocks__", ".yarn", ".pnp")
-
-#: What a candidate's JS/TS code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "process.exit": re.compile(r"\bprocess\s*(\.\s*|\[\s*['\"])(exit|abort|kill|reallyExit)\b"),
-    "process.stdout/stderr": re.compile(
-        r"\bprocess\s*(\.\s*|\[\s*['\"])(stdout|stderr|_rawDebug)\b|"
-        r"\bwriteSync\s*\(\s*[12]\s*,|/dev/(stdout|stderr|fd/)|/proc/self"
-    ),
-    "console": re.compile(r"\bconsole\s*(\.\s*|\[\s*['\"])\w+"),
-    "process.on": re.compile(
-        r"\bprocess\s*\.\s*(on|once|prependListener|addListener|prependOnceListener|emit)\s*\("
-    ),
-    "process internals": re.compile(
-        r"\bprocess\s*\.\s*(binding|_linkedBinding|dlopen|mainModule|_getActiveHandles)\b"
-    ),
-    "module loader": re.compile(
-        r"\brequire\s*\.\s*(cache|extensions)\b|\bModule\s*\.\s*_\w+|"
-        r"\bmodule\s*\.\s*(constructor|parent|children)\b|"
-        r"(require\(\s*|from\s+|import\(\s*)['\"](node:)?module['\"]"
-    ),
-    "child_process": re.compile(r"['\"](node:)?(child_process|cluster)['\"]"),
-    "vm": re.compile(r"['\"](node:)?vm['\"]"),
-    "worker_threads": re.compile(r"['\"](node:)?worker_threads['\"]"),
-    "inspector": re.compile(r"['\"](node:)?(inspector|v8|async_hooks|trace_events)['\"]"),
-    "test framework": re.compile(
-        r"['\"](@jest/[\w-]+|jest|jest-[\w-]+|vitest|vitest/[\w-]+|@vitest/[\w-]+|mocha|"
-        r"chai|expect)['\"]|"
-        r"\b(globalThis|global|window|self)\s*(\.\s*|\[\s*['\"])(expect|it|test|describe|"
-        r"jest|vi|afterAll|afterEach|beforeAll|beforeEach|suite|before|after|"
-        r"__coverage__)\b|"
-        r"Symbol\.for\(\s*['\"](jest|\$\$jest|vitest|mocha)|\bJEST_WORKER_ID\b|\bVITEST\b|"
-        r"__vitest\w*__|\bjasmine\b"
-    ),
-    "stack traces": re.compile(r"\bError\s*\.\s*(prepareStackTrace|stackTraceLimit)\b"),
-    "global objects": re.compile(
-        r"\b(Object|Function|Array|String|Promise|Error|Symbol)\s*\.\s*prototype\s*\.\s*"
-        r"\w+\s*=[^=]|Object\s*\.\s*(defineProperty|setPrototypeOf)\s*\(\s*"
-        r"(globalThis|global|process|console|Object\.prototype|Function\.prototype)\b"
-    ),
-    "eval": re.compile(r"\beval\s*\(|\bnew\s+Function\s*\("),
-    "test-report text": re.compile(
-        r"num(Failed|Passed|Total|Pending)Test(s|Suites)|\btestResults\b|assertionResults|"
-        r"ancestorTitles|failureMessages|\bfullTitle\b|numRuntimeErrorTestSuites"
-    ),
-}
 
 
 def node_for_date(base_date: str) -> tuple[str, str]:
@@ -412,13 +371,18 @@ class JsEcosystem:
             return False
         return not _CONFIG_NAME.match(parts[-1])
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test JS/TS files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test JS/TS files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.js.scan`)."""
+        return source_capabilities(patch, read_base, self._runs, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test JS/TS source files use."""
-        return tree_capabilities(paths, read, self._source, CAPABILITIES, max_bytes=2_000_000)
+        return tree_source_capabilities(paths, read, self._runs, scan)
+
+    def _runs(self, path: str) -> bool:
+        """A source file whose code can run (a ``.d.ts`` holds types only)."""
+        return self._source(path) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, package.json, locks, configs."""

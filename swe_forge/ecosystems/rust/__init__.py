@@ -35,7 +35,9 @@
 - **Capabilities.** A candidate's Rust source may not newly use what reaches the process or
   the test binary's output (``process::exit``, ``unsafe``, ``libc``, ``print!``, stdout,
   ``#[ctor]``, ``extern "C"``, ``#[no_mangle]``, ``env::args``, panic hooks, text shaped like
-  libtest's JSON, ``include!``...) unless the base code or the gold patch already does.
+  libtest's JSON, ``include!``...) unless the base code or the gold patch already does: read
+  on the token stream of the syntax tree, macros and ``cfg_attr`` included, ``use`` aliases
+  resolved and strings folded (:mod:`swe_forge.ecosystems.rust.scan`).
 """
 
 from __future__ import annotations
@@ -68,15 +70,17 @@ from swe_forge.ecosystems.base import (
     git_apply,
     line_violations,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.rust.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.rust.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -206,28 +210,6 @@ SHUFFLE_SINCE = (1, 58)
 
 _TEST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
-
-#: What a candidate's Rust code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "process::exit/abort": re.compile(r"\bprocess::(exit|abort)\b|use\s+std::process\b"),
-    "process::Command": re.compile(r"\bCommand::new\b|process::Command\b"),
-    "unsafe": re.compile(r"\bunsafe\b"),
-    "libc": re.compile(r"\blibc\b|\bnix::"),
-    "stdout/stderr": re.compile(r"\b(stdout|stderr)\s*\(|\b(e?print(ln)?|dbg)!|/dev/(stdout|fd)"),
-    "ctor": re.compile(r"\bctor\b|#\[\s*(used|link_section)\b|\.init_array"),
-    "extern": re.compile(r"\bextern\s+\"|#\[\s*(unsafe\s*\(\s*)?(no_mangle|export_name)\b"),
-    "env::args": re.compile(r"\benv::args(_os)?\b|\bargs_os\b"),
-    "panic hooks": re.compile(r"\bpanic::(set_hook|take_hook|catch_unwind|resume_unwind)\b"),
-    "global_allocator": re.compile(r"#\[\s*global_allocator\b"),
-    "raw fds": re.compile(r"\b(from_raw_fd|FromRawFd|OwnedFd|RawFd)\b|std::os::(fd|unix)"),
-    "include!": re.compile(r"\binclude(_bytes|_str)?!"),
-    "asm": re.compile(r"\b(global_)?asm!"),
-    "proc_macro": re.compile(r"\bproc_macro\b"),
-    "test-runner text": re.compile(
-        r"\\?\"(event|test_count|exec_time|filtered_out)\\?\"\s*:"
-        r"|\\?\"type\\?\"\s*:\s*\\?\"(test|suite)|swe-forge-(target|done)"
-    ),
-}
 
 #: Cargo.toml sections and keys that decide what is built and how tests run.
 _CONFIG_SECTION = re.compile(
@@ -887,14 +869,15 @@ class RustEcosystem:
         )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Rust files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test Rust files use after it that they did not use
+        before (read on their token streams, :mod:`swe_forge.ecosystems.rust.scan`)."""
+        return source_capabilities(patch, read_base, self._source, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Rust files (outside vendor/) use."""
-        own = (p for p in paths if not p.startswith("vendor/"))
-        return tree_capabilities(own, read, self._source, CAPABILITIES)
+        own = [p for p in paths if not p.startswith("vendor/") and "/vendor/" not in p]
+        return tree_source_capabilities(own, read, self._source, scan)
 
     def _source(self, path: str) -> bool:
         return path.endswith(".rs") and not self.is_test_file(path)
