@@ -332,13 +332,10 @@ class Verifier:
             return self._final(result, "invalid_patch", timings, start, detail)
         eco = for_runner(str(task.harness.get("runner") or ""))
         if eco is not None:
-            # Another ecosystem's runner configuration and capabilities, from the patch text
-            # (what the base code and the gold patch already do is allowed).
-            caps = task.audit.get("capabilities") or {}
+            # Another ecosystem's runner configuration, from the patch text (what the gold
+            # patch already changes is allowed); its capabilities once the base files are in
+            # view, in the container (see _in_container).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
-            found += capability_violations(
-                eco.capabilities(patch), base=caps.get("base") or (), gold=caps.get("gold") or ()
-            )
             if found:
                 result.violations = found
                 detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
@@ -382,14 +379,19 @@ class Verifier:
         cand = session.put("candidate.patch", patch)
         test = session.put("test.patch", task.test_patch)
         eco = for_runner(str(task.harness.get("runner") or ""))
-        shown = eco is not None and calibrate is not None and not calibrate.without_canaries
+        show: list[str] = []
+        if eco is not None:
+            # The files the candidate changes, at the base commit (its capabilities are what
+            # it adds to them), and for a calibration the held-out test files (the copies).
+            show = touched_paths(patch)
+            if calibrate is not None and not calibrate.without_canaries:
+                show = sorted(set(show) | set(touched_paths(task.test_patch)))
         prep = session.call(
             "prepare",
             {
                 "patches": [{"name": "candidate", "path": cand, "scan": True}],
                 "scan_all": calibrate is not None,
-                # The held-out test files at the base commit: where the copies go.
-                "show": touched_paths(task.test_patch) if shown else [],
+                "show": show,
             },
             timeout=600,
         )
@@ -409,6 +411,18 @@ class Verifier:
             ]
             detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
+        if eco is not None:
+            base_files = {k: v.encode("utf-8") for k, v in (prep.get("shown") or {}).items()}
+            caps = task.audit.get("capabilities") or {}
+            used = eco.capabilities(patch, base_files.get)
+            result.verifier["capabilities_introduced"] = used
+            found = capability_violations(
+                used, base=caps.get("base") or (), gold=caps.get("gold") or ()
+            )
+            if found:
+                result.violations = found
+                detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
+                return self._final(result, "invalid_patch", timings, start, detail)
         # pytest settings compared parsed, before and after (a hunk's text can hide a key).
         changed_settings = runner_settings_changes(prep.get("config_texts") or {})
         if changed_settings:
