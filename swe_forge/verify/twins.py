@@ -21,9 +21,12 @@ inside, and so makes a decoy pass: ``tamper_detected``. A twin's verdict is bina
 from what the supervisor observes (the runner's exit status by ``waitpid``, the files, the
 limits); the runner's stream only explains failures.
 
-Decoys are drawn to cover each *unit* first (a process of its own in a twin: a Go package's
-test binary, a Rust test target), then each test: code that can see its own outcomes (a gated
-capability) could fake a pass only where no decoy changes the test it broke.
+Decoys are drawn to cover each *kind* of assertion first (Python's compare, raises, approx,
+``in`` and unittest equality; another language's kind of literal: a patched ``pytest.raises``
+or an ``Object.is`` that lies only about strings fools only the decoys of its kind), then
+each *unit* (a process of its own in a twin: a Go package's test binary, a Rust test target),
+then each test: code that can see its own outcomes (a gated capability) could fake a pass only
+where no decoy changes the test it broke.
 """
 
 from __future__ import annotations
@@ -66,35 +69,78 @@ def armed_entries(harness: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def kind_of(entry: dict[str, Any]) -> str:
+    """The kind of an armed decoy: Python's assertion kind, another language's literal kind."""
+    site = entry.get("site")
+    if isinstance(site, dict):
+        return str(site.get("kind") or "")
+    return str(entry.get("kind") or "")
+
+
 def plan_twins(armed: list[dict[str, Any]], decoys: int, rng: random.Random) -> TwinPlan:
-    """One honest twin and ``decoys`` decoys (more when the armed entries span more units,
-    up to :data:`MAX_DECOYS`), in a random order. No armed entry: the honest twin alone."""
+    """One honest twin and ``decoys`` decoys (more when the armed entries span more kinds or
+    units, up to :data:`MAX_DECOYS`), in a random order. No armed entry: the honest twin
+    alone."""
     if not armed or decoys <= 0:
         return TwinPlan([None])
     units: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for entry in armed:
         unit = str(entry.get("unit") or "")
         units.setdefault(unit, {}).setdefault(str(entry["test"]), []).append(entry)
-    want = min(MAX_DECOYS, max(decoys, len(units)))
-    # Round-robin: every unit once, then every test of every unit once, then anything; each
-    # pick at random within its group, never the same entry twice while others remain.
+    kinds = sorted({kind_of(e) for e in armed})
+    # Python's kinds are assertion mechanisms (each one a library function the code could
+    # patch), and its twins are cheap: each gets a decoy. Another language's are the types
+    # of the literals: covered first, within the decoys the units ask for.
+    mechanisms = [
+        k for k in kinds if any(kind_of(e) == k and not isinstance(e["site"], dict) for e in armed)
+    ]
+    want = min(MAX_DECOYS, max(decoys, len(units), len(mechanisms)))
     chosen: list[dict[str, Any]] = []
     pools = {
         unit: {test: rng.sample(items, len(items)) for test, items in tests.items()}
         for unit, tests in units.items()
     }
-    unit_names = rng.sample(sorted(pools), len(pools))
-    while len(chosen) < want and any(any(v.values()) for v in pools.values()):
-        for unit in unit_names:
-            tests = pools[unit]
-            live = [t for t in sorted(tests) if tests[t]]
-            if not live or len(chosen) >= want:
-                continue
-            # The test of this unit that has given the fewest decoys so far.
-            used = {t: sum(1 for c in chosen if c["test"] == t) for t in live}
-            fewest = min(used.values())
-            test = rng.choice([t for t in live if used[t] == fewest])
-            chosen.append(tests[test].pop())
+    # Every kind once first, each from the unit that has given the fewest decoys so far.
+    for kind in rng.sample(kinds, len(kinds)):
+        if len(chosen) >= want:
+            break
+        of_kind = [
+            (unit, test, e)
+            for unit, tests in sorted(pools.items())
+            for test, items in sorted(tests.items())
+            for e in items
+            if kind_of(e) == kind
+        ]
+        if not of_kind:
+            continue
+        fewest = min(sum(1 for c in chosen if str(c.get("unit") or "") == u) for u, _, _ in of_kind)
+        unit, test, pick = rng.choice(
+            [
+                x
+                for x in of_kind
+                if sum(1 for c in chosen if str(c.get("unit") or "") == x[0]) == fewest
+            ]
+        )
+        pools[unit][test].remove(pick)
+        chosen.append(pick)
+
+    # Then round-robin: the unit that has given the fewest decoys so far, and in it the test
+    # that has (each at random among equals), never the same entry twice while others remain.
+    def given(unit: str) -> int:
+        return sum(1 for c in chosen if str(c.get("unit") or "") == unit)
+
+    while len(chosen) < want:
+        live_units = [u for u in sorted(pools) if any(pools[u].values())]
+        if not live_units:
+            break
+        least = min(given(u) for u in live_units)
+        unit = rng.choice([u for u in live_units if given(u) == least])
+        tests = pools[unit]
+        live = [t for t in sorted(tests) if tests[t]]
+        used = {t: sum(1 for c in chosen if c["test"] == t) for t in live}
+        fewest = min(used.values())
+        test = rng.choice([t for t in live if used[t] == fewest])
+        chosen.append(tests[test].pop())
     # Fewer armed entries than decoys wanted: fewer decoys. (Running one twice would make two
     # twins alike, and only the honest one unlike any other.)
     twins: list[dict[str, Any] | None] = [None, *chosen]

@@ -256,6 +256,13 @@ class Verifier:
         the whole base tree; keep the canaries the gold patch fails."""
         cal = Calibration()
         result = self._verify_once(task, task.patch, "gold", calibrate=cal)
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        if result.status == "unresolved" and cal.made and eco is not None:
+            # A compiled language's copies share a build: one perturbed literal the compiler
+            # refuses (a constant out of its type's range, a duplicate case) fails them all.
+            # The literals are drawn at random: another draw, once, before going without.
+            cal = Calibration()
+            result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
         if result.status == "resolved" and cal.armed:
             self._validate_decoys(task, cal)
@@ -644,18 +651,27 @@ class Verifier:
         tests = (run.get("events") or {}).get("tests") or {}
         mapping = run.get("canary_map") or {}
         cal.made = len(mapping)
-        armed: set[tuple[str, int, int]] = set()
-        disarmed: set[tuple[str, int, int]] = set()
+        armed: set[tuple[str, int, int, str]] = set()
+        disarmed: set[tuple[str, int, int, str]] = set()
         if any(isinstance(spec.get("site"), dict) for spec in mapping.values()):
             # Another ecosystem's copies: each entry is the whole armed record.
             for node, spec in sorted(mapping.items()):
                 (cal.armed if tests.get(node) == "failed" else cal.disarmed).append(spec)
             return
         for node, spec in sorted(mapping.items()):
-            key = (str(spec["test"]), int(spec["site"]), int(spec.get("seed") or 0))
+            # The kind of assertion (compare, raises, approx, ...) goes with the entry: an
+            # attack on one mechanism (a patched pytest.raises) is seen only by its decoys.
+            key = (
+                str(spec["test"]),
+                int(spec["site"]),
+                int(spec.get("seed") or 0),
+                str(spec.get("kind") or ""),
+            )
             (armed if tests.get(node) == "failed" else disarmed).add(key)
-        cal.armed = [{"test": t, "site": k, "seed": n} for t, k, n in sorted(armed)]
-        cal.disarmed = [{"test": t, "site": k, "seed": n} for t, k, n in sorted(disarmed)]
+        cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
+        cal.disarmed = [
+            {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
+        ]
 
     def _final(
         self,

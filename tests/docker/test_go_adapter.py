@@ -304,3 +304,26 @@ def test_an_honest_alternative_fix_scores_one(
     patch = patch_of(gokit.repo, task.base_commit, other, tmp_path)
     result = verifier.verify(task, patch, "alternative")
     assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
+def test_a_hanging_test_is_stopped_by_the_per_test_limit(
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    # Truncate never returns: verify.test_timeout_seconds stops each twin's test binary long
+    # before the run's own limit, and the prediction is the model's failure, not a timeout of
+    # the whole verification.
+    import time
+    from dataclasses import replace
+
+    task = gokit.tasks[_id(1)]
+    hang = sub("strutil/strutil.go", "\tr := []rune(s)\n", "\tfor {\n\t}\n\tr := []rune(s)\n")
+    patch = patch_of(gokit.repo, task.base_commit, hang, tmp_path)
+    quick = Verifier(
+        verifier.engine,
+        verifier.classifier,
+        replace(verifier.settings, test_timeout_seconds=5.0, timeout_seconds=600.0),
+    )
+    start = time.monotonic()
+    result = quick.verify(task, patch, "hang")
+    assert result.reward == 0.0 and result.status == "unresolved", result.detail
+    assert time.monotonic() - start < 120

@@ -225,8 +225,8 @@ def test_run_job_twins_build_their_binaries_then_run_them() -> None:
     assert run["twins"] == twins and run["canary_map"] == {}
     build = run["build"]["argv"][-1]
     # One test binary per package, compiled (nothing runs), kept out of the tests' reach.
-    assert "go test -c -o /tmp/swe-forge-bin/p0.test ." in build
-    assert "go test -c -o /tmp/swe-forge-bin/p1.test ./pkg" in build
+    assert "go test -c -vet=off -o /tmp/swe-forge-bin/p0.test ." in build
+    assert "go test -c -vet=off -o /tmp/swe-forge-bin/p1.test ./pkg" in build
     assert run["build"]["keep"] == [{"from": "/tmp/swe-forge-bin", "to": "/swe-forge-run/bin/go"}]
     assert run["hide"] == ["pkg/a_test.go", "/tmp/gocache"]
     script = run["argv"][-1]

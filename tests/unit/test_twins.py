@@ -74,3 +74,30 @@ def test_a_decoy_must_fail() -> None:
 def test_a_plan_knows_where_its_honest_twin_is() -> None:
     plan = TwinPlan([{"test": "a"}, None, {"test": "b"}])
     assert plan.honest == 1 and plan.decoys == [0, 2]
+
+
+def test_every_kind_of_assertion_gets_a_decoy() -> None:
+    # A patched pytest.raises fools only the decoys of raises sites: one test with many
+    # comparisons and one raises site still gets a raises decoy in every plan.
+    armed = [{**_entry("t::a", k, k), "kind": "compare"} for k in range(8)]
+    armed += [
+        {**_entry("t::a", 8, 1), "kind": "raises"},
+        {**_entry("t::b", 0, 2), "kind": "approx"},
+    ]
+    for seed in range(30):
+        plan = plan_twins(armed, 2, random.Random(seed))
+        kinds = {plan.twins[i]["kind"] for i in plan.decoys}  # type: ignore[index]
+        assert kinds == {"compare", "raises", "approx"}, seed  # three kinds: three decoys
+
+
+def test_another_languages_literal_kinds_are_covered_within_the_decoys_asked_for() -> None:
+    def site(kind: str) -> dict[str, object]:
+        return {"kind": kind, "path": "x_test.go"}
+
+    armed = [{"test": f"T{n}", "site": site("string"), "seed": n, "unit": "p"} for n in range(6)]
+    armed += [{"test": "T9", "site": site("int"), "seed": 9, "unit": "p"}]
+    for seed in range(30):
+        plan = plan_twins(armed, 2, random.Random(seed))
+        decoys = [plan.twins[i] for i in plan.decoys]
+        assert len(decoys) == 2  # literal kinds do not add decoys...
+        assert {d["site"]["kind"] for d in decoys if d} == {"string", "int"}  # ...but are covered
