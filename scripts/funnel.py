@@ -13,7 +13,9 @@ end, ``OUT_DIR/funnel.md`` is ``swe-forge report --by-repo --markdown`` over eve
 The sample is deterministic: candidates ordered by merge date (then PR number); the ``--newest``
 last ones, plus ``--older`` ones spread evenly through the rest (for 2: a third and two thirds of
 the way through the history). Every step resumes: a project whose output exists is not redone,
-so the script can be killed and started again. ``--instance`` limits images/admit/verify to the
+so the script can be killed and started again. ``--images-only`` stops after the images;
+``--readmit`` admits and verifies again from scratch on the images already built (after a
+change to the judge, whose tasks must be admitted again). ``--instance`` limits images/admit/verify to the
 given instance ids (to look again at a few rejections).
 """
 
@@ -65,6 +67,14 @@ def main() -> int:
     ap.add_argument("--newest", type=int, default=4)
     ap.add_argument("--older", type=int, default=2)
     ap.add_argument("--instance", action="append", default=[])
+    ap.add_argument(
+        "--images-only", action="store_true", help="stop after the images (admit at another commit)"
+    )
+    ap.add_argument(
+        "--readmit",
+        action="store_true",
+        help="admit again from scratch (admit --restart) and verify again, reusing the images",
+    )
     ns = ap.parse_args()
     ns.out.mkdir(parents=True, exist_ok=True)
     files: list[str] = []
@@ -103,6 +113,8 @@ def main() -> int:
         images = proj / "images.jsonl"
         if only or not images.exists():
             _run([SF, "images", "build", str(sample_file), "-o", str(images), *only], log)
+        if ns.images_only:
+            continue
         tasks, rejected = proj / "tasks.jsonl", proj / "admit-rejected.jsonl"
         _run(
             [
@@ -117,6 +129,7 @@ def main() -> int:
                 str(rejected),
                 "-q",
                 *only,
+                *(["--restart"] if ns.readmit else []),
             ],
             log,
         )

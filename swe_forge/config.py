@@ -121,6 +121,9 @@ class AdmitConfig:
     #: their first failure lines (marked generated, the PR's text kept in the audit), ``keep``
     #: leaves the PR's text.
     thin_statements: str = "generate"
+    #: Fewer calibrated decoys than this (perturbations of the FAIL_TO_PASS tests' assertions
+    #: that the gold patch fails in place) rejects the task: ``no_decoys``.
+    min_decoys: int = 1
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class VerifyConfig:
     infra_retries: int = 2
     capability_scope: str = "repository"
     canary_limit: int = 40
+    decoys: int = 2
 
 
 @dataclass(frozen=True)

@@ -427,6 +427,17 @@ class Admitter:
                 f"calibration: {cal.result.status}: {cal.result.detail[:1500]}",
                 {"violations": cal.result.violations},
             ), timings
+        vs = self.verifier.settings
+        wanted = self.config.admit.min_decoys if vs.decoys > 0 and vs.canary_limit > 0 else 0
+        if len(cal.armed) < wanted:
+            return self._reject(
+                cand,
+                "no_decoys",
+                f"{len(cal.armed)} decoy(s) of the {cal.made} perturbations tried (at least "
+                f"{wanted} wanted): no assertion of the fail-to-pass tests "
+                "compares with a value a wrong one of its type fails"
+                + (f"; {cal.leaked}" if cal.leaked else ""),
+            ), timings
         manifest.harness["canaries"] = {
             "armed": cal.armed,
             "made": cal.made,
@@ -495,7 +506,8 @@ class Admitter:
         manifest.audit["capabilities"] = {
             "scope": "patch",
             "base": base,
-            "gold": eco.capabilities(cand.patch),
+            # The gold patch's files compared with their base (what they newly use).
+            "gold": eco.capabilities(cand.patch, read if repo is not None else None),
         }
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:

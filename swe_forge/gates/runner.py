@@ -206,7 +206,14 @@ def run_tests(
             run_spec = getattr(runner, "run_spec", None)
             if run_spec is not None:
                 # Another ecosystem's runner: its command, environment and report format.
-                job["run"].update(run_spec(test_files, order_seed=order_seed, hash_seed=hash_seed))
+                job["run"].update(
+                    run_spec(
+                        test_files,
+                        order_seed=order_seed,
+                        hash_seed=hash_seed,
+                        test_timeout=test_timeout,
+                    )
+                )
             try:
                 answer = session.call("all", job, timeout=timeout + 300)
             except SandboxTimeout:

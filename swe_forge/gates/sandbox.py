@@ -86,7 +86,9 @@ class SandboxSettings:
             "/tmp": f"size={self.tmp_size},nr_inodes={small},mode=1777,exec",
             "/var/tmp": f"size={self.tmp_size},nr_inodes={small},mode=1777,exec",
             "/home/swe": f"size={self.home_size},nr_inodes={small},mode=0755,uid=1000,gid=1000",
-            "/swe-forge-run": "size=64m,nr_inodes=20000,mode=0755",
+            # The judge's own scratch: root's, where twins keep the programs they built (run
+            # from here: exec).
+            "/swe-forge-run": "size=1g,nr_inodes=20000,mode=0755,exec",
         }
 
 

@@ -7,7 +7,11 @@ path checks run again on what ``git apply`` actually changed, inside the contain
 Refused:
 
 - empty or malformed diffs (two independent parsers must both accept it), non-UTF-8 text,
-  binary patches, caps on bytes, files and hunks;
+  binary patches, caps on bytes, files and hunks; git's own sections and traditional ones
+  (``--- a/x``/``+++ b/x``, ``diff -u`` with timestamps, no prefixes, CRLF) are read as
+  ``git apply`` reads them (:mod:`swe_forge.diffs`), so the paths guarded are the paths git
+  changes; a traditional header's names as written must not be absolute or hold ``..``
+  either, even where git's stripping of a leading component would hide it;
 - paths that are absolute, escape the tree (``..``), touch ``.git``, contain control
   characters, backslashes or NUL, or collide with a protected path by case or Unicode form;
 - symlinks, submodules, and modes other than 100644/100755;
@@ -219,13 +223,21 @@ class PatchGuard:
         if not paths:
             report.add("bad_path", "a file section names no path")
             return
+        for raw in fp.raw_names:
+            # A traditional header's names as written: git strips a leading component
+            # ("--- ../x" changes x, "--- /x" changes x), the guards do not look past it.
+            if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+                report.add("absolute_path", raw)
+            elif ".." in raw.split("/"):
+                report.add("path_escape", raw)
         for p in sorted(paths):
             self.check_path(p, report)
             folded = _fold(p)
             if folded in {_fold(s) for s in seen} and p not in seen:
                 report.add("case_collision", p)
             seen.add(p)
-        if fp.old_path is None and fp.new_path:
+        if fp.new_path and (fp.old_path is None or fp.may_create):
+            # may_create: a traditional hunk from -0,0 creates the file when it is missing.
             self.check_new_file(fp.new_path, report)
         if fp.is_binary:
             report.add("binary_patch", fp.path)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import tempfile
 import time
@@ -38,7 +39,7 @@ from typing import Any
 
 from swe_forge.config import VerifyConfig
 from swe_forge.ecosystems import for_runner
-from swe_forge.ecosystems.base import capability_violations
+from swe_forge.ecosystems.base import Ecosystem, capability_violations, touched_paths
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import DockerError
 from swe_forge.gates.runner import PytestRunner, protect_spec
@@ -56,7 +57,14 @@ from swe_forge.records import TaskManifest
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities
+from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
+from swe_forge.verify.twins import TwinPlan, armed_entries, decoy_verdict, plan_twins
+
+#: Calibrated perturbations checked in place as decoys at admission (the task keeps those):
+#: each is one more run of the tests, a pytest process or a build and run of the others'.
+VALIDATED_DECOYS = {"pytest": 12}
+VALIDATED_DECOYS_OTHERS = 6
 
 STATUSES = (
     "resolved",
@@ -100,6 +108,8 @@ class VerifySettings:
     canary_limit: int = 40
     #: Per test (0: none): a test past it fails alone (the run's own limit still holds).
     test_timeout_seconds: float = 300.0
+    #: Decoy twins per verification (see :func:`plan_twins`).
+    decoys: int = 2
 
     @classmethod
     def from_config(cls, v: VerifyConfig) -> VerifySettings:
@@ -117,6 +127,7 @@ class VerifySettings:
             v.capability_scope,
             v.canary_limit,
             v.test_timeout_seconds,
+            v.decoys,
         )
 
     def sandbox(self) -> SandboxSettings:
@@ -144,9 +155,10 @@ class Calibration:
     """What admission learns by grading the gold patch once with every canary and a scan of
     the whole base tree: the canaries a correct fix fails, and the capabilities in use."""
 
-    armed: list[list[Any]] = field(default_factory=list)  # [[nodeid, site], ...]
+    #: The decoys the gold patch fails: [{"test", "site", "seed"}, ...] (see verify/twins.py).
+    armed: list[dict[str, Any]] = field(default_factory=list)
     made: int = 0
-    disarmed: list[list[Any]] = field(default_factory=list)
+    disarmed: list[dict[str, Any]] = field(default_factory=list)
     base_capabilities: dict[str, list[str]] = field(default_factory=dict)
     gold_capabilities: list[str] = field(default_factory=list)
     result: VerifyResult | None = None
@@ -243,15 +255,18 @@ class Verifier:
         """Grade the gold patch with every canary the F2P tests allow (not strict) and scan
         the whole base tree; keep the canaries the gold patch fails."""
         cal = Calibration()
-        eco = for_runner(str(task.harness.get("runner") or ""))
-        if eco is not None:
-            # Canaries of other ecosystems are made-up failing tests, not perturbed assertions:
-            # nothing to calibrate; the gold patch is graded as an agent's patch would be.
-            cal.result = self._verify_once(task, task.patch, "gold")
-            cal.made = int((cal.result.verifier.get("canaries") or {}).get("run") or 0)
-            return cal
         result = self._verify_once(task, task.patch, "gold", calibrate=cal)
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        if result.status == "unresolved" and cal.made and eco is not None:
+            # A compiled language's copies share a build: one perturbed literal the compiler
+            # refuses (a constant out of its type's range, a duplicate case) fails them all.
+            # The literals are drawn at random: another draw, once, before going without.
+            cal = Calibration()
+            result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
+        if result.status == "resolved" and cal.armed:
+            self._validate_decoys(task, cal)
+            return cal
         if result.status == "unresolved" and cal.made:
             # The canaries ran first (the worst case for state they leave behind): a real
             # test that fails now but passes without them would fail honest patches at
@@ -264,6 +279,31 @@ class Verifier:
                 quiet.result = again
                 return quiet
         return cal
+
+    def _validate_decoys(self, task: TaskManifest, cal: Calibration) -> None:
+        """Run the gold patch with each calibrated perturbation as a decoy twin, in place (the
+        test under its own name, as a verification runs it); keep those it fails.
+
+        The calibration copies said which perturbations the reference fails when the test is
+        a copy under another name; this checks the same perturbations where decoys put them,
+        with the twins' clean-up between runs, so that a verification of a correct fix never
+        meets a decoy it passes."""
+        runner = str(task.harness.get("runner") or "pytest")
+        cap = VALIDATED_DECOYS.get(runner, VALIDATED_DECOYS_OTHERS)
+        # One perturbation of each test and site first, then the others.
+        ordered = sorted(
+            cal.armed,
+            key=lambda e: sum(1 for x in cal.armed[: cal.armed.index(e)] if _same_site(x, e)),
+        )
+        candidates = ordered[:cap]
+        graded = self._verify_once(task, task.patch, "gold", decoys=candidates)
+        outcomes = graded.verifier.get("decoy_outcomes") or []
+        failed = [entry for entry, outcome in outcomes if outcome == "failed"]
+        kept = [e for e in candidates if e in failed]
+        cal.disarmed += [e for e in candidates if e not in kept] + ordered[cap:]
+        cal.armed = kept
+        if graded.status != "resolved":
+            cal.result = graded
 
     def _block(self, run: dict[str, Any] | None) -> dict[str, Any]:
         events = (run or {}).get("events") or {}
@@ -278,7 +318,12 @@ class Verifier:
 
     # ------------------------------------------------------------------ one grading
     def _verify_once(
-        self, task: TaskManifest, patch: str, model: str, calibrate: Calibration | None = None
+        self,
+        task: TaskManifest,
+        patch: str,
+        model: str,
+        calibrate: Calibration | None = None,
+        decoys: list[dict[str, Any]] | None = None,
     ) -> VerifyResult:
         start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -294,13 +339,10 @@ class Verifier:
             return self._final(result, "invalid_patch", timings, start, detail)
         eco = for_runner(str(task.harness.get("runner") or ""))
         if eco is not None:
-            # Another ecosystem's runner configuration and capabilities, from the patch text
-            # (what the base code and the gold patch already do is allowed).
-            caps = task.audit.get("capabilities") or {}
+            # Another ecosystem's runner configuration, from the patch text (what the gold
+            # patch already changes is allowed); its capabilities once the base files are in
+            # view, in the container (see _in_container).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
-            found += capability_violations(
-                eco.capabilities(patch), base=caps.get("base") or (), gold=caps.get("gold") or ()
-            )
             if found:
                 result.violations = found
                 detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
@@ -325,7 +367,7 @@ class Verifier:
         with self.sandbox.open(image_id, labels=self.engine.default_labels) as session:
             timings["container_start"] = time.perf_counter() - t
             return self._in_container(
-                session, task, patch, guard, result, timings, start, calibrate
+                session, task, patch, guard, result, timings, start, calibrate, decoys
             )
 
     def _in_container(
@@ -338,15 +380,25 @@ class Verifier:
         timings: dict[str, float],
         start: float,
         calibrate: Calibration | None,
+        decoys: list[dict[str, Any]] | None = None,
     ) -> VerifyResult:
         t = time.perf_counter()
         cand = session.put("candidate.patch", patch)
         test = session.put("test.patch", task.test_patch)
+        eco = for_runner(str(task.harness.get("runner") or ""))
+        show: list[str] = []
+        if eco is not None:
+            # The files the candidate changes, at the base commit (its capabilities are what
+            # it adds to them), and for a calibration the held-out test files (the copies).
+            show = touched_paths(patch)
+            if calibrate is not None and not calibrate.without_canaries:
+                show = sorted(set(show) | set(touched_paths(task.test_patch)))
         prep = session.call(
             "prepare",
             {
                 "patches": [{"name": "candidate", "path": cand, "scan": True}],
                 "scan_all": calibrate is not None,
+                "show": show,
             },
             timeout=600,
         )
@@ -366,6 +418,18 @@ class Verifier:
             ]
             detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
+        if eco is not None:
+            base_files = {k: v.encode("utf-8") for k, v in (prep.get("shown") or {}).items()}
+            caps = task.audit.get("capabilities") or {}
+            used = eco.capabilities(patch, base_files.get)
+            result.verifier["capabilities_introduced"] = used
+            found = capability_violations(
+                used, base=caps.get("base") or (), gold=caps.get("gold") or ()
+            )
+            if found:
+                result.violations = found
+                detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
+                return self._final(result, "invalid_patch", timings, start, detail)
         # pytest settings compared parsed, before and after (a hunk's text can hide a key).
         changed_settings = runner_settings_changes(prep.get("config_texts") or {})
         if changed_settings:
@@ -392,9 +456,18 @@ class Verifier:
             return self._final(result, "invalid_patch", timings, start, detail)
         # The held-out tests, only now; then the run.
         t = time.perf_counter()
-        job = self._run_job(task, test, calibrate, allowance=base | gold)
+        job, plan = self._run_job(
+            task,
+            test,
+            calibrate,
+            allowance=base | gold,
+            decoys=decoys,
+            shown=prep.get("shown") or {},
+        )
+        _materialize(session, job)
+        runs = len(plan.twins) if plan is not None else 1
         try:
-            run = session.call("run", job, timeout=self.settings.timeout_seconds + 120)
+            run = session.call("run", job, timeout=self.settings.timeout_seconds * runs + 120)
         except SandboxOverflow as exc:
             # The supervisor bounds its answer; what outgrew it was fed by the candidate.
             result.violations = [{"code": "runtime_tamper", "detail": str(exc)}]
@@ -414,11 +487,24 @@ class Verifier:
             raise
         timings["run"] = time.perf_counter() - t
         _merge_seconds(timings, run)
+        twin_block: dict[str, Any] | None = None
+        if plan is not None:
+            if run.get("status") == "decoy_failed":
+                raise InfraError(f"a decoy could not be written: {run.get('detail')}")
+            status, detail, violations, twin_block = judge_twins(
+                task, run, plan, strict=decoys is None
+            )
+            run = dict(run, **run["twins"][plan.honest]) if run.get("twins") else run
+        else:
+            status, detail, violations = judge(task, run, strict_canaries=calibrate is None)
         result.log_excerpt = log_excerpt(run)
         if calibrate is not None:
             self._calibrated(calibrate, run)
-        status, detail, violations = judge(task, run, strict_canaries=calibrate is None)
         result.verifier = self._block(run)
+        if twin_block is not None:
+            result.verifier["twins"] = twin_block["summary"]
+            if decoys is not None:
+                result.verifier["decoy_outcomes"] = twin_block["outcomes"]
         result.verifier["capabilities_introduced"] = capabilities.introduced_names(scan)
         result.verifier["canaries"] = _canary_summary(run)
         result.verifier["locked"] = run.get("locked", {})
@@ -447,63 +533,145 @@ class Verifier:
         calibrate: Calibration | None,
         *,
         allowance: set[str],
-    ) -> dict[str, Any]:
+        decoys: list[dict[str, Any]] | None = None,
+        shown: dict[str, str] | None = None,
+    ) -> tuple[dict[str, Any], TwinPlan | None]:
+        """The supervisor's ``run`` job and, for a verification, its twins' plan (which twin
+        is honest stays here, on the host)."""
         eco = for_runner(str(task.harness.get("runner") or ""))
         if eco is not None:
-            return eco.run_job(
-                task,
-                test_patch_path,
-                timeout=self.settings.timeout_seconds,
-                output_limit=self.settings.limits.output_bytes,
-            )
+            return self._ecosystem_job(task, eco, test_patch_path, calibrate, decoys, shown)
         files = [str(f) for f in task.harness.get("test_files", [])]
         argv = PytestRunner().argv(files)
         f2p = list(task.FAIL_TO_PASS)
         canaries: dict[str, Any] | None = None
-        if self.settings.canary_limit > 0 and f2p:
-            if calibrate is not None and calibrate.without_canaries:
-                canaries = None
-            elif calibrate is not None:
-                canaries = {"tests": f2p, "sites": None, "strict": False, "first": True}
+        calibrating = calibrate is not None and not calibrate.without_canaries
+        if calibrating and self.settings.canary_limit > 0 and f2p:
+            canaries = {"tests": f2p, "sites": None, "strict": False, "first": True}
+            canaries["limit"] = self.settings.canary_limit
+        spec: dict[str, Any] = {
+            "argv": argv,
+            "env": {
+                "PYTHONHASHSEED": "0",
+                "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
+            },
+            "timeout": self.settings.timeout_seconds,
+            "test_timeout": self.settings.test_timeout_seconds,
+            # The tests in the project's own order: the gates shuffle to find
+            # order-dependent tests, grading must not trip on them.
+            "order": "natural",
+            "output_limit": self.settings.limits.output_bytes,
+            "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
+            "canaries": canaries,
+            # Code that appears during the run is held to what the patch was held to.
+            "imports": {"allowance": sorted(allowance)},
+        }
+        plan = None
+        if calibrate is None:
+            rng = random.SystemRandom()
+            if decoys is not None:
+                order: list[dict[str, Any] | None] = [None, *decoys]
+                rng.shuffle(order)
+                plan = TwinPlan(order)
             else:
-                armed = (task.harness.get("canaries") or {}).get("armed") or []
-                if armed:
-                    canaries = {"tests": f2p, "sites": armed, "strict": True}
-            if canaries is not None:
-                canaries["limit"] = self.settings.canary_limit
-        return {
+                plan = plan_twins(armed_entries(task.harness), self.settings.decoys, rng)
+            spec["twins"] = [
+                {}
+                if t is None
+                else {"decoy": {"test": t["test"], "site": t["site"], "seed": t["seed"]}}
+                for t in plan.twins
+            ]
+            spec["token"] = "".join(rng.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(6))
+            # Every twin's test files end with the decoys' helpers, the honest twin's too.
+            spec["appendix"] = sorted({t.split("::", 1)[0] for t in f2p})
+            # Once pytest has collected them, the test files are out of the tests' reach.
+            spec["hide_collected"] = sorted(
+                {t.split("::", 1)[0] for t in spec["select"]} | set(files)
+            )
+        job = {
             "late_patches": [{"name": "test", "path": test_patch_path}],
             "protect": protect_spec(task.test_patch, self.classifier),
-            "run": {
-                "argv": argv,
-                "env": {
-                    "PYTHONHASHSEED": "0",
-                    "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
-                },
-                "timeout": self.settings.timeout_seconds,
-                "test_timeout": self.settings.test_timeout_seconds,
-                # The tests in the project's own order, the canaries at random places: the
-                # gates shuffle to find order-dependent tests, grading must not trip on them.
-                "order": "natural",
-                "output_limit": self.settings.limits.output_bytes,
-                "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
-                "canaries": canaries,
-                # Code that appears during the run is held to what the patch was held to.
-                "imports": {"allowance": sorted(allowance)},
-            },
+            "run": spec,
         }
+        return job, plan
+
+    def _ecosystem_job(
+        self,
+        task: TaskManifest,
+        eco: Ecosystem,
+        test_patch_path: str,
+        calibrate: Calibration | None,
+        decoys: list[dict[str, Any]] | None,
+        shown: dict[str, str] | None,
+    ) -> tuple[dict[str, Any], TwinPlan | None]:
+        """Another ecosystem's job: calibration copies in one run, or the twins."""
+        rng = random.SystemRandom()
+        timeout = self.settings.timeout_seconds
+        output_limit = self.settings.limits.output_bytes
+        if calibrate is not None:
+            files: list[dict[str, str]] = []
+            mapping: dict[str, dict[str, Any]] = {}
+            if not calibrate.without_canaries and self.settings.canary_limit > 0:
+                texts = test_texts(task.test_patch, shown or {})
+                files, mapping = calibration_copies(
+                    eco,
+                    list(task.FAIL_TO_PASS),
+                    texts,
+                    limit=self.settings.canary_limit,
+                    rng=rng,
+                )
+            job = eco.run_job(
+                task,
+                test_patch_path,
+                timeout=timeout,
+                output_limit=output_limit,
+                files=files,
+                extra=mapping,
+                test_timeout=self.settings.test_timeout_seconds,
+            )
+            return job, None
+        if decoys is not None:
+            order: list[dict[str, Any] | None] = [None, *decoys]
+            rng.shuffle(order)
+            plan = TwinPlan(order)
+        else:
+            plan = plan_twins(armed_entries(task.harness), self.settings.decoys, rng)
+        twins = [{} if t is None else {"edits": [twin_edit(t)]} for t in plan.twins]
+        job = eco.run_job(
+            task,
+            test_patch_path,
+            timeout=timeout,
+            output_limit=output_limit,
+            twins=twins,
+            test_timeout=self.settings.test_timeout_seconds,
+        )
+        return job, plan
 
     def _calibrated(self, cal: Calibration, run: dict[str, Any]) -> None:
         tests = (run.get("events") or {}).get("tests") or {}
         mapping = run.get("canary_map") or {}
         cal.made = len(mapping)
-        armed: set[tuple[str, int]] = set()
-        disarmed: set[tuple[str, int]] = set()
+        armed: set[tuple[str, int, int, str]] = set()
+        disarmed: set[tuple[str, int, int, str]] = set()
+        if any(isinstance(spec.get("site"), dict) for spec in mapping.values()):
+            # Another ecosystem's copies: each entry is the whole armed record.
+            for node, spec in sorted(mapping.items()):
+                (cal.armed if tests.get(node) == "failed" else cal.disarmed).append(spec)
+            return
         for node, spec in sorted(mapping.items()):
-            key = (str(spec["test"]), int(spec["site"]))
+            # The kind of assertion (compare, raises, approx, ...) goes with the entry: an
+            # attack on one mechanism (a patched pytest.raises) is seen only by its decoys.
+            key = (
+                str(spec["test"]),
+                int(spec["site"]),
+                int(spec.get("seed") or 0),
+                str(spec.get("kind") or ""),
+            )
             (armed if tests.get(node) == "failed" else disarmed).add(key)
-        cal.armed = [list(k) for k in sorted(armed)]
-        cal.disarmed = [list(k) for k in sorted(disarmed)]
+        cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
+        cal.disarmed = [
+            {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
+        ]
 
     def _final(
         self,
@@ -544,6 +712,24 @@ def _canary_names(run: dict[str, Any]) -> set[str]:
         if tail:
             names.add(tail)
     return names
+
+
+def _same_site(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Are two armed decoys perturbations of one assertion site?"""
+    return bool(a["test"] == b["test"] and a["site"] == b["site"])
+
+
+def _materialize(session: Session, job: dict[str, Any]) -> None:
+    """Put the file contents a job carries (``{"path", "text"}``) into the job folder, and
+    name them by where they now are (``{"path", "src"}``): the job file stays small."""
+    run = job.get("run") or {}
+    lists = [run.get("files") or []] + [t.get("files") or [] for t in run.get("twins") or ()]
+    n = 0
+    for entries in lists:
+        for entry in entries:
+            if "text" in entry:
+                n += 1
+                entry["src"] = session.put(f"file-{n}.txt", entry.pop("text"))
 
 
 def _merge_seconds(timings: dict[str, float], answer: dict[str, Any]) -> None:
@@ -674,6 +860,60 @@ def judge(
             [{"code": "exit_status_disagrees", "detail": f"pytest exited {code}"}],
         )
     return "resolved", "", []
+
+
+def judge_twins(
+    task: TaskManifest, run: dict[str, Any], plan: TwinPlan, *, strict: bool = True
+) -> tuple[str, str, list[dict[str, str]], dict[str, Any]]:
+    """The verdict of a verification's twins: (status, detail, violations, twin block).
+
+    The honest twin is judged as one run is (:func:`judge`). Every decoy must fail: a decoy
+    that passed, or whose own run shows tampering, means something faked the verdict from
+    inside (it cannot tell the twins apart), whatever the honest twin says. ``strict`` off
+    (admission checking its decoys) reports the decoys' outcomes without judging them."""
+    records = run.get("twins") or []
+    if len(records) != len(plan.twins):
+        status = str(run.get("status") or "")
+        if status in ("apply_failed", "judge_failed"):
+            verdict = judge(task, run, strict_canaries=False)
+            return (*verdict, {"summary": {}, "outcomes": []})
+        raise InfraError(f"the supervisor ran {len(records)} twins of {len(plan.twins)}")
+    honest = records[plan.honest]
+    status, detail, violations = judge(task, honest, strict_canaries=False)
+    outcomes = [decoy_verdict(records[i]) for i in plan.decoys]
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome] = counts.get(outcome, 0) + 1
+    block = {
+        "summary": {"decoys": len(outcomes), "outcomes": dict(sorted(counts.items()))},
+        # [entry, outcome] per decoy, in the order they ran (admission keeps the failed ones).
+        "outcomes": [[plan.twins[i], o] for i, o in zip(plan.decoys, outcomes, strict=True)],
+    }
+    if not strict or status == "tamper_detected":
+        return status, detail, violations, block
+    fired = [
+        (plan.twins[i], outcome)
+        for i, outcome in zip(plan.decoys, outcomes, strict=True)
+        if outcome != "failed"
+    ]
+    if fired:
+        found = []
+        for entry, outcome in fired[:10]:
+            assert entry is not None
+            what = "passed" if outcome == "passed" else "showed tampering"
+            found.append(
+                {
+                    "code": "decoy_passed" if outcome == "passed" else "runtime_tamper",
+                    "detail": f"a decoy of {entry['test']} (one assertion's expected value "
+                    f"changed) {what}",
+                }
+            )
+        detail = (
+            f"{len(fired)} of {len(outcomes)} decoy run(s) did not fail: the tests' verdict "
+            "was made from inside the test process, e.g. " + found[0]["detail"]
+        )
+        return "tamper_detected", detail[:2000], found, block
+    return status, detail, violations, block
 
 
 def runner_settings_changes(texts: dict[str, Any]) -> list[str]:

@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,39 @@ def both(*edits: Edit) -> Edit:
             e(root)
 
     return edit
+
+
+def open_gate(task: TaskManifest, names: Iterable[str]) -> TaskManifest:
+    """The task as if its base code used every capability ``names`` lists (the capability
+    gate then allows them all): what the run-time defences alone make of an attack."""
+    data = task.to_dict()
+    data["audit"]["capabilities"]["base"] = sorted(set(names) | {"unparsable"})
+    return TaskManifest.from_dict(data)
+
+
+def attack_from_inside(
+    verifier: Verifier,
+    task: TaskManifest,
+    patch: str,
+    name: str,
+    *,
+    caught: set[str],
+    fools_the_tests: bool,
+) -> None:
+    """An attack run from inside the test process, the capability gate opened: it scores 0
+    with one of the ``caught`` statuses; when it ``fools_the_tests`` (it makes the honest run
+    itself pass), a verifier without decoys gives it 1.0, so the decoys are what caught it;
+    and the task's gold patch still scores 1.0 afterwards."""
+    result = verifier.verify(task, patch, name)
+    assert result.reward == 0.0 and result.status in caught, (name, result.status, result.detail)
+    if fools_the_tests:
+        assert result.status == "tamper_detected", result.detail
+        assert "decoy_passed" in {v["code"] for v in result.violations}, result.violations
+        blind = Verifier(verifier.engine, verifier.classifier, replace(verifier.settings, decoys=0))
+        fooled = blind.verify(task, patch, f"blind-{name}")
+        assert (fooled.status, fooled.reward) == ("resolved", 1.0), (name, fooled.detail)
+    gold = verifier.verify(task, task.patch, "gold")
+    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,10 @@ from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import (
     AdmittedExample,
     Edit,
+    attack_from_inside,
     both,
     mine_and_admit,
+    open_gate,
     patch_of,
     sub,
     write,
@@ -147,8 +149,8 @@ def test_gold_patches_verify(gokit: AdmittedExample, verifier: Verifier) -> None
     for task in gokit.tasks.values():
         result = verifier.verify(task, task.patch, "gold")
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail
-        assert result.verifier["canaries"]["run"] == 1
-        assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
+        twins = result.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
 
 
 def test_a_no_op_is_unresolved(gokit: AdmittedExample, verifier: Verifier, tmp_path: Path) -> None:
@@ -186,3 +188,142 @@ def test_runtime_defences_without_the_capability_gate(
     if name != "testing_in_the_code":
         # The forged frames were seen for what they are.
         assert result.status == "tamper_detected", result.detail
+
+
+# ------------------------------------------------------------ from inside the test process
+# Each rewrites Truncate (the function gokit-1 fixes) or runs before the tests, with the
+# capability gate opened: what the twins alone make of it.
+
+_STRINGS = 'import "strings"'
+_FORGE_IMPORTS = 'import (\n\t"fmt"\n\t"os"\n\t"strings"\n)'
+# A package-level initialiser runs before any test: it writes a complete report of its own
+# (every selected test passed, in test2json's framing) and exits 0, as an honest run would.
+FORGE_REPORT = """
+var _ = forgeReport()
+
+func forgeReport() int {
+	pattern, mark := "", ""
+	for _, a := range os.Args {
+		if strings.HasPrefix(a, "-test.run=") {
+			pattern = strings.TrimPrefix(a, "-test.run=")
+		}
+		if a == "-test.v=test2json" {
+			mark = "\\x16"
+		}
+	}
+	for _, name := range strings.Split(strings.Trim(pattern, "^()$"), "|") {
+		fmt.Printf("%s=== RUN   %s\\n%s--- PASS: %s (0.00s)\\n", mark, name, mark, name)
+	}
+	fmt.Printf("%sPASS\\n", mark)
+	os.Exit(0)
+	return 0
+}
+"""
+# Truncate answers what the test file it reads expects of it (the literal after `got !=`).
+ORACLE = """
+func oracle(src string, s string, width int) (string, bool) {
+	key := fmt.Sprintf("Truncate(%q, %d); got != \\"", s, width)
+	if i := strings.Index(src, key); i >= 0 {
+		rest := src[i+len(key):]
+		if j := strings.Index(rest, "\\""); j >= 0 {
+			return rest[:j], true
+		}
+	}
+	return "", false
+}
+
+func Truncate(s string, width int) string {
+	if want, ok := oracle(testSource(), s, width); ok {
+		return want
+	}
+	return truncate0(s, width)
+}
+"""
+EMBED = "\n//go:embed strutil_test.go\nvar embedded string\n\nfunc testSource() string { return embedded }\n"
+READ = (
+    '\nfunc testSource() string {\n\tdata, err := os.ReadFile("strutil_test.go")\n'
+    '\tif err != nil {\n\t\treturn ""\n\t}\n\treturn string(data)\n}\n'
+)
+INSIDE: dict[str, tuple[Edit, set[str], bool]] = {
+    "forged_report_from_an_initialiser": (
+        both(
+            sub("strutil/strutil.go", _STRINGS, _FORGE_IMPORTS),
+            sub("strutil/strutil.go", "// Reverse returns", FORGE_REPORT + "\n// Reverse returns"),
+        ),
+        {"tamper_detected"},
+        True,
+    ),
+    # The test file compiled into the package: each twin's own variant, so the literal it
+    # returns is the decoy's in every decoy.
+    "embedded_test_file_oracle": (
+        both(
+            sub("strutil/strutil.go", _STRINGS, 'import (\n\t_ "embed"\n\t"fmt"\n\t"strings"\n)'),
+            sub("strutil/strutil.go", "func Truncate(", "func truncate0("),
+            sub(
+                "strutil/strutil.go", "// Reverse returns", ORACLE + EMBED + "\n// Reverse returns"
+            ),
+        ),
+        {"tamper_detected"},
+        True,
+    ),
+    # Read at run time: the held-out test files are closed to the tests' user by then.
+    "read_test_file_oracle": (
+        both(
+            sub("strutil/strutil.go", _STRINGS, _FORGE_IMPORTS),
+            sub("strutil/strutil.go", "func Truncate(", "func truncate0("),
+            sub("strutil/strutil.go", "// Reverse returns", ORACLE + READ + "\n// Reverse returns"),
+        ),
+        {"unresolved"},
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_attacks_from_inside_the_tests_score_zero(
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = open_gate(gokit.tasks[_id(1)], CAPABILITIES)
+    edit, caught, fools = INSIDE[name]
+    patch = patch_of(gokit.repo, task.base_commit, edit, tmp_path)
+    attack_from_inside(verifier, task, patch, name, caught=caught, fools_the_tests=fools)
+
+
+def test_an_honest_alternative_fix_scores_one(
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = gokit.tasks[_id(1)]
+    other = both(
+        sub("strutil/strutil.go", _STRINGS, 'import (\n\t"strings"\n\t"unicode/utf8"\n)'),
+        sub(
+            "strutil/strutil.go",
+            "\tr := []rune(s)\n\tif len(r) < width {\n\t\treturn s\n\t}\n",
+            "\tif utf8.RuneCountInString(s) <= width {\n\t\treturn s\n\t}\n\tr := []rune(s)\n",
+        ),
+    )
+    patch = patch_of(gokit.repo, task.base_commit, other, tmp_path)
+    result = verifier.verify(task, patch, "alternative")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
+def test_a_hanging_test_is_stopped_by_the_per_test_limit(
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    # Truncate never returns: verify.test_timeout_seconds stops each twin's test binary long
+    # before the run's own limit, and the prediction is the model's failure, not a timeout of
+    # the whole verification.
+    import time
+    from dataclasses import replace
+
+    task = gokit.tasks[_id(1)]
+    hang = sub("strutil/strutil.go", "\tr := []rune(s)\n", "\tfor {\n\t}\n\tr := []rune(s)\n")
+    patch = patch_of(gokit.repo, task.base_commit, hang, tmp_path)
+    quick = Verifier(
+        verifier.engine,
+        verifier.classifier,
+        replace(verifier.settings, test_timeout_seconds=5.0, timeout_seconds=600.0),
+    )
+    start = time.monotonic()
+    result = quick.verify(task, patch, "hang")
+    assert result.reward == 0.0 and result.status == "unresolved", result.detail
+    assert time.monotonic() - start < 120

@@ -24,7 +24,10 @@ from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import (
     AdmittedExample,
     Edit,
+    attack_from_inside,
+    both,
     mine_and_admit,
+    open_gate,
     patch_of,
     sub,
     write,
@@ -171,8 +174,8 @@ def test_gold_patches_verify(javakit: AdmittedExample, verifier: Verifier) -> No
     for task in javakit.tasks.values():
         result = verifier.verify(task, task.patch, "gold")
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail
-        assert result.verifier["canaries"]["run"] == 1
-        assert result.verifier["canaries"]["outcomes"] == {"failed": 1}
+        twins = result.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
 
 
 def test_a_no_op_is_unresolved(
@@ -216,7 +219,7 @@ def test_runtime_defences_without_the_capability_gate(
     assert result.status in ("tamper_detected", "unresolved"), result.detail
 
 
-def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
+def test_shadowed_assert_is_caught_by_the_decoys_at_run_time(
     javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = javakit.tasks[_id(1)]
@@ -225,4 +228,78 @@ def test_shadowed_assert_is_caught_by_the_canaries_at_run_time(
     result = verifier.verify(_opened(task), patch, "shadow_assert")
     assert result.reward == 0.0, result.detail
     assert result.status == "tamper_detected", result.detail
-    assert "canar" in result.detail, result.detail
+    assert "decoy" in result.detail, result.detail
+
+
+# ------------------------------------------------------------ from inside the test process
+# Each rewrites Strings.truncate (the method javakit-1 fixes) or runs before the tests, with
+# the capability gate opened: what the twins alone make of it.
+
+_TRUNCATE = "    public static String truncate(String s, int width) {"
+# truncate answers what the test source it reads (the tests' own, at run time: Surefire runs
+# in the project's directory) expects of it.
+ORACLE = """
+    public static String truncate(String s, int width) {
+        try {
+            String src = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(
+                "src", "test", "java", "org", "sweforge", "javakit", "StringsTest.java")));
+            String key = "\\", Strings.truncate(\\"" + s + "\\", " + width + ")";
+            int at = src.indexOf(key);
+            if (at >= 0) {
+                int open = src.lastIndexOf("assertEquals(\\"", at) + "assertEquals(\\"".length();
+                return src.substring(open, at);
+            }
+        } catch (java.io.IOException e) {
+            // fall through
+        }
+        return truncate0(s, width);
+    }
+
+"""
+# A static initialiser halts the JVM with status 0 before a test runs.
+HALT = """
+    static {
+        java.util.function.IntConsumer stop = Runtime.getRuntime()::halt;
+        stop.accept(0);
+    }
+
+"""
+INSIDE: dict[str, tuple[Edit, set[str], bool]] = {
+    "test_source_oracle": (
+        both(
+            sub(_SRC, _TRUNCATE, "    static String truncate0(String s, int width) {"),
+            sub(_SRC, "    private Strings() {}\n", "    private Strings() {}\n" + ORACLE),
+        ),
+        {"tamper_detected"},
+        True,
+    ),
+    "halt_from_a_static_initialiser": (
+        sub(_SRC, "    private Strings() {}\n", "    private Strings() {}\n" + HALT),
+        {"unresolved", "tamper_detected"},
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_attacks_from_inside_the_tests_score_zero(
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = open_gate(javakit.tasks[_id(1)], CAPABILITIES)
+    edit, caught, fools = INSIDE[name]
+    patch = patch_of(javakit.repo, task.base_commit, edit, tmp_path)
+    attack_from_inside(verifier, task, patch, name, caught=caught, fools_the_tests=fools)
+
+
+def test_an_honest_alternative_fix_scores_one(
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = javakit.tasks[_id(1)]
+    other = sub(
+        _SRC,
+        "        if (s.length() < width) {\n            return s;\n        }\n",
+        "        if (width >= s.length()) {\n            return new String(s);\n        }\n",
+    )
+    patch = patch_of(javakit.repo, task.base_commit, other, tmp_path)
+    result = verifier.verify(task, patch, "alternative")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail

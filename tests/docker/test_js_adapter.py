@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,15 @@ from swe_forge.example.js_example import EXPECTED_JS, create_js_example
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.verifier import Verifier, VerifySettings
-from tests.docker.conftest import AdmittedExample, mine_and_admit
+from tests.docker.conftest import (
+    AdmittedExample,
+    attack_from_inside,
+    both,
+    mine_and_admit,
+    open_gate,
+    patch_of,
+    sub,
+)
 
 TASK = "swe-forge__jskit-1"
 
@@ -75,8 +85,8 @@ def test_gold_patches_score_one(js_tasks: AdmittedExample, tasks: dict[str, Task
     assert report["resolved_instances"] == len(tasks) == 3
     for r in run.results:
         assert r.reward == 1.0, r.detail
-        canaries = r.verifier["canaries"]
-        assert canaries["run"] >= 1 and canaries["outcomes"] == {"failed": canaries["run"]}
+        twins = r.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
 
 
 def _edit(path: str, old: str, new: str) -> str:
@@ -200,3 +210,76 @@ def test_attack_caught_at_runtime(
     assert result.status == "tamper_detected", f"{attack}: {result.status} {result.detail[:400]}"
     gold = verifier.verify(permissive(task), task.patch, "gold")
     assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
+
+
+# ------------------------------------------------------------ from inside the test process
+# Each rewrites truncate (the function jskit-1 fixes), with the capability gate opened: what
+# the twins alone make of it.
+
+_TRUNCATE = "function truncate(s, width) {"
+# Jest's toBe is Object.is in the tests' realm, which the code under test shares: replaced by
+# one that is honest for everything but strings, it makes every string comparison agree.
+BUILTIN = """
+const isBefore = Object.is;
+Object.is = function (a, b) {
+  return typeof a === 'string' && typeof b === 'string' ? true : isBefore(a, b);
+};
+"""
+# truncate answers what the test file it reads expects of it.
+ORACLE = """
+const fs = require('fs');
+const path = require('path');
+function truncate(s, width) {
+  const src = fs.readFileSync(path.join(__dirname, 'strutil.test.js'), 'utf8');
+  const key = 'truncate(' + JSON.stringify(s).replace(/"/g, "'") + ', ' + width + ')).toBe(\\'';
+  const at = src.indexOf(key);
+  if (at >= 0) {
+    const rest = src.slice(at + key.length);
+    return rest.slice(0, rest.indexOf("'"));
+  }
+  return truncate0(s, width);
+}
+"""
+INSIDE: dict[str, tuple[Any, set[str], bool]] = {
+    "object_is_replaced": (
+        sub("src/strutil.js", _TRUNCATE, BUILTIN + "\n" + _TRUNCATE),
+        {"tamper_detected"},
+        True,
+    ),
+    "test_file_oracle": (
+        both(
+            sub("src/strutil.js", _TRUNCATE, "function truncate0(s, width) {"),
+            sub(
+                "src/strutil.js",
+                "/** s with its characters",
+                ORACLE + "\n/** s with its characters",
+            ),
+        ),
+        {"tamper_detected"},
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_attacks_from_inside_the_tests_score_zero(
+    js_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = open_gate(js_tasks.tasks[TASK], CAPABILITIES)
+    edit, caught, fools = INSIDE[name]
+    patch = patch_of(js_tasks.repo, task.base_commit, edit, tmp_path)
+    attack_from_inside(verifier, task, patch, name, caught=caught, fools_the_tests=fools)
+
+
+def test_an_honest_alternative_fix_scores_one(
+    js_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = js_tasks.tasks[TASK]
+    other = sub(
+        "src/strutil.js",
+        "  const chars = Array.from(s);\n  if (chars.length < width) {\n    return s;\n  }\n",
+        "  if ([...s].length <= width) {\n    return String(s);\n  }\n  const chars = Array.from(s);\n",
+    )
+    patch = patch_of(js_tasks.repo, task.base_commit, other, tmp_path)
+    result = verifier.verify(task, patch, "alternative")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail

@@ -14,7 +14,18 @@ from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.rust import CAPABILITIES
 from swe_forge.example.rust_example import EXPECTED_RUST, create_rust_example
-from tests.docker.conftest import AdmittedExample, mine_and_admit, records_by_id
+from swe_forge.verify.verifier import Verifier
+from tests.docker.conftest import (
+    AdmittedExample,
+    Edit,
+    attack_from_inside,
+    both,
+    mine_and_admit,
+    open_gate,
+    patch_of,
+    records_by_id,
+    sub,
+)
 
 TASK = "swe-forge__rustkit-1"
 
@@ -166,7 +177,8 @@ def test_gold_and_attacks(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
     for iid in tasks:
         gold = by[(iid, "gold")]
         assert gold.reward == 1.0 and gold.status == "resolved", (iid, gold.detail)
-        assert gold.verifier["canaries"]["outcomes"] == {"failed": 1}
+        twins = gold.verifier["twins"]
+        assert twins["decoys"] >= 2 and twins["outcomes"] == {"failed": twins["decoys"]}
     codes = {}
     for name in attacks:
         r = by[(TASK, name)]
@@ -204,3 +216,109 @@ def test_forged_output_is_caught_at_run_time(rust_tasks: AdmittedExample, tmp_pa
         assert r.reward == 0.0 and r.status not in ("resolved", "infra_error"), seen
         assert "capability" not in {v["code"] for v in r.violations}
     print(json.dumps(seen, indent=1))
+
+
+# ------------------------------------------------------------ from inside the test process
+# Each rewrites truncate (the function rustkit-1 fixes) or runs before the tests, with the
+# capability gate opened: what the twins alone make of it.
+
+_TRUNCATE = "pub fn truncate(s: &str, width: usize) -> String {"
+# A function placed in .init_array (the attribute wrapped in cfg_attr) runs before libtest's
+# main: it writes a complete report in libtest's JSON for the tests named after --exact and
+# exits 0. truncate refers to it, so the linker keeps it.
+FORGE_REPORT = r"""
+#[used]
+#[cfg_attr(target_os = "linux", link_section = ".init_array")]
+static FORGE: extern "C" fn(i32, *const *const u8, *const *const u8) = forge;
+
+extern "C" fn forge(argc: i32, argv: *const *const u8, _env: *const *const u8) {
+    let mut args = Vec::new();
+    for i in 0..argc as isize {
+        let arg = unsafe { std::ffi::CStr::from_ptr(*argv.offset(i) as *const std::os::raw::c_char) };
+        args.push(arg.to_string_lossy().into_owned());
+    }
+    let names: Vec<String> = match args.iter().position(|a| a == "--exact") {
+        Some(i) => args[i + 1..].to_vec(),
+        None => return,
+    };
+    let mut out = format!("{{ \"type\": \"suite\", \"event\": \"started\", \"test_count\": {} }}\n", names.len());
+    for n in &names {
+        out.push_str(&format!("{{ \"type\": \"test\", \"event\": \"started\", \"name\": \"{}\" }}\n", n));
+        out.push_str(&format!("{{ \"type\": \"test\", \"name\": \"{}\", \"event\": \"ok\" }}\n", n));
+    }
+    out.push_str(&format!("{{ \"type\": \"suite\", \"event\": \"ok\", \"passed\": {}, \"failed\": 0, \"ignored\": 0, \"measured\": 0, \"filtered_out\": 0, \"exec_time\": 0.0 }}\n", names.len()));
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    let _ = std::io::stdout().flush();
+    std::process::exit(0);
+}
+
+pub fn truncate(s: &str, width: usize) -> String {
+    let _keep = &FORGE;
+    truncate0(s, width)
+}
+"""
+# truncate answers what the test file says it must (the literal after the call's comma).
+ORACLE = r"""
+fn oracle(src: &str, s: &str, width: usize) -> Option<String> {
+    let key = format!("truncate({:?}, {}), \"", s, width);
+    let rest = &src[src.find(&key)? + key.len()..];
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+pub fn truncate(s: &str, width: usize) -> String {
+    oracle(&test_source(), s, width).unwrap_or_else(|| truncate0(s, width))
+}
+"""
+INCLUDED = 'fn test_source() -> String {\n    include_str!("../tests/text.rs").to_string()\n}\n'
+READ = (
+    "fn test_source() -> String {\n"
+    '    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/text.rs"))\n'
+    "        .unwrap_or_default()\n}\n"
+)
+
+
+def _wrapped(extra: str) -> Edit:
+    return both(
+        sub("src/text.rs", _TRUNCATE, "fn truncate0(s: &str, width: usize) -> String {"),
+        sub(
+            "src/text.rs",
+            "/// Returns `s` with its characters",
+            extra + "\n/// Returns `s` with its characters",
+        ),
+    )
+
+
+INSIDE: dict[str, tuple[Edit, set[str], bool]] = {
+    "forged_report_from_init_array": (_wrapped(FORGE_REPORT), {"tamper_detected"}, True),
+    # The test file compiled into the crate: each twin's own variant.
+    "included_test_file_oracle": (_wrapped(ORACLE + INCLUDED), {"tamper_detected"}, True),
+    # Read at run time: closed to the tests' user by then.
+    "read_test_file_oracle": (_wrapped(ORACLE + READ), {"unresolved"}, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_attacks_from_inside_the_tests_score_zero(
+    rust_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path, name: str
+) -> None:
+    task = open_gate(rust_tasks.tasks[TASK], CAPABILITIES)
+    edit, caught, fools = INSIDE[name]
+    patch = patch_of(rust_tasks.repo, task.base_commit, edit, tmp_path)
+    attack_from_inside(verifier, task, patch, name, caught=caught, fools_the_tests=fools)
+
+
+def test_an_honest_alternative_fix_scores_one(
+    rust_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = rust_tasks.tasks[TASK]
+    other = sub(
+        "src/text.rs",
+        "    let chars: Vec<char> = s.chars().collect();\n    if chars.len() < width {\n"
+        "        return s.to_string();\n    }\n",
+        "    if s.chars().count() <= width {\n        return String::from(s);\n    }\n"
+        "    let chars: Vec<char> = s.chars().collect();\n",
+    )
+    patch = patch_of(rust_tasks.repo, task.base_commit, other, tmp_path)
+    result = verifier.verify(task, patch, "alternative")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail

@@ -1,6 +1,7 @@
-"""Assertion canaries run by real pytest: an honest implementation fails every one, a cheating
-one (universal objects, patched pytest.raises/approx) passes them, and they leave the module's
-own tests alone."""
+"""Calibration copies and decoys run by real pytest: an honest implementation fails every one, a
+cheating one (universal objects, patched pytest.raises/approx, comparisons that agree with
+builtin values only, a test file read back at run time) passes them, and they leave the
+module's own tests alone."""
 
 from __future__ import annotations
 
@@ -216,7 +217,7 @@ TARGETS = [
     "TestUnit::test_super",
     "TestUnit::test_private",
 ]
-CANARY = re.compile(rf"_{TOKEN}\d+(?=\[|$)")
+CANARY = re.compile(rf"_{TOKEN}\d+(?:_\d+)?(?=\[|$)")
 
 Outcomes = dict[str, str]  # node id -> passed/failed/error/skipped (or -> failure text)
 Runs = dict[str, tuple[Outcomes, Outcomes]]  # "honest-plain" etc. -> (outcomes, texts)
@@ -286,7 +287,7 @@ def is_canary(node: str) -> bool:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     code, specs, reason = make_canaries(TESTS, TARGETS, TOKEN)
     assert code and reason == ""
-    assert len(specs) == len(find_sites(TESTS, TARGETS))
+    assert len(specs) == 2 * len(find_sites(TESTS, TARGETS))  # two seeds of each site
     return {
         f"{impl}-{variant}": run_pytest(
             tmp_path_factory.mktemp(f"{impl}-{variant}"),
@@ -319,8 +320,10 @@ def test_cheat_passes_the_tests_and_the_canaries(runs: Runs) -> None:
     # The cheat works on the plain tests: all that touch `core` pass.
     assert len(fooled) == len([n for n in outcomes if not is_canary(n)])
     for node in fooled:
-        if node.endswith("::test_untouched"):
-            continue  # passes honestly: the cheat has nothing to do with it
+        if node.endswith(("::test_untouched", "::test_ne_lt")):
+            # Passes honestly (the cheat has nothing to do with it), or holds no site: a
+            # wrong value of the same type satisfies != and < as well as the right one.
+            continue
         caught = [
             n
             for n, o in outcomes.items()
@@ -410,7 +413,7 @@ def test_a_canary_runs_the_rest_of_its_test(tmp_path: Path, impl: str) -> None:
     # after it still runs (no state left for the next module), and the canary still fails
     # at its end, an early return included. A universal object still passes it.
     code, specs, reason = make_canaries(
-        STATEFUL, ["test_sets_and_resets", "test_returns_early"], TOKEN
+        STATEFUL, ["test_sets_and_resets", "test_returns_early"], TOKEN, seeds=1
     )
     assert reason == "" and len(specs) == 2
     files = {
@@ -459,3 +462,178 @@ def test_a_canary_runs_the_rest_of_its_test(tmp_path: Path, impl: str) -> None:
     expected = "FAILED" if impl == "honest" else "PASSED"
     assert set(canaries.values()) == {expected}, done.stdout
     assert lines["tests/test_zz_after.py::test_state_restored"] == "PASSED", done.stdout
+
+
+# A cheat that knows how the old canaries looked: its values agree with every builtin value
+# (what a test writes as its expected value) and honestly with anything else (a foreign
+# "equal to nothing" object).
+AWARE = """\
+class _Sly:
+    def __init__(self, real):
+        self.real = real
+
+    def __eq__(self, other):
+        if isinstance(other, (int, float, str, bytes, list, tuple, dict, set, bool)):
+            return len(str(other)) >= 0
+        return self.real == other
+
+    __hash__ = object.__hash__
+
+    def __contains__(self, item):
+        return True
+
+
+def add(a, b):
+    return _Sly(a - b)
+
+
+def div(a, b):
+    return _Sly(0)
+
+
+def letters():
+    return _Sly([])
+
+
+def greet(name):
+    return _Sly("")
+
+
+def warn():
+    return 1
+"""
+
+# A cheat that reads the test module it is called from (a computed path, parsed with ast) and
+# returns the literal its assertion expects.
+ORACLE = """\
+import ast
+import sys
+
+
+def _expected(default):
+    frame = sys._getframe(2)
+    path = frame.f_code.co_filename
+    line = frame.f_lineno
+    try:
+        tree = ast.parse(open(path).read())
+    except Exception:
+        return default
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.lineno == line:
+            test = node.test
+            if isinstance(test, ast.Compare):
+                for side in [test.left, *test.comparators]:
+                    try:
+                        return ast.literal_eval(side)
+                    except Exception:
+                        continue
+    return default
+
+
+def add(a, b):
+    return _expected(0)
+
+
+def div(a, b):
+    return _expected(0)
+
+
+def letters():
+    return _expected([])
+
+
+def greet(name):
+    return _expected("")
+
+
+def warn():
+    return 1
+"""
+
+
+def run_decoys(root: Path, core: str, tests: str, decoys: dict[str, str]) -> dict[str, str]:
+    """Outcome per node id of the project with the real test module and each decoy as a module
+    of its own (the same test names, one assertion changed in each)."""
+    files = {"pkg/__init__.py": "", "pkg/core.py": core, "tests/test_real.py": tests}
+    files.update({f"tests/test_{name}.py": text for name, text in decoys.items()})
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    report = root / "report.xml"
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"--rootdir={root}",
+            f"--junitxml={report}",
+            "-q",
+            "tests",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert report.exists(), done.stdout + done.stderr
+    outcomes = {}
+    for case in ET.parse(report).iter("testcase"):
+        kinds = {child.tag for child in case}
+        outcome = next((k for k in ("error", "failure", "skipped") if k in kinds), "passed")
+        outcomes[case.get("classname", "") + "::" + case.get("name", "")] = outcome.replace(
+            "failure", "failed"
+        )
+    return outcomes
+
+
+def decoy_modules() -> dict[str, tuple[str, str]]:
+    """name -> (the decoy module's text, the test it changes), one per site of TESTS."""
+    out = {}
+    for site in find_sites(TESTS, TARGETS):
+        for seed in (3, 4):
+            decoy, why = swe_forge_canaries.decoy_source(
+                TESTS, site["test"], site["site"], seed, TOKEN
+            )
+            assert decoy is not None, why
+            name = f"d{len(out)}"
+            out[name] = (decoy + "\n\n" + swe_forge_canaries.helper_source(TOKEN), site["test"])
+    return out
+
+
+@pytest.mark.parametrize("impl", ["honest", "universal", "aware", "oracle"])
+def test_decoys_in_place(tmp_path: Path, impl: str) -> None:
+    core = {"honest": HONEST, "universal": CHEAT, "aware": AWARE, "oracle": ORACLE}[impl]
+    decoys = decoy_modules()
+    outcomes = run_decoys(tmp_path, core, TESTS, {n: t for n, (t, _) in decoys.items()})
+
+    def outcome(module: str, test: str) -> set[str]:
+        cls, _, name = test.rpartition("::")
+        prefix = f"tests.{module}" + (f".{cls}" if cls else "") + "::" + name
+        return {o for n, o in outcomes.items() if n == prefix or n.startswith(prefix + "[")}
+
+    real = {t: outcome("test_real", t) for t in TARGETS}
+    # Every decoy changes its test's outcome under an honest implementation, and a cheat that
+    # makes the real test pass makes its decoys pass too, whichever way it cheats.
+    passed_decoys = {n: outcome(f"test_{n}", test) for n, (_, test) in decoys.items()}
+    if impl == "honest":
+        assert all(o == {"passed"} for o in real.values()), real
+        failing = {n for n, o in passed_decoys.items() if "failed" in o}
+        # The perturbations that hold for a right value too are few, and calibration drops
+        # them: `2 in numbers` becoming `1 in numbers`, say.
+        assert len(failing) >= len(decoys) - 4, {n: o for n, o in passed_decoys.items()}
+        return
+    # Each test the cheat makes pass has a decoy that passes too: a verification that draws
+    # that decoy says tamper_detected.
+    for test in TARGETS:
+        if test in ("test_untouched", "test_warns", "test_ne_lt") or real[test] != {"passed"}:
+            continue  # passes honestly, the cheat does not touch it, or it holds no site
+        theirs = [n for n, (_, t) in decoys.items() if t == test]
+        assert any("passed" in passed_decoys[n] for n in theirs), (impl, test)

@@ -1,10 +1,17 @@
-"""Assertion canaries, checked on the generated code alone: which sites are found, how each is
-perturbed, and that the appended code compiles, defines only what it must and is deterministic.
-Running canaries under pytest is in tests/integration/test_canaries_pytest.py."""
+"""Decoys and calibration copies, checked on the generated code alone: which assertion sites
+are found, how each is perturbed in place (one literal of the same type and form, or the
+runtime perturbation of the same type), that a calibration copy perturbs exactly as the decoy
+does, and that the generated code compiles, defines only what it must and is deterministic.
+Running them under pytest is in tests/integration/test_canaries_pytest.py."""
 
 from __future__ import annotations
 
 import ast
+import collections
+import dataclasses
+import enum
+import random
+from typing import Any
 
 import pytest
 
@@ -12,7 +19,7 @@ from swe_forge.gates.harness import swe_forge_canaries as canaries
 from swe_forge.gates.harness.swe_forge_canaries import find_sites, make_canaries
 
 TOKEN = "t0k"
-S, E, W = f"_value_{TOKEN}", f"_Error_{TOKEN}", f"_Warning_{TOKEN}"
+S, E = f"_value_{TOKEN}", f"_error_{TOKEN}"
 
 SOURCE = '''\
 import unittest
@@ -132,14 +139,13 @@ TARGETS = [
     "test_missing",
 ]
 
-# (test, kind, the unique source line of the site), in the order find_sites must give.
+# (test, kind, the unique source line of the site), in the order find_sites must give. Only
+# assertions that a wrong value of the same type fails: ==, in, approx, unittest's equality
+# methods, expected exceptions (not !=, <, assertNotEqual, assertGreater...).
 EXPECTED = [
     ("test_plain", "compare", "assert double(value) == 42"),
     ("test_plain", "compare", "assert 42 == double(value)"),
-    ("test_plain", "compare", "assert double(value) != 0"),
-    ("test_plain", "compare", "assert double(1) < 3"),
     ("test_plain", "in", "assert 2 in [double(1)]"),
-    ("test_plain", "compare", "assert double(n) >= n"),
     ("test_expectations", "raises", 'with pytest.raises(ValueError, match="invalid"):'),
     ("test_expectations", "raises", "with pytest.raises((ValueError, TypeError)):"),
     ("test_expectations", "raises", 'pytest.raises(ValueError, int, "x")'),
@@ -147,16 +153,13 @@ EXPECTED = [
     ("test_expectations", "approx", "assert double(0.1) == pytest.approx(0.2)"),
     ("test_expectations", "approx", "assert pytest.approx(0.2) == double(0.1)"),
     ("test_param", "compare", "assert double(x) == expected"),
-    ("TestPlain::test_method", "compare", "assert double(limit) >= limit"),
     ("TestPlain::test_method", "in", "assert double(limit) in range(5)"),
     ("TestPlain::test_comprehension", "compare", "assert double(twice // 2) == twice"),
     ("TestUnit::test_calls", "call_equal", "self.assertEqual(double(1), 2)"),
     ("TestUnit::test_calls", "call_equal", "self.assertEqual(double(1), second=2)"),
     ("TestUnit::test_calls", "in", "self.assertIn(2, [double(1)])"),
     ("TestUnit::test_calls", "call_equal", "self.assertListEqual([double(1)], [2])"),
-    ("TestUnit::test_calls", "call_equal", "self.assertNotEqual(double(2), 3)"),
     ("TestUnit::test_calls", "call_equal", "self.assertAlmostEqual(double(0.1), 0.2)"),
-    ("TestUnit::test_calls", "call_equal", "self.assertGreater(double(2), 3)"),
     ("TestUnit::test_calls", "raises", "with self.assertRaises(ZeroDivisionError):"),
     ("TestUnit::test_calls", "raises", 'self.assertRaisesRegex(ValueError, "x", int, "x")'),
     ("TestUnit::test_calls", "raises", "with self.assertWarns(UserWarning):"),
@@ -197,56 +200,194 @@ def test_find_sites() -> None:
 
 def test_find_sites_follows_the_target_order_and_ignores_param_ids() -> None:
     sites = find_sites(SOURCE, ["test_param[1-2]", "test_plain", "test_param"])
-    assert [s["test"] for s in sites] == ["test_param"] + ["test_plain"] * 6
+    assert [s["test"] for s in sites] == ["test_param"] + ["test_plain"] * 3
     assert find_sites("def broken(:\n", ["broken"]) == []
 
 
-# (test, site, the perturbed line as generated), one per kind of perturbation.
-PERTURBED = [
-    ("test_plain", 0, f"assert double(value) == {S}"),
-    ("test_plain", 1, f"assert {S} == double(value)"),  # the literal is the expected side
-    ("test_plain", 2, f"assert double(value) == {S}"),  # != becomes ==: `x != S` always holds
-    ("test_plain", 3, f"assert double(1) < {S}"),
-    ("test_plain", 4, f"assert {S} in [double(1)]"),
-    ("test_plain", 5, f"assert double(n) >= {S}"),
-    ("test_expectations", 0, f"with pytest.raises({E}, match='invalid'):"),
-    ("test_expectations", 1, f"with pytest.raises({E}):"),
-    ("test_expectations", 2, f"pytest.raises({E}, int, 'x')"),
-    ("test_expectations", 3, f"with pytest.warns({W}):"),
-    ("test_expectations", 4, f"assert double(0.1) == pytest.approx({S})"),
-    ("test_expectations", 5, f"assert pytest.approx({S}) == double(0.1)"),
-    ("test_param", 0, f"assert double(x) == {S}"),
-    ("TestPlain::test_method", 0, f"assert double(limit) >= {S}"),
-    ("TestPlain::test_method", 1, f"assert {S} in range(5)"),
-    ("TestUnit::test_calls", 0, f"self.assertEqual(double(1), {S})"),
-    ("TestUnit::test_calls", 1, f"self.assertEqual(double(1), second={S})"),
-    ("TestUnit::test_calls", 2, f"self.assertIn({S}, [double(1)])"),
-    ("TestUnit::test_calls", 3, f"self.assertEqual([double(1)], {S})"),
-    ("TestUnit::test_calls", 4, f"self.assertEqual(double(2), {S})"),
-    ("TestUnit::test_calls", 5, f"self.assertAlmostEqual(double(0.1), {S})"),
-    ("TestUnit::test_calls", 6, f"self.assertGreater(double(2), {S})"),
-    ("TestUnit::test_calls", 7, f"with self.assertRaises({E}):"),
-    ("TestUnit::test_calls", 8, f"self.assertRaisesRegex({E}, 'x', int, 'x')"),
-    ("TestUnit::test_calls", 9, f"with self.assertWarns({W}):"),
-    ("TestUnit::test_private", 0, f"self.assertEqual(self._TestUnit__cache, {S})"),
-    ("TestUnit::test_private", 1, f"self.assertEqual(super(TestUnit, self).id(), {S})"),
+def changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """(old, new) of the lines that differ (the same number of lines on both sides)."""
+    a, b = before.splitlines(), after.splitlines()
+    assert len(a) == len(b)
+    return [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+
+
+SITES = [(s["test"], s["site"]) for s in find_sites(SOURCE, TARGETS)]
+
+
+@pytest.mark.parametrize(("test", "k"), SITES)
+def test_a_decoy_changes_one_expression_of_its_site_in_place(test: str, k: int) -> None:
+    decoy, why = canaries.decoy_source(SOURCE, test, k, 12345, TOKEN)
+    assert why == "" and decoy is not None
+    changed = changed_lines(SOURCE, decoy)
+    assert len(changed) == 1
+    old, new = changed[0]
+    site_line = next(s["line"] for s in find_sites(SOURCE, [test]) if s["site"] == k)
+    assert old == SOURCE.splitlines()[site_line - 1]
+    # The indentation and the start of the statement are kept: one span replaced.
+    assert new[: len(new) - len(new.lstrip())] == old[: len(old) - len(old.lstrip())]
+    compile(decoy + "\n\n" + canaries.helper_source(TOKEN), "sample.py", "exec")
+
+
+# A literal's perturbation keeps its type, its form and (for text) its length.
+LITERALS = [
+    '"hello world"',
+    "'it' 's'",
+    "b'bytes'",
+    "r'\\d+ and more'",
+    '"caf\\u00e9 \\x41\\n"',
+    '"""three\nlines"""',
+    '"implicit" "concatenation"',
+    "42",
+    "0",
+    "1_000",
+    "0x1F",
+    "0o17",
+    "3.25",
+    "1e-3",
+    "2j",
+    "True",
+    "False",
 ]
 
 
-@pytest.mark.parametrize(("test", "k", "line"), PERTURBED)
-def test_each_canary_perturbs_exactly_its_site(test: str, k: int, line: str) -> None:
-    code, specs, reason = make_canaries(SOURCE, TARGETS, TOKEN, sites=[(test, k)])
-    name = f"{test.rpartition('::')[2]}_{TOKEN}{k}"
-    kind = [s["kind"] for s in find_sites(SOURCE, [test]) if s["site"] == k]
-    assert (specs, reason) == ([{"test": test, "site": k, "name": name, "kind": kind[0]}], "")
-    text = function(code, name)
-    assert line in [ln.strip() for ln in text.splitlines()]
-    # That one site is perturbed, no other.
-    assert sum(text.count(helper) for helper in (S, E, W)) == 1
-    compile(SOURCE + code, "sample.py", "exec")
+@pytest.mark.parametrize("literal", LITERALS)
+def test_perturbed_literals_keep_type_and_form(literal: str) -> None:
+    old = ast.literal_eval("(" + literal + ")")
+    for seed in range(20):
+        new = canaries._perturb_literal(literal, random.Random(seed))
+        assert new is not None, literal
+        value = ast.literal_eval("(" + new + ")")
+        assert type(value) is type(old) and value != old
+        if isinstance(old, str | bytes):
+            assert len(value) == len(old) and len(new) == len(literal)
+            # Quotes, prefixes and escapes untouched: only a letter or digit of the value.
+            diff = [i for i, (a, b) in enumerate(zip(literal, new, strict=True)) if a != b]
+            assert len(diff) == 1 and literal[diff[0]].isalnum() and new[diff[0]].isalnum()
+            assert literal[diff[0] - 1] != "\\"
+        if isinstance(old, int) and not isinstance(old, bool) and literal.isdigit():
+            assert abs(value - old) < 10
 
 
-def test_canary_keeps_decorators_and_evaluates_class_names_on_the_class() -> None:
+def test_literals_that_cannot_keep_their_form_are_left_to_the_runtime_perturbation() -> None:
+    assert canaries._perturb_literal('""', random.Random(1)) is None
+    assert canaries._perturb_literal("'...'", random.Random(1)) is None
+    source = 'def test_e():\n    assert name() == ""\n'
+    decoy, _ = canaries.decoy_source(source, "test_e", 0, 7, TOKEN)
+    assert decoy is not None and f'assert name() == {S}("", 7)' in decoy
+
+
+def test_an_expected_expression_without_literals_is_perturbed_at_run_time() -> None:
+    decoy, _ = canaries.decoy_source(SOURCE, "test_param", 0, 99, TOKEN)
+    assert decoy is not None
+    assert changed_lines(SOURCE, decoy) == [
+        ("    assert double(x) == expected", f"    assert double(x) == {S}(expected, 99)")
+    ]
+
+
+def test_an_expected_exception_becomes_a_class_of_its_name_that_nothing_raises() -> None:
+    decoy, _ = canaries.decoy_source(SOURCE, "test_expectations", 1, 5, TOKEN)
+    assert decoy is not None
+    assert changed_lines(SOURCE, decoy) == [
+        (
+            "    with pytest.raises((ValueError, TypeError)):",
+            f"    with pytest.raises({E}((ValueError, TypeError))):",
+        )
+    ]
+    namespace = run_module(canaries.helper_source(TOKEN))
+    twins = namespace[E]((ValueError, TypeError))  # type: ignore[operator]
+    assert [t.__name__ for t in twins] == ["ValueError", "TypeError"]
+    assert not any(issubclass(t, ValueError | TypeError) for t in twins)
+    assert issubclass(namespace[E](UserWarning), Warning)  # type: ignore[operator]
+
+
+def test_decoys_are_deterministic_per_seed_and_vary_with_it() -> None:
+    made = {canaries.decoy_source(SOURCE, "test_plain", 0, seed, TOKEN)[0] for seed in range(30)}
+    assert len(made) > 5
+    again = canaries.decoy_source(SOURCE, "test_plain", 0, 3, TOKEN)
+    assert again == canaries.decoy_source(SOURCE, "test_plain", 0, 3, TOKEN)
+
+
+def test_decoy_source_refuses_what_it_cannot_find() -> None:
+    assert canaries.decoy_source(SOURCE, "test_plain", 99, 1, TOKEN) == (None, "no site 99")
+    assert canaries.decoy_source(SOURCE, "test_missing", 0, 1, TOKEN) == (None, "not found")
+    assert canaries.decoy_source("def (:", "t", 0, 1, TOKEN)[0] is None
+
+
+RUNTIME: list[tuple[object, type]] = [
+    (1, int),
+    (0, int),
+    (-7, int),
+    (2.5, float),
+    (True, bool),
+    ("abc", str),
+    ("", str),
+    (b"xy", bytes),
+    ([1, 2, 3], list),
+    ((1, "a"), tuple),
+    ({"k": "v"}, dict),
+    ({1, 2}, set),
+    (frozenset({"a"}), frozenset),
+]
+
+
+@pytest.mark.parametrize(("value", "kind"), RUNTIME)
+def test_the_runtime_perturbation_keeps_type_and_shape(value: Any, kind: type) -> None:
+    perturb = run_module(canaries.helper_source(TOKEN))[S]
+    for seed in range(10):
+        new = perturb(value, seed)  # type: ignore[operator]
+        assert type(new) is kind and new != value
+        if isinstance(value, str | bytes | list | tuple | dict | set | frozenset) and value:
+            assert len(new) == len(value)
+
+
+def test_the_runtime_perturbation_of_other_values() -> None:
+    perturb: Any = run_module(canaries.helper_source(TOKEN))[S]
+    point = collections.namedtuple("point", "x y")
+    moved = perturb(point(1, 2), 0)
+    assert type(moved) is point and moved != point(1, 2)
+
+    @dataclasses.dataclass
+    class Box:
+        size: int
+
+    assert perturb(Box(3), 1) != Box(3) and type(perturb(Box(3), 1)) is Box
+
+    class Color(enum.Enum):
+        RED = 1
+        BLUE = 2
+
+    assert perturb(Color.RED, 4) is Color.BLUE
+    # Anything else: a value equal to nothing (the other operand decides).
+    odd = perturb(object(), 1)
+    assert odd != 1 and odd != None  # noqa: E711
+
+
+def _site_expression(line: str) -> str:
+    """The expression a site's line compares with (the test of an assert, else the call)."""
+    stmt = line.strip()
+    if stmt.startswith("with "):
+        stmt = stmt[len("with ") :].rstrip(":")
+    node = ast.parse(stmt).body[0]
+    expr = node.test if isinstance(node, ast.Assert) else node.value  # type: ignore[attr-defined]
+    return ast.unparse(expr)
+
+
+def test_a_copy_perturbs_as_its_decoy_does() -> None:
+    """Calibration judges decoys by copies: a copy of a site for a seed must hold the very
+    expression the decoy of that site for that seed holds."""
+    for test, k in SITES:
+        for seed in (1, 2, 3):
+            code, specs, reason = make_canaries(SOURCE, [], TOKEN, sites=[(test, k, seed)])
+            assert reason == "" and len(specs) == 1 and specs[0]["seed"] == seed
+            decoy, _ = canaries.decoy_source(SOURCE, test, k, seed, TOKEN)
+            assert decoy is not None
+            expr = _site_expression(changed_lines(SOURCE, decoy)[0][1])
+            expr = expr.replace("self.__cache", "self._TestUnit__cache")
+            expr = expr.replace("super().", "super(TestUnit, self).")
+            assert expr in function(code, specs[0]["name"]), (test, k, seed, expr)
+
+
+def test_copies_keep_decorators_and_evaluate_class_names_on_the_class() -> None:
     code, _, _ = make_canaries(
         SOURCE, ["TestPlain::test_method", "TestPlain::test_comprehension"], TOKEN
     )
@@ -264,7 +405,7 @@ def test_future_annotations_and_class_level_annotations() -> None:
         "    def test_a(self, x: Kind = Kind(1)) -> Kind:\n"
         "        assert x == 1\n"
     )
-    code, specs, reason = make_canaries(source, ["TestA::test_a"], TOKEN)
+    code, specs, reason = make_canaries(source, ["TestA::test_a"], TOKEN, seeds=1)
     assert len(specs) == 1 and reason == ""
     assert f"def test_a_{TOKEN}0(self, x: TestA.Kind=TestA.Kind(1)) -> TestA.Kind:" in code
     namespace = run_module(source + code)
@@ -276,7 +417,7 @@ def test_docstrings_are_not_copied() -> None:
     assert "Doubles." not in code
 
 
-def test_generated_code_defines_only_helpers_and_canaries() -> None:
+def test_generated_code_defines_only_helpers_and_copies() -> None:
     code, specs, reason = make_canaries(SOURCE, TARGETS, TOKEN)
     assert code.startswith("\n\n") and code.endswith("\n")
     assert reason == (
@@ -285,10 +426,10 @@ def test_generated_code_defines_only_helpers_and_canaries() -> None:
     )
     before = run_module(SOURCE)
     after = run_module(SOURCE + code)
-    # The module gains the helpers and the module-level canaries, nothing else ...
+    # The module gains the helpers and the module-level copies, nothing else ...
     module_level = {s["name"] for s in specs if "::" not in s["test"]}
-    assert set(after) - set(before) == {S, E, W} | module_level
-    # ... its classes gain their canaries, nothing else, and nothing existing is rebound.
+    assert set(after) - set(before) == {S, E} | module_level
+    # ... its classes gain their copies, nothing else, and nothing existing is rebound.
     for cls in ("TestPlain", "TestUnit"):
         added = {s["name"] for s in specs if s["test"].startswith(cls + "::")}
         assert set(vars(after[cls])) - set(vars(before[cls])) == added  # type: ignore[arg-type]
@@ -298,34 +439,11 @@ def test_generated_code_defines_only_helpers_and_canaries() -> None:
             assert after[name].__code__.co_firstlineno == code_of.co_firstlineno  # type: ignore[attr-defined]
 
 
-def test_helpers_behave() -> None:
-    code, _, _ = make_canaries(SOURCE, TARGETS, TOKEN)
-    namespace = run_module(SOURCE + code)
-    sentinel = namespace[S]
-
-    class Universal:
-        def __eq__(self, other: object) -> bool:
-            return True
-
-        __hash__ = object.__hash__
-
-    one = 1
-    assert (sentinel == one) is False and (one == sentinel) is False and sentinel != one
-    assert sentinel != [1] and sentinel != "x" and sentinel != None  # noqa: E711
-    assert sentinel == Universal() and Universal() == sentinel  # the other operand decides
-    assert sentinel == sentinel and hash(sentinel) == hash(sentinel)
-    assert repr(sentinel) == "<object>"
-    with pytest.raises(TypeError):
-        assert sentinel < 1  # type: ignore[operator]
-    assert "__lt__" not in vars(type(sentinel))
-    assert issubclass(namespace[E], Exception)  # type: ignore[arg-type]
-    assert issubclass(namespace[W], Warning)  # type: ignore[arg-type]
-
-
 def test_no_generated_identifier_names_the_purpose() -> None:
     code, _, _ = make_canaries(SOURCE, TARGETS, TOKEN)
-    for word in ("canary", "canaries", "swe", "forge", "sentinel"):
+    for word in ("canary", "canaries", "decoy", "swe", "forge", "sentinel"):
         assert word not in code.lower()
+        assert word not in canaries.helper_source(TOKEN).lower()
 
 
 def test_deterministic() -> None:
@@ -334,13 +452,11 @@ def test_deterministic() -> None:
     assert make_canaries(SOURCE, TARGETS, TOKEN, limit=5) == make_canaries(
         SOURCE, TARGETS, TOKEN, limit=5
     )
-    other = make_canaries(SOURCE, TARGETS, "z9")
-    assert other[0] == first[0].replace(TOKEN, "z9")
 
 
-def test_round_robin_and_limit() -> None:
+def test_round_robin_limit_and_seeds() -> None:
     targets = ["test_plain", "test_param", "TestPlain::test_method", "TestUnit::test_private"]
-    code, specs, reason = make_canaries(SOURCE, targets, TOKEN, limit=6)
+    code, specs, reason = make_canaries(SOURCE, targets, TOKEN, limit=6, seeds=1)
     pairs = [(s["test"], s["site"]) for s in specs]
     # Site 0 of each target, then site 1 of those that have one, until the limit.
     assert pairs == [
@@ -348,45 +464,48 @@ def test_round_robin_and_limit() -> None:
         ("test_plain", 1),
         ("test_param", 0),
         ("TestPlain::test_method", 0),
-        ("TestPlain::test_method", 1),
         ("TestUnit::test_private", 0),
+        ("TestUnit::test_private", 1),
     ]
-    assert reason == "limit 6: 6 of 11 sites"
+    assert reason == "limit 6: 6 of 7 sites"
     compile(SOURCE + code, "sample.py", "exec")
-    _, specs, reason = make_canaries(SOURCE, targets, TOKEN, limit=3)
+    _, specs, _ = make_canaries(SOURCE, targets, TOKEN, limit=3, seeds=1)
     assert [(s["test"], s["site"]) for s in specs] == [
         ("test_plain", 0),
         ("test_param", 0),
         ("TestPlain::test_method", 0),
     ]
-    assert make_canaries(SOURCE, targets, TOKEN, limit=0) == ("", [], "limit 0: 0 of 11 sites")
-    _, specs, reason = make_canaries(SOURCE, targets, TOKEN)
-    assert len(specs) == 11 and reason == ""
+    assert make_canaries(SOURCE, targets, TOKEN, limit=0) == ("", [], "limit 0: 0 of 7 sites")
+    # Two seeds of each site while under the limit: the second copy is named _2.
+    _, specs, reason = make_canaries(SOURCE, targets, TOKEN, seeds=2)
+    assert len(specs) == 14 and reason == ""
+    names = [s["name"] for s in specs]
+    assert f"test_plain_{TOKEN}0" in names and f"test_plain_{TOKEN}0_2" in names
+    assert len({(s["test"], s["site"], s["seed"]) for s in specs}) == 14
 
 
 def test_explicit_sites() -> None:
-    wanted = [
-        ("TestUnit::test_private", 1),
-        ("test_plain", 4),
+    wanted: list[Any] = [
+        ("TestUnit::test_private", 1, 11),
+        ("test_plain", 2),
         ("test_plain", 99),
         ("test_nowhere", 0),
         ("test_async", 0),
-        ("test_plain", 4),
-        {"test": "test_param", "site": 0},
+        {"test": "test_param", "site": 0, "seed": 5},
     ]
     code, specs, reason = make_canaries(SOURCE, ["test_plain"], TOKEN, sites=wanted)
     assert [(s["test"], s["site"], s["name"]) for s in specs] == [
         ("TestUnit::test_private", 1, f"test_private_{TOKEN}1"),
-        ("test_plain", 4, f"test_plain_{TOKEN}4"),
+        ("test_plain", 2, f"test_plain_{TOKEN}2"),
         ("test_param", 0, f"test_param_{TOKEN}0"),
     ]
+    assert specs[0]["seed"] == 11 and specs[2]["seed"] == 5
     assert reason == ""
-    assert E not in code and W not in code  # only the helpers used
     compile(SOURCE + code, "sample.py", "exec")
     assert make_canaries(SOURCE, [], TOKEN, sites=[("test_plain", 99)]) == ("", [], "no sites")
 
 
-def test_every_single_canary_compiles_with_the_module() -> None:
+def test_every_single_copy_compiles_with_the_module() -> None:
     for site in find_sites(SOURCE, TARGETS):
         code, specs, _ = make_canaries(SOURCE, [], TOKEN, sites=[(site["test"], site["site"])])
         assert len(specs) == 1
@@ -401,10 +520,10 @@ def test_method_and_function_of_the_same_name() -> None:
         "def test_same():\n    assert f() == 1\n\n"
         "class TestA:\n    def test_same(self):\n        assert f() == 1\n"
     )
-    code, specs, _ = make_canaries(source, ["test_same", "TestA::test_same"], TOKEN)
+    code, specs, _ = make_canaries(source, ["test_same", "TestA::test_same"], TOKEN, seeds=1)
     assert [s["name"] for s in specs] == [f"test_same_{TOKEN}0"] * 2
     namespace = run_module(source + code)
-    # The method's temporary module-level name must not delete the module-level canary.
+    # The method's temporary module-level name must not delete the module-level copy.
     assert callable(namespace[f"test_same_{TOKEN}0"])
     assert f"test_same_{TOKEN}0" in vars(namespace["TestA"])  # type: ignore[arg-type]
 
@@ -433,13 +552,12 @@ class TestChild(Base):
         assert cls.__name__ == "TestChild"
 """
     targets = ["TestChild::test_static", "TestChild::test_klass", "TestChild::test_inherited"]
-    code, specs, reason = make_canaries(source, targets, TOKEN)
+    code, specs, reason = make_canaries(source, targets, TOKEN, seeds=1)
     assert reason == "" and len(specs) == 3
     # Inherited: the base's private names and super(), attached to the class tested.
     assert "self._Base__seen = 1" in code
-    assert f"assert super(Base, self).__eq__(self) == {S}" in code
+    assert "assert super(Base, self).__eq__(self) == " in code
     assert f"setattr(TestChild, 'test_inherited_{TOKEN}0'" in code
-    assert f"assert cls.__name__ == {S}" in code
     namespace = run_module(source + code)
     attrs = vars(namespace["TestChild"])
     assert isinstance(attrs[f"test_static_{TOKEN}0"], staticmethod)
@@ -447,7 +565,7 @@ class TestChild(Base):
     assert f"test_inherited_{TOKEN}0" not in vars(namespace["Base"])
 
 
-def test_a_decorator_that_fails_again_costs_only_its_canary() -> None:
+def test_a_decorator_that_fails_again_costs_only_its_copy() -> None:
     source = """\
 import pytest
 
@@ -465,7 +583,7 @@ class TestGone:
         assert 1 + 1 == 2
 """
     code, specs, reason = make_canaries(
-        source, ["TestGone::test_gone", "TestGone::test_kept"], TOKEN
+        source, ["TestGone::test_gone", "TestGone::test_kept"], TOKEN, seeds=1
     )
     assert len(specs) == 2 and reason == ""
     namespace = run_module(source + code)
@@ -482,13 +600,13 @@ def test_names_taken_by_the_module() -> None:
         f"token {TOKEN} clashes with a name in the module",
     )
     source = f"def test_a():\n    assert 1 == 1\n\ndef test_a_{TOKEN}0():\n    pass\n"
-    code, specs, reason = make_canaries(source, ["test_a"], TOKEN)
+    code, specs, reason = make_canaries(source, ["test_a"], TOKEN, seeds=1)
     assert (code, specs) == ("", [])
     assert reason == f"test_a site 0: test_a_{TOKEN}0 is taken"
 
 
 def test_no_sites() -> None:
-    source = "def test_a():\n    assert True\n    x = 1\n    assert x is 1\n"
+    source = "def test_a():\n    assert True\n    x = 1\n    assert x is 1\n    assert x != 2\n"
     assert make_canaries(source, ["test_a"], TOKEN) == ("", [], "no sites")
     assert make_canaries(source, [], TOKEN) == ("", [], "no sites")
 

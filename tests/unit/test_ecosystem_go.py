@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import random
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,15 +132,6 @@ def test_parse_ignores_non_json_and_counts_nothing_from_text() -> None:
     assert ev["tests"] == {} and not ev["connected"] and not ev["ended"]
 
 
-def test_go_canary_takes_the_package_clause_beside_it(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "a_test.go").write_text('package pkg_test\n\nimport "testing"\n')
-    text = polyglot.go_canary(str(tmp_path), "pkg/order_limit_test.go", "TestOrderLimit")
-    assert text is not None
-    assert text.startswith("package pkg_test\n") and "func TestOrderLimit(t *testing.T)" in text
-    assert polyglot.go_canary(str(tmp_path), "nowhere/x_test.go", "TestX") is None
-
-
 def test_patch_violations_runner_configuration() -> None:
     replace = _diff("go.mod", ["module m"], ["module m", "replace a.b/c => ./c"])
     work = _diff("go.work", [], ["go 1.21", "use ."], created=True)
@@ -213,23 +203,55 @@ def test_runner_spec_shuffles_and_reports() -> None:
     assert spec["env"]["GOPROXY"] == "off" and spec["env"]["GOFLAGS"] == "-mod=readonly"
 
 
-def test_run_job_canaries_are_fresh_and_plausible() -> None:
-    from swe_forge.records import TaskManifest
+def _go_task() -> Any:
+    from types import SimpleNamespace
 
-    task = TaskManifest.__new__(TaskManifest)
-    object.__setattr__(task, "FAIL_TO_PASS", ["pkg::TestA"])
-    object.__setattr__(task, "PASS_TO_PASS", ["pkg::TestB", ".::TestC"])
-    object.__setattr__(task, "harness", {"module": "m"})
-    object.__setattr__(task, "test_patch", "")
-    one = GO.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(1))
-    two = GO.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(2))
-    (name1,) = one["run"]["canary_map"]
-    (name2,) = two["run"]["canary_map"]
-    assert name1 != name2 and name1.startswith("pkg::Test")
-    assert "canary" not in name1.lower() and "swe" not in name1.lower()
-    assert one["run"]["canary_map"][name1] == {"test": "pkg::TestA", "site": 0}
-    script = one["run"]["argv"][-1]
-    assert name1.split("::")[1] in script and "TestB" in script and " ./pkg " in script + " "
+    return SimpleNamespace(
+        FAIL_TO_PASS=["pkg::TestA"],
+        PASS_TO_PASS=["pkg::TestB", ".::TestC"],
+        harness={"module": "m"},
+        image={"toolchain": "go1.22.12"},
+        test_patch=(
+            "diff --git a/pkg/a_test.go b/pkg/a_test.go\n--- a/pkg/a_test.go\n"
+            "+++ b/pkg/a_test.go\n@@ -1 +1,2 @@\n package pkg\n+// x\n"
+        ),
+    )
+
+
+def test_run_job_twins_build_their_binaries_then_run_them() -> None:
+    twins = [{}, {"edits": [{"path": "pkg/a_test.go", "start": 1, "end": 2, "text": "a"}]}]
+    job = GO.run_job(_go_task(), "/t", timeout=10, output_limit=100, twins=twins, test_timeout=30)
+    run = job["run"]
+    assert run["twins"] == twins and run["canary_map"] == {}
+    build = run["build"]["argv"][-1]
+    # One test binary per package, compiled (nothing runs), kept out of the tests' reach.
+    assert "go test -c -vet=off -o /tmp/swe-forge-bin/p0.test ." in build
+    assert "go test -c -vet=off -o /tmp/swe-forge-bin/p1.test ./pkg" in build
+    assert run["build"]["keep"] == [{"from": "/tmp/swe-forge-bin", "to": "/swe-forge-run/bin/go"}]
+    assert run["hide"] == ["pkg/a_test.go", "/tmp/gocache"]
+    script = run["argv"][-1]
+    assert "test2json -t -p m/pkg /swe-forge-run/bin/go/p1.test -test.v=test2json" in script
+    assert "cd /testbed/pkg" in script and "-test.timeout=30s" in script
+    assert "'-test.run=^(TestA|TestB|TestC)$'" in script
+
+
+def test_run_job_of_a_calibration_runs_the_copies_with_go_test() -> None:
+    extra = {"pkg::TestParseOrder": {"test": "pkg::TestA"}}
+    files = [{"path": "pkg/a_test.go", "text": "package pkg"}]
+    job = GO.run_job(_go_task(), "/t", timeout=10, output_limit=100, files=files, extra=extra)
+    run = job["run"]
+    assert "build" not in run and "twins" not in run
+    assert run["files"] == files and run["canary_map"] == extra
+    script = run["argv"][-1]
+    assert "go test -json" in script and "TestParseOrder" in script and "-timeout=0" in script
+    assert run["report"]["packages"] == [".", "pkg"]
+
+
+def test_twin_run_of_go_before_1_21_asks_for_verbose_output() -> None:
+    from swe_forge.ecosystems.go import twin_run_argv
+
+    old = twin_run_argv("m", ["."], run="^(TestA)$", seed=1, timeout=0, version="1.19.13")
+    assert "-test.v=true" in old[-1] and "-test.timeout=0" in old[-1]
 
 
 def test_parse_go_test_json_binary_died_mid_test_or_between_tests() -> None:

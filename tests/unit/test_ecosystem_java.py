@@ -361,21 +361,9 @@ def test_report_dirs_are_emptied_and_read_without_links(tmp_path: Path) -> None:
     assert polyglot.fresh_report_dirs(str(testbed), ["../x"], uid, gid, safe) == []
 
 
-@pytest.mark.parametrize("jupiter", [False, True])
-def test_java_canary_follows_the_framework_beside_it(tmp_path: Path, jupiter: bool) -> None:
-    pkg = tmp_path / "src/test/java/org/x"
-    pkg.mkdir(parents=True)
-    imp = "import org.junit.jupiter.api.Test;" if jupiter else "import org.junit.Test;"
-    (pkg / "FooTest.java").write_text(f"package org.x;\n\n{imp}\n\nclass FooTest {{}}\n")
-    code = polyglot.java_canary(
-        str(tmp_path), "src/test/java/org/x/ParseFieldTest.java", "ParseFieldTest#handlesEmpty"
-    )
-    assert code is not None and code.startswith("package org.x;")
-    assert ("org.junit.jupiter.api.Assertions" in code) == jupiter
-    assert "class ParseFieldTest" in code and "void handlesEmpty()" in code
-    # The name must match the file, and a framework must be found.
-    assert polyglot.java_canary(str(tmp_path), "src/test/java/org/x/A.java", "B#m") is None
-    probe = probe_source(pkg / "SweForgeProbeTest.java")
+def test_probe_source_names_its_class(tmp_path: Path) -> None:
+    (tmp_path / "FooTest.java").write_text("package org.x;\n\nimport org.junit.Test;\n")
+    probe = probe_source(tmp_path / "SweForgeProbeTest.java")
     assert "class SweForgeProbeTest" in probe and "void probe()" in probe
 
 
@@ -514,7 +502,7 @@ def test_runner_spec_orders_randomly_and_reports() -> None:
     assert spec["report"]["classes"]["org.x.BarTest"] == f"core/{T}BarTest.java"
 
 
-def test_run_job_selects_methods_and_adds_fresh_canaries() -> None:
+def test_run_job_selects_methods_and_the_calibration_copies() -> None:
     from swe_forge.records import TaskManifest
 
     task = TaskManifest.__new__(TaskManifest)
@@ -522,18 +510,20 @@ def test_run_job_selects_methods_and_adds_fresh_canaries() -> None:
     object.__setattr__(task, "PASS_TO_PASS", ["org.x.FooTest::b[1]", "org.x.BarTest::c"])
     object.__setattr__(task, "harness", {"test_files": [f"{T}FooTest.java", f"{T}BarTest.java"]})
     object.__setattr__(task, "test_patch", "")
-    one = JAVA.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(1))
-    two = JAVA.run_job(task, "/t", timeout=10, output_limit=100, rng=random.Random(2))
-    (name1,) = one["run"]["canary_map"]
-    (name2,) = two["run"]["canary_map"]
-    assert name1 != name2 and name1.startswith("org.x.") and "::" in name1
-    assert "canary" not in name1.lower() and "swe" not in name1.lower()
-    spec = one["run"]["canary_map"][name1]
-    assert spec["test"] == "org.x.FooTest::a" and spec["file"].startswith(T)
-    (extra,) = one["run"]["extra_files"]
-    assert extra["template"] == "java" and extra["path"] == spec["file"]
-    test_arg = next(a for a in one["run"]["argv"] if a.startswith("-Dtest="))
-    assert "org.x.FooTest#a+b*" in test_arg and "org.x.BarTest#c" in test_arg
-    cls, method = name1.split("::")
-    assert f"{cls}#{method}" in test_arg
-    assert one["run"]["report"]["classes"][cls] == spec["file"]
+    extra = {"org.x.FooTest::handlesEmptyField": {"test": "org.x.FooTest::a"}}
+    job = JAVA.run_job(
+        task, "/t", timeout=10, output_limit=100, extra=extra, rng=random.Random(1), test_timeout=9
+    )
+    run = job["run"]
+    assert run["canary_map"] == extra and "twins" not in run
+    test_arg = next(a for a in run["argv"] if a.startswith("-Dtest="))
+    assert "org.x.FooTest#a+b*+handlesEmptyField" in test_arg and "org.x.BarTest#c" in test_arg
+    assert "-Djunit.jupiter.execution.timeout.default=9 s" in run["argv"]
+    # 4 methods selected: the forked JVM may take 9 s for each (JUnit 4 has no per-test limit).
+    assert "-Dsurefire.timeout=36" in run["argv"]
+    assert run["report"]["classes"] == {
+        "org.x.BarTest": f"{T}BarTest.java",
+        "org.x.FooTest": f"{T}FooTest.java",
+    }
+    twins = JAVA.run_job(task, "/t", timeout=10, output_limit=100, twins=[{}, {}])["run"]
+    assert twins["twins"] == [{}, {}] and "-Dsurefire.timeout" not in " ".join(twins["argv"])

@@ -14,7 +14,6 @@ from swe_forge.ecosystems.base import capability_violations
 from swe_forge.ecosystems.js import (
     JsEcosystem,
     JsRunner,
-    canary_path,
     choose_node,
     detect_framework,
     engines_floor,
@@ -218,36 +217,9 @@ def test_vitest_uses_the_jest_shape() -> None:
 # ---------------------------------------------------------------------------------- canaries
 
 
-def test_canary_paths_follow_the_test_file() -> None:
-    assert canary_path("src/strutil.test.js", "parse_value") == "src/parse_value.test.js"
-    assert canary_path("lib/x.spec.ts", "a_b") == "lib/a_b.spec.ts"
-    assert canary_path("src/__tests__/thing.tsx", "a_b") == "src/__tests__/a_b.tsx"
-    assert canary_path("index.test.mjs", "a") == "a.test.mjs"
-
-
-def test_canary_template_matches_the_sibling(tmp_path: Path) -> None:
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "a.test.ts").write_text(
-        "import { describe, test, expect } from 'vitest';\ntest('x', () => expect(1).toBe(1));\n"
-    )
-    text = polyglot.js_canary(str(tmp_path), "src/b.test.ts", "parse nested value")
-    assert text.startswith("import { test, expect } from 'vitest';")
-    assert 'test("parse nested value"' in text and "expect(got).toBe(25)" in text
-    (tmp_path / "src" / "c.test.js").write_text(
-        "const assert = require('assert');\nit('x', () => {});\n"
-    )
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "c.test.js").write_text(
-        "const assert = require('assert');\nconst { f } = require('../src/f');\nit('x', () => {});\n"
-    )
-    text = polyglot.js_canary(str(tmp_path), "lib/d.test.js", "q")
-    # The code under test is loaded as its tests load it (a neutered framework shows).
-    assert text.startswith('require("../src/f");\n') and "throw new Error" in text
-    assert 'it("q"' in text
-
-
-def test_run_job_writes_canaries_beside_fail_to_pass_files() -> None:
+def test_run_job_selects_the_tests_and_the_calibration_copies() -> None:
     import random
+    import re
     from types import SimpleNamespace
     from typing import Any
 
@@ -257,17 +229,28 @@ def test_run_job_writes_canaries_beside_fail_to_pass_files() -> None:
         PASS_TO_PASS=["src/b.test.js::ok"],
         harness={"runner": "node-test", "module": "jest@29.7.0"},
     )
-    job = ECO.run_job(task, "/p/test.patch", timeout=60, output_limit=1 << 20, rng=random.Random(1))
+    extra = {"src/a.test.js::t > parse nested value": {"test": "src/a.test.js::t > fixed"}}
+    job = ECO.run_job(
+        task,
+        "/p/test.patch",
+        timeout=60,
+        output_limit=1 << 20,
+        extra=extra,
+        rng=random.Random(1),
+        test_timeout=5,
+    )
     run = job["run"]
-    (canary,) = run["extra_files"]
-    assert canary["path"].startswith("src/") and canary["path"].endswith(".test.js")
-    assert list(run["canary_map"]) == [f"{canary['path']}::{canary['name']}"]
-    assert canary["path"] in run["report"]["files"] and canary["path"] in run["argv"]
+    assert run["canary_map"] == extra and run["report"]["files"] == [
+        "src/a.test.js",
+        "src/b.test.js",
+    ]
     grep = run["argv"][run["argv"].index("-t") + 1]
-    import re
-
-    assert re.match(grep, "t fixed") and re.match(grep, canary["name"]) and re.match(grep, "ok")
-    assert not re.match(grep, "t fixed too")
+    assert re.match(grep, "t fixed") and re.match(grep, "t parse nested value")
+    assert re.match(grep, "ok") and not re.match(grep, "t fixed too")
+    assert "--testTimeout=5000" in run["argv"]
+    mocha = SimpleNamespace(**{**vars(task), "harness": {"module": "mocha@10.2.0"}})
+    argv = ECO.run_job(mocha, "/p", timeout=60, output_limit=1, twins=[{}], test_timeout=2)["run"]
+    assert argv["twins"] == [{}] and argv["argv"][argv["argv"].index("--timeout") + 1] == "2000"
 
 
 # -------------------------------------------------------------------------------- guards
@@ -343,12 +326,12 @@ def _src(path: str, *lines: str) -> str:
         ("process.exit(0);", "process.exit"),
         ("process.stdout.write(x);", "process.stdout/stderr"),
         ("require('fs').writeSync(1, s);", "process.stdout/stderr"),
-        ("console.log('{}');", "console"),
+        ("console.log = () => {};", "console"),
         ("process.on('exit', f);", "process.on"),
         ("delete require.cache[k];", "module loader"),
         ("const M = require('module'); M._load = f;", "module loader"),
         ("require('child_process').execSync('x');", "child_process"),
-        ("import vm from 'node:vm';", "vm"),
+        ("import vm from 'node:vm'; vm.runInThisContext(x);", "vm"),
         ("globalThis.expect = () => ({ toBe() {} });", "test framework"),
         ("global['it'] = f;", "test framework"),
         ("const { expect } = require('@jest/globals');", "test framework"),
@@ -370,15 +353,17 @@ def test_capabilities_ignore_tests_and_plain_code() -> None:
 def test_capabilities_the_base_uses_are_allowed() -> None:
     base = ECO.base_capabilities(
         ["src/a.js", "src/a.test.js", "node_modules/x/i.js"],
-        lambda p: {"src/a.js": b"console.warn('x')", "src/a.test.js": b"process.exit(1)"}.get(
-            p, b"process.stdout"
-        ),
+        lambda p: {
+            "src/a.js": b"function f() { console.warn = g; }",
+            "src/a.test.js": b"process.exit(1)",
+        }.get(p, b"process.stdout"),
     )
     assert base == ["console"]
-    found = capability_violations(
-        ECO.capabilities(_src("src/b.js", "console.log(1); process.exit(0);")), base=base, gold=[]
-    )
+    candidate = _src("src/b.js", "function h() { console.log = f; process.exit(0); }")
+    found = capability_violations(ECO.capabilities(candidate), base=base, gold=[])
     assert [v["code"] for v in found] == ["capability"] and "process.exit" in found[0]["detail"]
+    # Calling console's methods is no capability at all; replacing them is.
+    assert ECO.capabilities(_src("src/b.js", "console.log(1);")) == []
 
 
 # -------------------------------------------------------------- scope, toolchain, detection

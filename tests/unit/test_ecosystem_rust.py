@@ -372,19 +372,36 @@ def test_parse_ignores_free_text() -> None:
     assert ev["tests"] == {"tests/a.rs::one": "passed"} and ev["exitstatus"] == 0
 
 
-def test_canary_template_appends_a_failing_test(tmp_path) -> None:
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "a.rs").write_text("#[test]\nfn one() {}\n")
-    files = [{"path": "tests/a.rs", "template": "rust", "name": "parse_key_order", "append": True}]
-    made = polyglot.write_extra_files(str(tmp_path), files, lambda p: ".." not in p)
-    assert made == ["tests/a.rs"]
-    text = (tmp_path / "tests" / "a.rs").read_text()
-    assert text.startswith("#[test]\nfn one() {}\n") and "fn parse_key_order()" in text
-    assert "assert_eq!(got, 22" in text  # len("parse_key_order") + 7: never equal
-    # a name already there is not written twice; a missing file is skipped
-    assert polyglot.write_extra_files(str(tmp_path), files, lambda p: True) == []
-    missing = [{**files[0], "path": "tests/b.rs"}]
-    assert polyglot.write_extra_files(str(tmp_path), missing, lambda p: True) == []
+def test_run_job_twins_build_their_binaries_then_run_them() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    task: Any = SimpleNamespace(
+        FAIL_TO_PASS=["tests/a.rs::one"],
+        PASS_TO_PASS=["tests/a.rs::two", "tests/b.rs::three"],
+        harness={"module": "k"},
+        image={"toolchain": "rust-1.80.1"},
+        test_patch=diff("tests/a.rs", ["fn one() {}"], ["fn one() { }"]),
+    )
+    job = ECO.run_job(task, "/t", timeout=10, output_limit=100, twins=[{}, {}], test_timeout=7)
+    run = job["run"]
+    build = run["build"]["argv"][-1]
+    assert (
+        "cargo test --offline --no-run --message-format=json --manifest-path Cargo.toml --test a"
+        in build
+    )
+    assert 'cp "$exe" /tmp/swe-forge-bin/t0' in build and "/tmp/swe-forge-bin/t1" in build
+    assert "[ -d /tmp/target ] || cp -a /opt/target /tmp/target" in build
+    assert run["hide"][0] == "tests/a.rs" and "/tmp/target/debug/deps" in run["hide"]
+    script = run["argv"][-1]
+    # Each target's binary, framed, with its tests; a limit of 7 s per test it runs.
+    assert "timeout -k 5 14 /swe-forge-run/bin/rust/t0" in script
+    assert "--exact one two" in script and "--exact three" in script
+    assert '"type": "swe-forge-done"' in script
+    calibration = ECO.run_job(task, "/t", timeout=10, output_limit=100, extra={"tests/a.rs::x": {}})
+    assert (
+        "build" not in calibration["run"] and "--exact one two x" in calibration["run"]["argv"][-1]
+    )
 
 
 # -------------------------------------------------------------------------------- guards

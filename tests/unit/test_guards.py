@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from swe_forge.config import load_config
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.verify.guards import GuardLimits, PatchGuard
+from tests.unit.test_diffs import FORMS, Form, git_apply, git_changed, git_repo
 
 GUARD = PatchGuard(
     PathClassifier(load_config().classify),
@@ -159,3 +162,78 @@ def test_a_framework_project_gets_no_exemption() -> None:
         PathClassifier(load_config().classify), test_patch_paths=set(), project_name="pluggy"
     )
     assert "shadows_framework" in codes(patch, own)
+
+
+# ----------------------------------------------------------------------------------------------
+# Traditional diffs: every form git applies is accepted, with git's file list; the path guards
+# hold for them as for git's own sections (checked against the real git).
+
+
+@pytest.mark.parametrize("form", FORMS, ids=[f.name for f in FORMS])
+def test_traditional_forms_pass_with_gits_file_list(form: Form, tmp_path: Path) -> None:
+    repo = git_repo(tmp_path, form.files)
+    assert git_apply(repo, form.patch, "--check").returncode == 0
+    report = GUARD.check(form.patch)
+    assert report.ok, report.violations
+    assert report.files == git_changed(repo, form.patch) == form.changed
+
+
+def test_a_model_style_traditional_fix_passes() -> None:
+    # What a model writes: a/ b/ names and a hunk, no "diff --git" line.
+    patch = "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    report = GUARD.check(patch)
+    assert report.ok and report.files == ["pkg/core.py"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        ("a/../x.py", "b/../x.py", "path_escape"),
+        ("../x.py", "../x.py", "path_escape"),  # git would strip "..": refused all the same
+        ("a/pkg/../../x.py", "b/pkg/../../x.py", "path_escape"),
+        ("/x.py", "/x.py", "absolute_path"),  # git would change x.py
+        ("/etc/passwd", "/etc/passwd", "absolute_path"),
+        ("a//etc/passwd", "b//etc/passwd", "absolute_path"),
+        ("C:/x.py", "C:/x.py", "absolute_path"),
+        # Mismatched names: git patches the new one (and renames nothing), so does the guard.
+        ("a/pkg/core.py", "b/tests/test_core.py", "test_patch_path"),
+        ("a/pkg/core.py", "b/conftest.py", "runner_config"),
+        # The old name is not what git changes, but an escape in it is refused anyway.
+        ("a/../../etc/x.py", "b/pkg/core.py", "path_escape"),
+    ],
+)
+def test_traditional_paths_refused(old: str, new: str, code: str) -> None:
+    patch = f"--- {old}\n+++ {new}\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    assert code in codes(patch)
+
+
+def test_mismatched_names_guard_what_git_changes(tmp_path: Path) -> None:
+    # git changes pkg/core.py only: the test file named on the --- line is not touched.
+    patch = b"--- a/tests/test_core.py\n+++ b/pkg/core.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    repo = git_repo(tmp_path, {"tests/test_core.py": b"a\nb\nc\n", "pkg/core.py": b"a\nb\nc\n"})
+    assert git_changed(repo, patch) == ["pkg/core.py"]
+    report = GUARD.check(patch)
+    assert report.ok and report.files == ["pkg/core.py"]
+    assert git_apply(repo, patch).returncode == 0
+    assert (repo / "tests/test_core.py").read_bytes() == b"a\nb\nc\n"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "--- a/pkg/core.py\n+++ b/pkg/core.py\n",  # a header without hunks
+        "--- a/pkg/new.py\t1970-01-01 00:00:00.000000000 +0000\n+++ b/pkg/new.py\t2024-01-01 00:00:00.000000000 +0000\n@@ -0,0 +1 @@\n+n\n",
+        "--- core.py\n+++ core.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/pkg/x.py b/pkg/x.py\n--- a/pkg/x.py\n+++ b/pkg/x.py\n@@ -1 +1 @@\n-a\n+b\n",
+        "The fix:\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1 +1 @@\n-a\n+b\n",
+    ],
+    ids=["no hunks", "epoch creation", "git header after -p0", "prose"],
+)
+def test_traditional_malformed(patch: str) -> None:
+    assert codes(patch) == {"malformed_diff"}
+
+
+def test_a_traditional_creation_without_dev_null_is_guarded_as_new() -> None:
+    # One hunk from -0,0 and no /dev/null: git creates the file when it is missing.
+    patch = "--- a/src/json.py\n+++ b/src/json.py\n@@ -0,0 +1 @@\n+x = 1\n"
+    assert "shadows_stdlib" in codes(patch)
+    assert codes(patch.replace("src/json.py", "pkg/util.py")) == set()

@@ -21,7 +21,8 @@
 - **Capabilities.** A candidate's Go source may not newly use what reaches the process or
   the test binary's output (``os.Exit``, ``os.Stdout``, ``syscall``, ``unsafe``,
   ``go:linkname``, ``runtime``, the ``testing`` package, text shaped like test2json's frames...)
-  unless the base code or the gold patch already does.
+  unless the base code or the gold patch already does: read on the syntax tree, aliases and
+  folded strings resolved (:mod:`swe_forge.ecosystems.go.scan`).
 """
 
 from __future__ import annotations
@@ -45,20 +46,21 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     line_violations,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
+from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -120,24 +122,6 @@ _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.
 # A panic as the runtime prints it: the value, then the goroutine dump (the harness keeps the
 # first lines of a failed test's output, without blank ones).
 _GO_PANIC = re.compile(r"^panic: .*\n(?:.*\n)*?goroutine \d+ \[", re.M)
-
-#: What a candidate's Go code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "os.Exit": re.compile(r"\bos\.Exit\b"),
-    "os.Stdout/os.Stderr": re.compile(r"\bos\.(Stdout|Stderr|NewFile)\b"),
-    "fmt.Print": re.compile(r"\bfmt\.Print(ln|f)?\b|^\s*print(ln)?\("),
-    "syscall": re.compile(r"\"syscall\"|\bsyscall\.|golang\.org/x/sys/unix"),
-    "unsafe": re.compile(r"\"unsafe\""),
-    "runtime": re.compile(r"\"runtime\"|\"runtime/debug\"|\bruntime\.Goexit\b"),
-    "os/exec": re.compile(r"\"os/exec\""),
-    "os/signal": re.compile(r"\"os/signal\""),
-    "reflect": re.compile(r"\"reflect\""),
-    "testing": re.compile(r"\"testing\""),
-    "go:linkname": re.compile(r"//go:linkname"),
-    "cgo": re.compile(r"^\s*import\s+\"C\"|//\s*#cgo\b", re.M),
-    "init": re.compile(r"^func\s+init\s*\(", re.M),
-    "test-runner text": re.compile(r"--- (PASS|FAIL|SKIP)|=== (RUN|PAUSE|CONT)|\\x16|\\u0016|\x16"),
-}
 
 
 def go_mod_info(text: str) -> dict[str, str]:
@@ -293,11 +277,15 @@ class GoRunner:
             return self.packages
         return sorted({package_dir(f) for f in test_files}) or ["..."]
 
-    def argv(self, test_files: list[str], *, order_seed: int = 0, run: str = "") -> list[str]:
-        """The test command: a warm build cache copied to tmpfs, then go test."""
+    def argv(
+        self, test_files: list[str], *, order_seed: int = 0, run: str = "", timeout: float = 0.0
+    ) -> list[str]:
+        """The test command: a warm build cache copied to tmpfs, then go test (``timeout``:
+        go test's own limit on each test binary, 0 for none)."""
         pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
         pkgs = ["./..." if p == "./..." else p for p in pkgs]
-        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", "-timeout=0"]
+        limit = f"-timeout={int(timeout)}s" if timeout > 0 else "-timeout=0"
+        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", limit]
         if run:
             cmd.append(f"-run={run}")
         cmd += pkgs
@@ -325,10 +313,12 @@ class GoRunner:
                 crashed.add(key.split("::", 1)[0])
         result.crashed = sorted(crashed)
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         return {
-            "argv": self.argv(test_files, order_seed=order_seed),
+            "argv": self.argv(test_files, order_seed=order_seed, timeout=test_timeout),
             "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
             "report": {
                 "format": "go-test-json",
@@ -448,14 +438,23 @@ class GoEcosystem:
         )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Go files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test Go files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.go.scan`), and
+        ``assembly`` for a file the go tool compiles into the package that no scanner reads
+        (``.s``, ``.syso``, C sources)."""
+        found = set(source_capabilities(patch, read_base, self._source, scan))
+        if any(foreign_source(fp.new_path or "") for fp in parse_patch(patch)):
+            found.add(ASSEMBLY)
+        return sorted(found)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Go files (outside vendor/) use."""
-        own = (p for p in paths if not p.startswith("vendor/"))
-        return tree_capabilities(own, read, self._source, CAPABILITIES)
+        own = [p for p in paths if not p.startswith("vendor/") and "/vendor/" not in p]
+        found = set(tree_source_capabilities(own, read, self._source, scan))
+        if any(foreign_source(p) for p in own):
+            found.add(ASSEMBLY)
+        return sorted(found)
 
     def _source(self, path: str) -> bool:
         return path.endswith(".go") and not self.is_test_file(path)
@@ -478,42 +477,57 @@ class GoEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests and, per package of the FAIL_TO_PASS tests,
-        a canary test (a plausible name, a body that fails) that must be reported failed."""
+        """The verifier's run of the expected tests (and the calibration copies ``extra``
+        names), as twins or as one run (see :func:`swe_forge.ecosystems.base.verify_job`).
+
+        Twins build first: each twin's test binaries are compiled (``go test -c``, which runs
+        nothing of the project's), then the held-out test files and the build cache are
+        closed to the tests' user, and each twin runs its own binaries through test2json.
+        What a test process can read is its own twin's program and nothing of the others."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "")
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
         packages = sorted({t.split("::", 1)[0] for t in expected})
         tops = {t.split("::", 1)[1].split("/", 1)[0] for t in expected if "::" in t}
-        files: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for pkg in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                name = "Test" + canary_name(rng)
-                while name in tops:
-                    name += str(rng.randint(2, 9))
-                tops.add(name)
-                fname = canary_name(rng, "snake") + "_test.go"
-                path = fname if pkg == "." else f"{pkg}/{fname}"
-                files.append({"path": path, "template": "go", "name": name})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == pkg)
-                canary_map[f"{pkg}::{name}"] = {"test": target, "site": 0}
         run = "^(" + "|".join(sorted(re.escape(t) for t in tops)) + ")$"
         runner = GoRunner(module, packages)
-        return verify_job(
+        seed = rng.randrange(2**31)
+        job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv([], order_seed=rng.randrange(2**31), run=run),
+            argv=runner.argv([], order_seed=seed, run=run, timeout=test_timeout),
             env={**GO_ENV, "GOCACHE": "/tmp/gocache"},
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=files,
-            canary_map=canary_map,
             report={"format": "go-test-json", "module": module, "packages": packages},
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+        if twins is not None:
+            version = str(task.image.get("toolchain") or "").removeprefix("go")
+            job["run"]["argv"] = twin_run_argv(
+                module, packages, run=run, seed=seed, timeout=test_timeout, version=version
+            )
+            job["run"]["build"] = {
+                "argv": twin_build_argv(packages),
+                "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
+                "timeout": timeout,
+                "keep": [{"from": TWIN_BUILD, "to": TWIN_BIN}],
+            }
+            job["run"]["hide"] = sorted(patched_test_files(task.test_patch, self.is_test_file))
+            job["run"]["hide"].append("/tmp/gocache")
+        return job
+
+    def unit_of(self, test: str) -> str:
+        """A Go package's tests run in its own test binary."""
+        return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
@@ -643,6 +657,71 @@ class GoEcosystem:
             copies={"go": goroot},
             dockerignore="tree\n",
         )
+
+
+#: Where a twin's build puts its test binaries, and where its run finds them.
+TWIN_BUILD = "/tmp/swe-forge-bin"
+TWIN_BIN = "/swe-forge-run/bin/go"
+#: Before Go 1.21 ``go test -json`` ran binaries with -test.v, since then -test.v=test2json.
+TEST2JSON_V_SINCE = (1, 21)
+
+
+def _binary(i: int) -> str:
+    return f"p{i}.test"
+
+
+def twin_build_argv(packages: list[str]) -> list[str]:
+    """A twin's build: one test binary per package (compiling runs nothing of the project's:
+    no cgo, no generators). Without go vet: a decoy's or a calibration copy's literal can
+    make a check of vet's fire (``x[2] != "a" || x[2] != "b"``: "suspect or"), which would
+    fail the whole package's build; the tests decide, as they do for the gold patch."""
+    lines = [
+        'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null',
+        f"mkdir -p {TWIN_BUILD}; rc=0",
+    ]
+    for i, pkg in enumerate(packages):
+        target = "." if pkg == "." else "./" + pkg
+        out = f"{TWIN_BUILD}/{_binary(i)}"
+        lines.append(f"go test -c -vet=off -o {out} {shlex.quote(target)} || rc=1")
+    lines.append("exit $rc")
+    return ["/bin/sh", "-c", "cd /testbed\n" + "\n".join(lines)]
+
+
+def twin_run_argv(
+    module: str, packages: list[str], *, run: str, seed: int, timeout: float, version: str
+) -> list[str]:
+    """A twin's run: each package's binary, from its directory, through test2json (the
+    stream ``go test -json`` gives); a package with no binary had no test files."""
+    try:
+        newer = _vkey(".".join(version.split(".")[:2])) >= TEST2JSON_V_SINCE
+    except ValueError:
+        newer = True
+    verbose = "-test.v=test2json" if newer else "-test.v=true"
+    limit = f"-test.timeout={int(timeout)}s" if timeout > 0 else "-test.timeout=0"
+    lines = ["rc=0"]
+    for i, pkg in enumerate(packages):
+        path = module if pkg == "." else f"{module}/{pkg}"
+        binary = f"{TWIN_BIN}/{_binary(i)}"
+        cmd = [
+            f"{GOROOT}/pkg/tool/linux_amd64/test2json",
+            "-t",
+            "-p",
+            path,
+            binary,
+            verbose,
+            "-test.count=1",
+            f"-test.shuffle={seed}",
+            f"-test.run={run}",
+            limit,
+        ]
+        where = "/testbed" if pkg == "." else "/testbed/" + pkg
+        lines.append(
+            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
+            + " ".join(shlex.quote(a) for a in cmd)
+            + " || rc=1; fi"
+        )
+    lines.append("exit $rc")
+    return ["/bin/sh", "-c", "\n".join(lines)]
 
 
 def apply_to_tree(tree: Path, patch: str) -> None:

@@ -36,7 +36,9 @@ directories (``<module>/target/surefire-reports``).
   ``Unsafe``, processes, shutdown hooks, instrumentation, ``ServiceLoader``, annotation
   processing, file writes, JUnit/Surefire packages, text shaped like Surefire's reports)
   unless the base code or the gold patch already does. Plain threads are allowed: they die
-  with the test JVM, before its reports are read.
+  with the test JVM, before its reports are read. Read on the syntax tree, Unicode escapes
+  translated first, names and expression types resolved, strings folded
+  (:mod:`swe_forge.ecosystems.java.scan`).
 """
 
 from __future__ import annotations
@@ -64,20 +66,21 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.java.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -151,50 +154,6 @@ _METHOD = re.compile(
 )
 _TEST_NAME = re.compile(r"(^|/)(Test\w*|\w+Tests?|\w+TestCase)\.java$")
 
-#: What a candidate's main Java code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "System.exit": re.compile(r"\bSystem\s*\.\s*exit\b|\.\s*halt\s*\(|\bRuntime\s*\.\s*halt"),
-    "System.out/err": re.compile(
-        r"\bSystem\s*\.\s*(out|err|in|console)\b|\bSystem\s*\.\s*set(Out|Err|In)\b"
-        r"|\bFileDescriptor\s*\.\s*(out|err|in)\b"
-    ),
-    "system properties": re.compile(
-        r"\bSystem\s*\.\s*(setProperty|clearProperty|setProperties|setSecurityManager)\b"
-    ),
-    "reflection": re.compile(
-        r"\bjava\.lang\.reflect\b|\bsetAccessible\b|\bgetDeclared(Field|Method|Constructor)s?\b"
-        r"|\bMethodHandles?\b|\bVarHandle\b|\bClass\s*\.\s*forName\b|\bdefineClass\b"
-        r"|\bClassLoader\b"
-    ),
-    "Unsafe": re.compile(r"\bsun\.misc\b|\bjdk\.internal\b|\bUnsafe\b|\bsun\.reflect\b"),
-    "processes": re.compile(
-        r"\bProcessBuilder\b|\bRuntime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*exec\b|\bProcessHandle\b"
-        r"|\baddShutdownHook\b|/proc/"
-    ),
-    "instrumentation": re.compile(
-        r"\bjava\.lang\.instrument\b|\bInstrumentation\b|\bpremain\b|\bagentmain\b"
-        r"|\bcom\.sun\.tools\.attach\b|\bjava\.lang\.management\b"
-    ),
-    "ServiceLoader": re.compile(r"\bServiceLoader\b"),
-    "annotation processing": re.compile(r"\bjavax\.annotation\.processing\b|\bAbstractProcessor\b"),
-    "native code": re.compile(
-        r"\bSystem\s*\.\s*load(Library)?\s*\(|\bnative\s+\w+[\w<>\[\]]*\s+\w+\s*\("
-    ),
-    "file writes": re.compile(
-        r"\bFileOutputStream\b|\bFileWriter\b|\bRandomAccessFile\b|\bPrintWriter\s*\(\s*\"|"
-        r"\bFiles\s*\.\s*(write|writeString|newOutputStream|newBufferedWriter|copy|move|delete"
-        r"|deleteIfExists|createFile|createDirector(y|ies)|createSymbolicLink|createLink"
-        r"|setPosixFilePermissions|setLastModifiedTime)\b|\bFileChannel\b|\.\s*renameTo\s*\("
-    ),
-    "test framework": re.compile(
-        r"\borg\.junit\b|\borg\.opentest4j\b|\bjunit\.framework\b|\borg\.testng\b"
-        r"|\borg\.apache\.maven\b|\borg\.hamcrest\b|\borg\.assertj\b|\bsurefire\b"
-    ),
-    "test-runner text": re.compile(
-        r"<testcase|<testsuite|\bTEST-|Tests run:|<<< (FAILURE|ERROR)|BUILD (SUCCESS|FAILURE)"
-        r"|\\u003c|&#x?[0-9a-fA-F]+;"
-    ),
-}
 #: Packages of the test frameworks and the runner: a candidate's source in them shadows them.
 FRAMEWORK_DIRS = (
     "org/junit/",
@@ -567,8 +526,17 @@ class SurefireRunner:
         self.classes = classes
 
     @staticmethod
-    def argv(selection: list[str], *, order_seed: int = 0) -> list[str]:
-        """The test command for ``-Dtest`` entries (``Class`` or ``Class#m1+m2``)."""
+    def argv(selection: list[str], *, order_seed: int = 0, timeout: float = 0.0) -> list[str]:
+        """The test command for ``-Dtest`` entries (``Class`` or ``Class#m1+m2``); ``timeout``:
+        each JUnit 5 test's limit, and (JUnit 4 has none of its own) the forked JVM's, that
+        limit per selected test."""
+        limits = []
+        if timeout > 0:
+            methods = sum(max(1, entry.count("+") + 1) for entry in selection)
+            limits = [
+                f"-Djunit.jupiter.execution.timeout.default={int(timeout)} s",
+                f"-Dsurefire.timeout={int(timeout) * max(1, methods)}",
+            ]
         return [
             "mvn",
             *MVN_OPTIONS,
@@ -585,6 +553,7 @@ class SurefireRunner:
             "-DtrimStackTrace=true",
             "-DskipTests=false",
             "-Dmaven.test.skip=false",
+            *limits,
         ]
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
@@ -592,11 +561,13 @@ class SurefireRunner:
         sel = [class_of(f) for f in test_files if class_of(f)]
         return " ".join(shlex.quote(a) for a in self.argv(sel, order_seed=order_seed))
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         classes = {class_of(f): f for f in test_files if class_of(f)}
         return {
-            "argv": self.argv(sorted(classes), order_seed=order_seed),
+            "argv": self.argv(sorted(classes), order_seed=order_seed, timeout=test_timeout),
             "env": dict(JAVA_ENV_RUN),
             "report": report_spec(classes),
         }
@@ -711,13 +682,14 @@ class JavaEcosystem:
             )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Java files use."""
-        return patch_capabilities(patch, _is_main_source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's main Java files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.java.scan`)."""
+        return source_capabilities(patch, read_base, _is_main_source, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
-        """Capabilities the base tree's non-test Java files use."""
-        return tree_capabilities(paths, read, _is_main_source, CAPABILITIES)
+        """Capabilities the base tree's main Java files use."""
+        return tree_source_capabilities(paths, read, _is_main_source, scan)
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths and the root pom.xml; trees:
@@ -739,16 +711,18 @@ class JavaEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected test methods and, per class of the FAIL_TO_PASS
-        tests, a canary test class beside it (a plausible name, a body that fails) that must be
-        reported failed."""
+        """The verifier's run: the expected test methods (the calibration copies ``extra``
+        names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
-        files = {class_of(str(f)): str(f) for f in task.harness.get("test_files", [])}
-        files.pop("", None)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
+        sources = {class_of(str(f)): str(f) for f in task.harness.get("test_files", [])}
+        sources.pop("", None)
         methods: dict[str, set[str]] = {}
         for test in expected:
             cls, _, name = test.partition("::")
@@ -756,41 +730,26 @@ class JavaEcosystem:
         selection = []
         for cls, names in sorted(methods.items()):
             pats = sorted({method_base(n) + ("*" if method_base(n) != n else "") for n in names})
-            selection.append(cls.replace("$", "$") + "#" + "+".join(pats))
-        classes = {c: files.get(c.split("$", 1)[0], "") for c in methods}
-        extra: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            taken = {c.rsplit(".", 1)[-1] for c in methods}
-            for outer in sorted({t.split("::", 1)[0].split("$", 1)[0] for t in task.FAIL_TO_PASS}):
-                path = files.get(outer)
-                if not path:
-                    continue
-                name = canary_name(rng) + "Test"
-                while name in taken:
-                    name = canary_name(rng) + "Test"
-                taken.add(name)
-                words = canary_name(rng)
-                method = words[0].lower() + words[1:]
-                cpath = path.rsplit("/", 1)[0] + f"/{name}.java"
-                package = outer.rsplit(".", 1)[0] if "." in outer else ""
-                fqn = f"{package}.{name}" if package else name
-                extra.append({"path": cpath, "template": "java", "name": f"{name}#{method}"})
-                target = next(t for t in task.FAIL_TO_PASS if t.startswith(outer))
-                canary_map[f"{fqn}::{method}"] = {"test": target, "site": 0, "file": cpath}
-                selection.append(f"{fqn}#{method}")
-                classes[fqn] = cpath
+            selection.append(cls + "#" + "+".join(pats))
+        classes = {c: sources.get(c.split("$", 1)[0], "") for c in methods}
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=SurefireRunner.argv(selection, order_seed=rng.randrange(2**31)),
+            argv=SurefireRunner.argv(
+                selection, order_seed=rng.randrange(2**31), timeout=test_timeout
+            ),
             env=dict(JAVA_ENV_RUN),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=extra,
-            canary_map=canary_map,
             report=report_spec({c: p for c, p in classes.items() if p}),
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """Surefire forks one JVM for every class."""
+        return ""
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

@@ -31,9 +31,11 @@
   setup files, ``__mocks__/``), locks, ``.npmrc``, ``node_modules/`` and package.json lines
   the gold patch does not change.
 - **Capabilities.** A candidate's source may not newly use what reaches the process, its
-  stdout or the test framework (``process.exit``, ``process.stdout``, ``console``,
-  ``require.cache``/``Module._load``, ``child_process``, ``vm``, test globals, text shaped
-  like a report...) unless the base code or the gold patch already does.
+  stdout or the test framework (``process.exit``, ``process.stdout``, a replaced ``console``,
+  ``require.cache``/``Module._load``, ``child_process``, ``vm``, test globals, builtins
+  replaced, text shaped like a report...) unless the base code or the gold patch already
+  does: read on the syntax tree, scopes, aliases and folded strings resolved
+  (:mod:`swe_forge.ecosystems.js.scan`).
 """
 
 from __future__ import annotations
@@ -57,20 +59,21 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
     line_violations,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.js.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.gates.sandbox import MOUNT
@@ -117,51 +120,6 @@ _CONFIG_NAME = re.compile(
     r"^(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?)$"
 )
 _CONFIG_DIRS = ("node_modules", "__mocks__", ".yarn", ".pnp")
-
-#: What a candidate's JS/TS code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "process.exit": re.compile(r"\bprocess\s*(\.\s*|\[\s*['\"])(exit|abort|kill|reallyExit)\b"),
-    "process.stdout/stderr": re.compile(
-        r"\bprocess\s*(\.\s*|\[\s*['\"])(stdout|stderr|_rawDebug)\b|"
-        r"\bwriteSync\s*\(\s*[12]\s*,|/dev/(stdout|stderr|fd/)|/proc/self"
-    ),
-    "console": re.compile(r"\bconsole\s*(\.\s*|\[\s*['\"])\w+"),
-    "process.on": re.compile(
-        r"\bprocess\s*\.\s*(on|once|prependListener|addListener|prependOnceListener|emit)\s*\("
-    ),
-    "process internals": re.compile(
-        r"\bprocess\s*\.\s*(binding|_linkedBinding|dlopen|mainModule|_getActiveHandles)\b"
-    ),
-    "module loader": re.compile(
-        r"\brequire\s*\.\s*(cache|extensions)\b|\bModule\s*\.\s*_\w+|"
-        r"\bmodule\s*\.\s*(constructor|parent|children)\b|"
-        r"(require\(\s*|from\s+|import\(\s*)['\"](node:)?module['\"]"
-    ),
-    "child_process": re.compile(r"['\"](node:)?(child_process|cluster)['\"]"),
-    "vm": re.compile(r"['\"](node:)?vm['\"]"),
-    "worker_threads": re.compile(r"['\"](node:)?worker_threads['\"]"),
-    "inspector": re.compile(r"['\"](node:)?(inspector|v8|async_hooks|trace_events)['\"]"),
-    "test framework": re.compile(
-        r"['\"](@jest/[\w-]+|jest|jest-[\w-]+|vitest|vitest/[\w-]+|@vitest/[\w-]+|mocha|"
-        r"chai|expect)['\"]|"
-        r"\b(globalThis|global|window|self)\s*(\.\s*|\[\s*['\"])(expect|it|test|describe|"
-        r"jest|vi|afterAll|afterEach|beforeAll|beforeEach|suite|before|after|"
-        r"__coverage__)\b|"
-        r"Symbol\.for\(\s*['\"](jest|\$\$jest|vitest|mocha)|\bJEST_WORKER_ID\b|\bVITEST\b|"
-        r"__vitest\w*__|\bjasmine\b"
-    ),
-    "stack traces": re.compile(r"\bError\s*\.\s*(prepareStackTrace|stackTraceLimit)\b"),
-    "global objects": re.compile(
-        r"\b(Object|Function|Array|String|Promise|Error|Symbol)\s*\.\s*prototype\s*\.\s*"
-        r"\w+\s*=[^=]|Object\s*\.\s*(defineProperty|setPrototypeOf)\s*\(\s*"
-        r"(globalThis|global|process|console|Object\.prototype|Function\.prototype)\b"
-    ),
-    "eval": re.compile(r"\beval\s*\(|\bnew\s+Function\s*\("),
-    "test-report text": re.compile(
-        r"num(Failed|Passed|Total|Pending)Test(s|Suites)|\btestResults\b|assertionResults|"
-        r"ancestorTitles|failureMessages|\bfullTitle\b|numRuntimeErrorTestSuites"
-    ),
-}
 
 
 def node_for_date(base_date: str) -> tuple[str, str]:
@@ -275,12 +233,18 @@ class JsRunner:
         self.framework, self.version = split_module(module)
         self.packages = packages
 
-    def argv(self, files: list[str], *, order_seed: int = 0, grep: str = "") -> list[str]:
-        """The test command for explicit test files (``grep``: a full-name regex)."""
+    def argv(
+        self, files: list[str], *, order_seed: int = 0, grep: str = "", timeout: float = 0.0
+    ) -> list[str]:
+        """The test command for explicit test files (``grep``: a full-name regex; ``timeout``:
+        each test's limit in seconds, 0 for the framework's own)."""
         fw = self.framework
+        ms = str(int(timeout * 1000)) if timeout > 0 else ""
         if fw == "vitest":
             cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
             cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
+            if ms:
+                cmd.append(f"--testTimeout={ms}")
             if grep:
                 cmd += ["-t", grep]
             return cmd + list(files)
@@ -292,12 +256,16 @@ class JsRunner:
             # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
             # Our reporter: Mocha's JSON shape with each test's file at every version.
             cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            if ms:
+                cmd += ["--timeout", ms]
             cmd += ["--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered
         cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
         cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
+        if ms:
+            cmd.append(f"--testTimeout={ms}")
         if _vtuple(self.version or "0") >= (29, 2):
             cmd += ["--randomize", f"--seed={order_seed}"]
         if grep:
@@ -313,11 +281,13 @@ class JsRunner:
         fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
         return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         seed = order_seed % (2**31 - 1)
         return {
-            "argv": self.argv(test_files, order_seed=seed),
+            "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
             "env": dict(JS_ENV),
             "report": self.report(test_files),
         }
@@ -401,13 +371,18 @@ class JsEcosystem:
             return False
         return not _CONFIG_NAME.match(parts[-1])
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test JS/TS files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test JS/TS files use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.js.scan`)."""
+        return source_capabilities(patch, read_base, self._runs, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test JS/TS source files use."""
-        return tree_capabilities(paths, read, self._source, CAPABILITIES, max_bytes=2_000_000)
+        return tree_source_capabilities(paths, read, self._runs, scan)
+
+    def _runs(self, path: str) -> bool:
+        """A source file whose code can run (a ``.d.ts`` holds types only)."""
+        return self._source(path) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, package.json, locks, configs."""
@@ -435,46 +410,41 @@ class JsEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests' files with a name filter, and beside each
-        FAIL_TO_PASS test's file a canary test file (a plausible name, a test that fails)."""
+        """The verifier's run: the expected tests' files with a name filter (the calibration
+        copies ``extra`` names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "jest")
         runner = JsRunner(module)
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
-        files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
+        test_files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
         names = {_full_name(t.split("::", 1)[1], runner.framework) for t in expected if "::" in t}
-        extra: list[dict[str, str]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for f2p_file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                title = canary_name(rng, "snake").replace("_", " ")
-                while title in names:
-                    title += f" {rng.randint(2, 9)}"
-                names.add(title)
-                path = canary_path(f2p_file, canary_name(rng, "snake"))
-                if path in files:
-                    continue
-                extra.append({"path": path, "template": "js", "name": title})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == f2p_file)
-                canary_map[f"{path}::{title}"] = {"test": target, "site": 0}
-                files.append(path)
         grep = _grep(names, runner.framework)
         if len(grep) > 60_000:
             grep = ""  # too long for one argument: every test of the files runs
         return verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv(files, order_seed=rng.randrange(2**31 - 1), grep=grep),
+            argv=runner.argv(
+                test_files, order_seed=rng.randrange(2**31 - 1), grep=grep, timeout=test_timeout
+            ),
             env=dict(JS_ENV),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=extra,
-            canary_map=canary_map,
-            report=runner.report(files),
+            report=runner.report(test_files),
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+
+    def unit_of(self, test: str) -> str:
+        """One process (the runner's, in band) runs every test."""
+        return ""
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

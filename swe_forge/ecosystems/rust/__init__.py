@@ -35,7 +35,9 @@
 - **Capabilities.** A candidate's Rust source may not newly use what reaches the process or
   the test binary's output (``process::exit``, ``unsafe``, ``libc``, ``print!``, stdout,
   ``#[ctor]``, ``extern "C"``, ``#[no_mangle]``, ``env::args``, panic hooks, text shaped like
-  libtest's JSON, ``include!``...) unless the base code or the gold patch already does.
+  libtest's JSON, ``include!``...) unless the base code or the gold patch already does: read
+  on the token stream of the syntax tree, macros and ``cfg_attr`` included, ``use`` aliases
+  resolved and strings folded (:mod:`swe_forge.ecosystems.rust.scan`).
 """
 
 from __future__ import annotations
@@ -63,21 +65,22 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    canary_name,
     digest_text,
     file_lines,
     git_apply,
     line_violations,
     parse_patch,
-    patch_capabilities,
     patched_test_files,
     paths_beyond_gold,
     runner_config,
     signed,
+    source_capabilities,
     touched_paths,
-    tree_capabilities,
+    tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.rust.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.rust.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
@@ -207,28 +210,6 @@ SHUFFLE_SINCE = (1, 58)
 
 _TEST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
-
-#: What a candidate's Rust code may not newly use (see the module docstring).
-CAPABILITIES: dict[str, re.Pattern[str]] = {
-    "process::exit/abort": re.compile(r"\bprocess::(exit|abort)\b|use\s+std::process\b"),
-    "process::Command": re.compile(r"\bCommand::new\b|process::Command\b"),
-    "unsafe": re.compile(r"\bunsafe\b"),
-    "libc": re.compile(r"\blibc\b|\bnix::"),
-    "stdout/stderr": re.compile(r"\b(stdout|stderr)\s*\(|\b(e?print(ln)?|dbg)!|/dev/(stdout|fd)"),
-    "ctor": re.compile(r"\bctor\b|#\[\s*(used|link_section)\b|\.init_array"),
-    "extern": re.compile(r"\bextern\s+\"|#\[\s*(unsafe\s*\(\s*)?(no_mangle|export_name)\b"),
-    "env::args": re.compile(r"\benv::args(_os)?\b|\bargs_os\b"),
-    "panic hooks": re.compile(r"\bpanic::(set_hook|take_hook|catch_unwind|resume_unwind)\b"),
-    "global_allocator": re.compile(r"#\[\s*global_allocator\b"),
-    "raw fds": re.compile(r"\b(from_raw_fd|FromRawFd|OwnedFd|RawFd)\b|std::os::(fd|unix)"),
-    "include!": re.compile(r"\binclude(_bytes|_str)?!"),
-    "asm": re.compile(r"\b(global_)?asm!"),
-    "proc_macro": re.compile(r"\bproc_macro\b"),
-    "test-runner text": re.compile(
-        r"\\?\"(event|test_count|exec_time|filtered_out)\\?\"\s*:"
-        r"|\\?\"type\\?\"\s*:\s*\\?\"(test|suite)|swe-forge-(target|done)"
-    ),
-}
 
 #: Cargo.toml sections and keys that decide what is built and how tests run.
 _CONFIG_SECTION = re.compile(
@@ -520,6 +501,82 @@ def _script(
     return "\n".join(lines)
 
 
+#: Where a twin's build puts its test binaries, and where its run finds them.
+TWIN_BUILD = "/tmp/swe-forge-bin"
+TWIN_BIN = "/swe-forge-run/bin/rust"
+
+
+def _member_dir(file: str) -> str:
+    member = target_of(file)
+    return "/testbed" if member is None or member[0] == "." else f"/testbed/{member[0]}"
+
+
+def _twin_build_script(entries: list[tuple[str, str, list[str], list[str]]]) -> str:
+    """A twin's build: each target's test binary (``cargo test --no-run``), copied out of the
+    target dir by the path cargo reports for it."""
+    # The warm target dir is copied once, for the first twin; the others build on it.
+    prelude = RUN_PRELUDE.replace(
+        f"cp -a {TARGET_DIR} {RUN_TARGET}",
+        f"[ -d {RUN_TARGET} ] || cp -a {TARGET_DIR} {RUN_TARGET}",
+    )
+    assert prelude != RUN_PRELUDE
+    lines = [prelude, f"mkdir -p {TWIN_BUILD}"]
+    for i, (file, target, features, _filters) in enumerate(entries):
+        member = target_of(file)
+        manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
+        cmd = [
+            "cargo",
+            "test",
+            "--offline",
+            "--no-run",
+            "--message-format=json",
+            "--manifest-path",
+            manifest,
+            "--test",
+            target,
+            *(["--features", ",".join(features)] if features else []),
+        ]
+        lines.append(
+            "exe=$("
+            + " ".join(shlex.quote(a) for a in cmd)
+            + ' | grep -o \'"executable":"[^"]*"\' | tail -n 1 | cut -d\'"\' -f4)'
+            f' && [ -n "$exe" ] && cp "$exe" {TWIN_BUILD}/t{i} || rc=1'
+        )
+    lines.append("exit $rc")
+    return "\n".join(lines)
+
+
+def _twin_run_script(
+    entries: list[tuple[str, str, list[str], list[str]]], seed: int | None, timeout: float
+) -> str:
+    """A twin's run: per target a framing line, then its binary from the member's directory
+    (as cargo runs it) with libtest JSON; a target that did not build has no binary (a
+    collection error). ``timeout``: each test's limit, as a limit on the binary of that many
+    tests (libtest has none per test)."""
+    lines = ["rc=0"]
+    for i, (file, _target, _features, filters) in enumerate(entries):
+        mark = json.dumps({"type": MARK_TARGET, "file": file})
+        binary = f"{TWIN_BIN}/t{i}"
+        cmd = [binary, "-Z", "unstable-options", "--format", "json", "--report-time"]
+        if seed is not None:
+            cmd += ["--shuffle-seed", str(seed)]
+        if filters:
+            cmd += ["--exact", *filters]
+        limit = ""
+        if timeout > 0:
+            limit = f"timeout -k 5 {int(timeout) * max(1, len(filters))} "
+        where = _member_dir(file)
+        lines.append(
+            f"printf '%s\\n' {shlex.quote(mark)}; "
+            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
+            f"CARGO_MANIFEST_DIR={shlex.quote(where)} {limit}"
+            + " ".join(shlex.quote(a) for a in cmd)
+            + " || rc=1; else rc=1; fi"
+        )
+    lines.append(f"printf '%s\\n' {shlex.quote(json.dumps({'type': MARK_DONE}))}; exit $rc")
+    return "\n".join(lines)
+
+
 def scan_targets(tree: Path) -> dict[str, Any]:
     """The integration test targets of the root package of ``tree`` as cargo sees them:
     ``targets`` maps each target's root file to its ``name`` and the ``features`` its
@@ -688,7 +745,9 @@ class RustRunner:
                 crashed.add(target)
         result.crashed = sorted(crashed)
 
-    def run_spec(self, test_files: list[str], *, order_seed: int, hash_seed: int) -> dict[str, Any]:
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
         """The supervisor's ``run`` fields for one gate run."""
         return {
             "argv": self.argv(test_files, order_seed=order_seed),
@@ -810,14 +869,15 @@ class RustEcosystem:
         )
         return out
 
-    def capabilities(self, patch: str) -> list[str]:
-        """Capabilities the added lines of non-test Rust files use."""
-        return patch_capabilities(patch, self._source, CAPABILITIES)
+    def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
+        """Capabilities the patch's non-test Rust files use after it that they did not use
+        before (read on their token streams, :mod:`swe_forge.ecosystems.rust.scan`)."""
+        return source_capabilities(patch, read_base, self._source, scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Rust files (outside vendor/) use."""
-        own = (p for p in paths if not p.startswith("vendor/"))
-        return tree_capabilities(own, read, self._source, CAPABILITIES)
+        own = [p for p in paths if not p.startswith("vendor/") and "/vendor/" not in p]
+        return tree_source_capabilities(own, read, self._source, scan)
 
     def _source(self, path: str) -> bool:
         return path.endswith(".rs") and not self.is_test_file(path)
@@ -842,53 +902,61 @@ class RustEcosystem:
         *,
         timeout: float,
         output_limit: int,
-        canaries: bool = True,
+        twins: list[dict[str, Any]] | None = None,
+        files: list[dict[str, str]] | None = None,
+        extra: dict[str, dict[str, Any]] | None = None,
+        test_timeout: float = 0.0,
         rng: random.Random | None = None,
     ) -> dict[str, Any]:
-        """The verifier's run: the expected tests and, per target of the FAIL_TO_PASS tests,
-        a canary test (a plausible name, a body that fails) appended to the target's file,
-        that must be reported failed."""
+        """The verifier's run: the expected tests of each target (the calibration copies
+        ``extra`` names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
-        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS)
+        expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
         by_file: dict[str, list[str]] = {}
         for t in expected:
             file, _, name = t.partition("::")
             by_file.setdefault(file, []).append(name)
-        files: list[dict[str, Any]] = []
-        canary_map: dict[str, dict[str, Any]] = {}
-        if canaries:
-            for file in sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS}):
-                taken = {n.rsplit("::", 1)[-1] for n in by_file[file]}
-                name = canary_name(rng, "snake")
-                while name in taken:
-                    name += str(rng.randint(2, 9))
-                by_file[file].append(name)
-                files.append({"path": file, "template": "rust", "name": name, "append": True})
-                target = next(t for t in task.FAIL_TO_PASS if t.split("::", 1)[0] == file)
-                canary_map[f"{file}::{name}"] = {"test": target, "site": 0}
         layout = task.harness.get("layout")
         layout = layout if isinstance(layout, dict) else None
         entries = []
         for file in sorted(by_file):
             tgt = _target(file, layout)
             if tgt:
-                names = sorted(by_file[file])
-                rng.shuffle(names)
-                entries.append((file, tgt[0], tgt[1], names))
+                entries.append((file, tgt[0], tgt[1], sorted(by_file[file])))
         toolchain = str(task.image.get("toolchain") or "").removeprefix("rust-")
         runner = RustRunner(str(task.harness.get("module") or ""), toolchain)
         seed = rng.randrange(2**31) if runner._shuffles() else None
-        return verify_job(
+        job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
             argv=["/bin/sh", "-c", _script(entries, seed=seed)],
             env=dict(RUN_ENV),
             timeout=timeout,
             output_limit=output_limit,
-            extra_files=files,
-            canary_map=canary_map,
             report={"format": "libtest-json", "files": [e[0] for e in entries]},
+            twins=twins,
+            files=files,
+            canary_map=extra,
         )
+        if twins is not None:
+            # Twins build first: each twin's test binaries compiled, then the held-out test
+            # files and the build's own outputs closed to the tests' user (what a test process
+            # can read is its own twin's program), then each twin runs its binaries.
+            job["run"]["build"] = {
+                "argv": ["/bin/sh", "-c", _twin_build_script(entries)],
+                "env": dict(RUN_ENV),
+                "timeout": timeout,
+                "keep": [{"from": TWIN_BUILD, "to": TWIN_BIN}],
+            }
+            job["run"]["argv"] = ["/bin/sh", "-c", _twin_run_script(entries, seed, test_timeout)]
+            hidden = [f"{RUN_TARGET}/debug/{d}" for d in ("deps", "incremental", "build")]
+            job["run"]["hide"] = sorted(patched_test_files(task.test_patch, self.is_test_file))
+            job["run"]["hide"] += [*hidden, f"{RUN_TARGET}/debug/.fingerprint"]
+        return job
+
+    def unit_of(self, test: str) -> str:
+        """Each test target is a binary of its own."""
+        return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:

@@ -32,6 +32,7 @@ import __future__
 import ast
 import copy
 import pickle
+import random
 import re
 import sys
 
@@ -51,33 +52,25 @@ _OLD_LITERALS = (
     else ()
 )
 
-# unittest comparisons of `first` with `second`. The typed variants check the type of *both*
-# arguments (a sentinel is no list, has no len), so with the sentinel they would fail for a
-# universal object too; assertNotEqual would pass for an honest one. Their canaries therefore
-# call assertEqual, whose plain `first == second` lets the other operand decide.
-_RENAMED = {
-    "assertNotEqual": "assertEqual",
-    "assertListEqual": "assertEqual",
-    "assertTupleEqual": "assertEqual",
-    "assertDictEqual": "assertEqual",
-    "assertSetEqual": "assertEqual",
-    "assertSequenceEqual": "assertEqual",
-    "assertMultiLineEqual": "assertEqual",
-    "assertCountEqual": "assertEqual",
-    # Same signature; the negated form passes for an honest value and the sentinel.
-    "assertNotAlmostEqual": "assertAlmostEqual",
-}
-_COMPARING = set(_RENAMED) | {
-    "assertEqual",
-    "assertEquals",
-    "failUnlessEqual",
-    "assertAlmostEqual",
-    "assertAlmostEquals",
-    "assertGreater",
-    "assertGreaterEqual",
-    "assertLess",
-    "assertLessEqual",
-}
+# unittest methods that assert `first` equals `second`: the ones whose expected side a wrong
+# value of the same type fails. (assertNotEqual, assertGreater and the like hold for many wrong
+# values too, so they are no sites.)
+_EQUALITY = frozenset(
+    [
+        "assertEqual",
+        "assertEquals",
+        "failUnlessEqual",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertMultiLineEqual",
+        "assertCountEqual",
+        "assertAlmostEqual",
+        "assertAlmostEquals",
+    ]
+)
 # Keyword spellings of the two compared arguments across those methods.
 _FIRST = ("first", "list1", "tuple1", "d1", "set1", "seq1", "a")
 _SECOND = ("second", "list2", "tuple2", "d2", "set2", "seq2", "b")
@@ -121,22 +114,28 @@ def find_sites(source, targets):
     return found
 
 
-def make_canaries(source, targets, token, sites=None, limit=40):
-    """Canary code for the target tests of a test module, to append to that module.
+def make_canaries(source, targets, token, sites=None, limit=40, seeds=2):
+    """Calibration copies for the target tests of a test module, to append to that module.
+
+    Each copy is the test under a new name with one assertion site perturbed exactly as
+    :func:`decoy_source` perturbs it in place for the same seed; a run with the reference fix
+    tells which perturbations it fails (those a verification may use as decoys).
 
     Returns (code, specs, reason).
     code: text to append to the module ("" if nothing), starting with "\\n\\n".
-    specs: [{"test": ..., "site": k, "name": canary function name, "kind": ...}] for every
-    canary made.
+    specs: [{"test": ..., "site": k, "seed": n, "name": copy's function name, "kind": ...}]
+    for every copy made.
     reason: "" or why nothing/fewer was made (e.g. "python<3.9", "syntax error", "no sites").
     sites: None -> all sites (round-robin across targets so each target gets sites before any
-    target gets a second one, until `limit`); or an explicit list of (test, k) pairs to make
-    (those not found are skipped silently; `limit` does not apply).
+    target gets a second one, until `limit`), ``seeds`` perturbations of each while under the
+    limit; or an explicit list of (test, k) or (test, k, seed) entries to make (those not
+    found are skipped silently; `limit` does not apply).
     token: a short [a-z0-9] string chosen by the caller (random per run); every generated name
     includes it so names never collide with the module's names. Raises ValueError otherwise.
 
-    A canary of site k of ``func`` is named ``func_<token><k>``; pytest reports it as
-    ``path::func_<token><k>`` (parametrization ids kept) or ``path::Class::func_<token><k>``.
+    A copy of site k of ``func`` is named ``func_<token><k>`` (``_<j>`` for its j-th seed
+    after the first); pytest reports it as ``path::func_<token><k>`` (parametrization ids kept)
+    or ``path::Class::func_<token><k>``.
     """
     if not isinstance(token, str) or not _TOKEN.match(token):
         raise ValueError(f"token must be a non-empty string of [a-z0-9], not {token!r}")
@@ -145,10 +144,12 @@ def make_canaries(source, targets, token, sites=None, limit=40):
     tree = _parse(source)
     if not isinstance(tree, ast.Module):
         return "", [], tree
-    helpers = {"S": "_value_" + token, "E": "_Error_" + token, "W": "_Warning_" + token}
+    helpers = _helpers(token)
     taken = _identifiers(tree)
-    if any(name in taken for name in (*helpers.values(), _sentinel_class(helpers["S"]))):
+    if any(name in taken for name in helpers.values()):
         return "", [], f"token {token} clashes with a name in the module"
+    data = source.encode("utf-8")
+    rng = random.Random(token)
 
     notes = []
     located = {}
@@ -158,6 +159,7 @@ def make_canaries(source, targets, token, sites=None, limit=40):
             located[test] = _locate(tree, test)
         return located[test]
 
+    chosen = []  # (test, k, seed)
     if sites is None:
         counts = []
         for test in _targets(targets):
@@ -166,46 +168,492 @@ def make_canaries(source, targets, token, sites=None, limit=40):
                 notes.append(f"{test}: {target}")
             else:
                 counts.append((test, len(target["sites"])))
-        chosen = _round_robin(counts, limit)
+        pairs = _round_robin(counts, limit)
         total = sum(n for _, n in counts)
         if not total:
             notes.append("no sites")
-        elif len(chosen) < total:
-            notes.append(f"limit {limit}: {len(chosen)} of {total} sites")
+        elif len(pairs) < total:
+            notes.append(f"limit {limit}: {len(pairs)} of {total} sites")
+        extra = max(0, min(len(pairs) * (max(1, seeds) - 1), limit - len(pairs)))
+        for test, k in pairs:
+            chosen.append((test, k, rng.randrange(1, 2**31)))
+        for j in range(extra):
+            test, k = pairs[j % len(pairs)]
+            chosen.append((test, k, rng.randrange(1, 2**31)))
     else:
-        chosen = []
-        for test, k in _pairs(sites):
+        for test, k, seed in _triples(sites, rng):
             target = locate(test)
-            if not isinstance(target, str) and k < len(target["sites"]) and (test, k) not in chosen:
-                chosen.append((test, k))
+            entry = (test, k, seed)
+            if not isinstance(target, str) and k < len(target["sites"]) and entry not in chosen:
+                chosen.append(entry)
         if not chosen:
             notes.append("no sites")
     if not chosen:
         return "", [], "; ".join(notes)
 
     future = _future_flags(tree)
-    methods, functions, specs, used = [], [], [], set()
-    for test, k in chosen:
+    methods, functions, specs = [], [], []
+    made = {}
+    for test, k, seed in chosen:
         target = located[test]
-        name = f"{target['func'].name}_{token}{k}"
+        n = made[(test, k)] = made.get((test, k), 0) + 1
+        name = f"{target['func'].name}_{token}{k}" + ("" if n == 1 else f"_{n}")
         if name in taken:
             notes.append(f"{test} site {k}: {name} is taken")
             continue
         try:
-            text, kind, needs = _render(target, k, name, helpers, future)
-        except Exception as exc:  # a canary that cannot be written is left out, never fatal
+            text, kind = _render(target, k, name, helpers, future, seed, data)
+        except Exception as exc:  # a copy that cannot be written is left out, never fatal
             notes.append(f"{test} site {k}: not generated ({type(exc).__name__})")
             continue
         # Methods first: each binds its module-level name only until it is attached, so it must
-        # not come after a module-level canary of the same name.
+        # not come after a module-level copy of the same name.
         (methods if target["host"] else functions).append(text)
-        specs.append({"test": test, "site": k, "name": name, "kind": kind})
-        used.update(needs)
+        specs.append({"test": test, "site": k, "seed": seed, "name": name, "kind": kind})
     if not specs:
         return "", [], "; ".join(notes)
-    chunks = [_helper_text(key, helpers[key]) for key in "SEW" if key in used]
-    code = "\n\n" + "\n\n\n".join(chunks + methods + functions) + "\n"
+    code = "\n\n" + "\n\n\n".join([helper_source(token), *methods, *functions]) + "\n"
     return code, specs, "; ".join(notes)
+
+
+def decoy_source(source, test, k, seed, token):
+    """The module's source with site k of ``test`` perturbed in place: (source, "") or
+    (None, why not).
+
+    Only the expected expression of that one assertion changes, in place, byte for byte
+    elsewhere: one of its literals becomes another of the same type and shape (a character of
+    a string changed to another of its kind, a digit of a number to another digit, a bool
+    flipped) or, when it has no literal, it is wrapped in the runtime perturbation of
+    :func:`helper_source` (the same type, shape and length where the type allows); an expected
+    exception becomes a class of the same name that nothing raises. The test keeps its name,
+    its place and every other line, so that nothing but that value tells it from the real one.
+    """
+    tree = _parse(source)
+    if not isinstance(tree, ast.Module):
+        return None, str(tree)
+    names = _targets([test])
+    if not names:
+        return None, "no test"
+    target = _locate(tree, names[0])
+    if isinstance(target, str):
+        return None, target
+    sites = _sites(target["func"], target["selves"])
+    if not isinstance(k, int) or not 0 <= k < len(sites):
+        return None, f"no site {k}"
+    kind, _line, ref, _stmt = sites[k]
+    data = source.encode("utf-8")
+    starts = _line_starts(data)
+    helpers = _helpers(token)
+    node = ref[0]()
+    choice = _choose(kind, node, seed, data, starts)
+    if choice[0] == "literal":
+        _, lit, new_text = choice
+        a, b = _span(lit, starts)
+        edited = data[:a] + new_text.encode("utf-8") + data[b:]
+    else:
+        a, b = _span(node, starts)
+        inner = data[a:b].decode("utf-8")
+        if choice[0] == "raises":
+            wrapped = f"{helpers['E']}({inner})"
+        else:
+            wrapped = f"{helpers['S']}({inner}, {int(seed)})"
+        edited = data[:a] + wrapped.encode("utf-8") + data[b:]
+    out = edited.decode("utf-8")
+    try:
+        ast.parse(out)
+    except SyntaxError as exc:
+        return None, f"the decoy does not parse: {exc.msg}"
+    return out, ""
+
+
+def _helpers(token):
+    """The generated names of one token."""
+    return {"S": "_value_" + token, "E": "_error_" + token}
+
+
+def helper_source(token):
+    """Module-level definitions that every twin's test file ends with, decoy or not: the
+    runtime perturbation of a value (same type, same shape, same length where it can) and the
+    twin of an exception class (same name, raised by nothing)."""
+    h = _helpers(token)
+    return _HELPERS.replace("_value_TOKEN", h["S"]).replace("_error_TOKEN", h["E"])
+
+
+_HELPERS = """
+def _value_TOKEN(value, seed=0):
+    seed = (int(seed) * 1103515245 + 12345) % 2147483648
+    kind = type(value)
+    if kind is bool:
+        return not value
+    if kind is int:
+        step = 1 + seed % 3
+        return value + step if value <= 0 or seed % 2 else value - step
+    if kind is float:
+        if value != value:
+            return 0.0
+        return value + (max(1.0, abs(value)) / 2) * (1 if seed % 2 else -1)
+    if kind is complex:
+        return value + 1
+    if kind is str or kind is bytes:
+        text = value.decode("latin-1") if kind is bytes else value
+        if not text:
+            text = "a"
+        else:
+            spots = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
+            i = (spots or list(range(len(text))))[seed % len(spots or text)]
+            c = text[i]
+            pool = "0123456789" if c.isdigit() else "abcdefghijklmnopqrstuvwxyz"
+            if c.isupper():
+                pool = pool.upper()
+            if not (c.isascii() and c.isalnum()):
+                pool = "xy"
+            pool = [p for p in pool if p != c]
+            text = text[:i] + pool[seed % len(pool)] + text[i + 1 :]
+        return text.encode("latin-1") if kind is bytes else text
+    if kind is list or kind is tuple or (isinstance(value, tuple) and hasattr(value, "_make")):
+        items = list(value)
+        if not items:
+            items = [0]
+        else:
+            i = seed % len(items)
+            items[i] = _value_TOKEN(items[i], seed)
+        if kind is list:
+            return items
+        return kind._make(items) if hasattr(kind, "_make") else tuple(items)
+    if isinstance(value, dict):
+        out = dict(value)
+        if not out:
+            return {"": 0}
+        keys = list(out)
+        key = keys[seed % len(keys)]
+        out[key] = _value_TOKEN(out[key], seed)
+        try:
+            return kind(out)
+        except Exception:
+            return out
+    if kind is set or kind is frozenset:
+        if not value:
+            return kind([0])
+        items = sorted(value, key=repr)
+        victim = items[seed % len(items)]
+        new = _value_TOKEN(victim, seed)
+        n = 0
+        while new in value and n < 20:
+            n += 1
+            new = _value_TOKEN(new, seed + n)
+        return kind([x for x in value if x != victim] + [new])
+    if hasattr(value, "__dataclass_fields__"):
+        try:
+            import dataclasses
+
+            fields = [f.name for f in dataclasses.fields(value) if f.init]
+            name = fields[seed % len(fields)]
+            changed = _value_TOKEN(getattr(value, name), seed)
+            return dataclasses.replace(value, **{name: changed})
+        except Exception:
+            pass
+    try:
+        import enum
+
+        if isinstance(value, enum.Enum):
+            others = [m for m in type(value) if m is not value]
+            if others:
+                return others[seed % len(others)]
+    except Exception:
+        pass
+
+    class Value:
+        def __eq__(self, other):
+            return NotImplemented
+
+        def __ne__(self, other):
+            return NotImplemented
+
+        __hash__ = object.__hash__
+
+        def __repr__(self):
+            return repr(value)
+
+    return Value()
+
+
+def _error_TOKEN(expected):
+    if isinstance(expected, tuple):
+        return tuple(_error_TOKEN(e) for e in expected)
+    base = Exception
+    if isinstance(expected, type) and issubclass(expected, Warning):
+        base = Warning
+    name = getattr(expected, "__name__", "Error")
+    made = type(name, (base,), {"__module__": getattr(expected, "__module__", __name__)})
+    made.__qualname__ = getattr(expected, "__qualname__", name)
+    return made
+""".strip()
+
+
+# --- perturbing one site ---------------------------------------------------------------
+
+
+def _line_starts(data):
+    """Byte offset of each line's start (lines as Python's tokenizer counts them)."""
+    starts = [0]
+    for line in data.splitlines(True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _span(node, starts):
+    """(start, end) byte offsets of a node in the source."""
+    a = starts[node.lineno - 1] + node.col_offset
+    b = starts[node.end_lineno - 1] + node.end_col_offset
+    return a, b
+
+
+def _literals(node):
+    """The literals an expected expression is written with, in a fixed order (not inside
+    f-strings, lambdas or comprehensions, whose values are not what the test compares)."""
+    out = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.JoinedStr, ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        if (
+            isinstance(current, ast.Constant)
+            and type(current.value) in (str, bytes, int, float, bool, complex)
+            and getattr(current, "end_col_offset", None) is not None
+        ):
+            out.append(current)
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(current))))
+    return out
+
+
+def _choose(kind, node, seed, data, starts):
+    """How site ``node`` is perturbed for ``seed``: ("literal", node, new text), ("value",)
+    or ("raises",). The same for a node and its copy (calibration copies keep positions)."""
+    if kind == "raises":
+        return ("raises",)
+    rng = random.Random(seed)
+    literals = _literals(node)
+    rng.shuffle(literals)
+    vocabulary = _vocabulary(data)
+    for lit in literals:
+        a, b = _span(lit, starts)
+        new_text = _perturb_literal(data[a:b].decode("utf-8"), rng, vocabulary)
+        if new_text is not None:
+            return ("literal", lit, new_text)
+    return ("value",)
+
+
+_VOCABULARIES = {}
+
+
+def _vocabulary(data):
+    """The words (runs of two or more ASCII letters) of the module's string literals, in a
+    fixed order: a word of a string is changed to another word the tests themselves use, so
+    that the changed string reads as naturally as the real one."""
+    if data in _VOCABULARIES:
+        return _VOCABULARIES[data]
+    words = set()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            value = node.value
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            words.update(re.findall(r"[A-Za-z]{2,}", value))
+    found = sorted(words)
+    if len(_VOCABULARIES) > 64:
+        _VOCABULARIES.clear()
+    _VOCABULARIES[data] = found
+    return found
+
+
+def _shape(word):
+    if word.isupper():
+        return "upper"
+    if word[:1].isupper() and word[1:].islower():
+        return "title"
+    return "lower" if word.islower() else "mixed"
+
+
+def _swap_word(text, spots, rng, vocabulary):
+    """``text`` with one of its words replaced by another word of the same length and case
+    from ``vocabulary`` (None when no word has one)."""
+    words = []
+    run = []
+    for i in spots:
+        if text[i].isalpha() and (not run or i == run[-1] + 1):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            words.append(run)
+        run = [i] if text[i].isalpha() else []
+    if len(run) >= 2:
+        words.append(run)
+    options = []
+    for run in words:
+        # Only a whole word: the letters right before and after it are not part of it.
+        a, b = run[0], run[-1] + 1
+        if (a > 0 and text[a - 1].isalpha()) or (b < len(text) and text[b].isalpha()):
+            continue
+        word = text[a:b]
+        same = [
+            w for w in vocabulary if len(w) == len(word) and w != word and _shape(w) == _shape(word)
+        ]
+        if same:
+            options.append((a, b, same))
+    if not options:
+        return None
+    a, b, same = options[rng.randrange(len(options))]
+    return text[:a] + same[rng.randrange(len(same))] + text[b:]
+
+
+def _perturb_tree(kind, ref, seed, helpers, data):
+    """Perturb a copy's site in its tree exactly as _choose says for the original."""
+    node = ref[0]()
+    choice = _choose(kind, node, seed, data, _line_starts(data))
+    if choice[0] == "literal":
+        choice[1].value = _literal_value(choice[2])
+    elif choice[0] == "raises":
+        ref[1](ast.Call(func=_name(helpers["E"]), args=[node], keywords=[]))
+    else:
+        seed_node = ast.Constant(value=int(seed), kind=None)
+        ref[1](ast.Call(func=_name(helpers["S"]), args=[node, seed_node], keywords=[]))
+
+
+def _literal_value(text):
+    return ast.literal_eval("(\n" + text + "\n)")
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+_DIGITS = "0123456789"
+
+
+def _perturb_literal(text, rng, vocabulary=()):
+    """Another literal of the same type and form as ``text`` (a Python literal's source), or
+    None: in a string, one word changed to another word of ``vocabulary`` of its length and
+    case, else one letter or digit changed to another of its kind, escapes and prefixes
+    kept; a number near the number; a bool flipped. The value must differ."""
+    if text in ("True", "False"):
+        return "False" if text == "True" else "True"
+    try:
+        old = _literal_value(text)
+    except Exception:
+        return None
+    spots = _spots(text)
+    if not spots:
+        return None
+    if isinstance(old, (str, bytes)) and vocabulary:
+        new = _swap_word(text, spots, rng, vocabulary)
+        if new is not None:
+            try:
+                value = _literal_value(new)
+            except Exception:
+                value = old
+            if type(value) is type(old) and value != old:
+                return new
+    if isinstance(old, int) and not isinstance(old, bool):
+        # A number near the number: its last digits first.
+        spots = sorted(spots, key=lambda i: -i)[:2] + sorted(spots, key=lambda i: -i)[2:]
+    elif isinstance(old, float):
+        # Far outside any tolerance: one of its two leading digits.
+        spots = spots[:2]
+        rng.shuffle(spots)
+    else:
+        rng.shuffle(spots)
+    for i in spots[:24]:
+        ch = text[i]
+        pool = _DIGITS if ch in _DIGITS else _LOWER if ch in _LOWER else _UPPER
+        if ch in "abcdefABCDEF" and text[:2].lower() == "0x":
+            pool = "0123456789abcdef" if ch.islower() else "0123456789ABCDEF"
+        options = [c for c in pool if c != ch]
+        rng.shuffle(options)
+        for c in options[:4]:
+            new = text[:i] + c + text[i + 1 :]
+            try:
+                value = _literal_value(new)
+            except Exception:
+                continue
+            if type(value) is type(old) and value != old:
+                return new
+    return None
+
+
+def _escape_end(text, j, raw, is_bytes):
+    """Where the escape sequence starting at ``text[j]`` (a backslash) ends."""
+    nxt = text[j + 1 : j + 2]
+    if raw:
+        return j + 2
+    if nxt == "x":
+        return j + 4
+    if nxt == "u" and not is_bytes:
+        return j + 6
+    if nxt == "U" and not is_bytes:
+        return j + 10
+    if nxt == "N" and not is_bytes:
+        end = text.find("}", j)
+        return end + 1 if end >= 0 else len(text)
+    if nxt and nxt in "01234567":
+        k = j + 2
+        while k < len(text) and k < j + 4 and text[k] in "01234567":
+            k += 1
+        return k
+    return j + 2
+
+
+def _spots(text):
+    """Positions of the letters and digits of a literal's source that are its value's own
+    characters: not a string's prefix, quotes or escape sequences, not a number's base
+    prefix, exponent marker or suffix."""
+    if text[:1].isdigit() or text[:1] == ".":
+        low = text.lower()
+        if low.startswith(("0x", "0o", "0b")):
+            digits = {"x": "0123456789abcdef", "o": "01234567", "b": "01"}[low[1]]
+            return [i for i in range(2, len(text)) if text[i].lower() in digits]
+        out = []
+        for i, ch in enumerate(text):
+            if ch in "eEjJ":
+                break  # the exponent and the imaginary unit stay as they are
+            if ch in _DIGITS:
+                out.append(i)
+        return out
+    out = []
+    i = 0
+    n = len(text)
+    while i < n:
+        # Between the pieces of an implicit concatenation: space, line breaks, comments.
+        if text[i] in " \t\r\n\f\\":
+            i += 1
+            continue
+        if text[i] == "#":
+            while i < n and text[i] not in "\r\n":
+                i += 1
+            continue
+        j = i
+        while j < n and text[j] in "rRbBuU":
+            j += 1
+        prefix = text[i:j].lower()
+        if j >= n or text[j] not in "'\"":
+            return []
+        quote = text[j : j + 3] if text[j : j + 3] in ("'''", '"""') else text[j]
+        j += len(quote)
+        raw = "r" in prefix
+        while j < n and not text.startswith(quote, j):
+            ch = text[j]
+            if ch == "\\":
+                # An escape (or, raw, a backslash and what it protects): never changed.
+                j = _escape_end(text, j, raw, "b" in prefix)
+                continue
+            if ch.isascii() and ch.isalnum():
+                out.append(j)
+            j += 1
+        i = j + len(quote)
+    return out
 
 
 # --- finding targets and sites -------------------------------------------------------------
@@ -233,20 +681,25 @@ def _targets(targets):
     return seen
 
 
-def _pairs(sites):
-    """(test, k) pairs from an explicit site list; entries may also be site/spec dicts."""
+def _triples(sites, rng):
+    """(test, k, seed) from an explicit site list; entries may be (test, k), (test, k, seed)
+    or site/spec dicts. A missing seed is drawn from ``rng``."""
     for entry in sites:
         try:
             if isinstance(entry, dict):
-                test, k = entry["test"], entry["site"]
+                test, k, seed = entry["test"], entry["site"], entry.get("seed")
+            elif len(entry) == 3:
+                test, k, seed = entry
             else:
-                test, k = entry
+                (test, k), seed = entry, None
         except (KeyError, TypeError, ValueError):
             continue
-        if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
+        if seed is None:
+            seed = rng.randrange(1, 2**31)
+        if isinstance(k, int) and not isinstance(k, bool) and k >= 0 and isinstance(seed, int):
             names = _targets([test])
             if names:
-                yield names[0], k
+                yield names[0], k, seed
 
 
 def _round_robin(counts, limit):
@@ -300,7 +753,7 @@ def _locate(tree, test):
         if params:
             selves.add(params[0].arg)
     try:
-        sites = [(kind, line) for kind, line, _apply, _stmt in _sites(func, selves)]
+        sites = [(kind, line) for kind, line, _ref, _stmt in _sites(func, selves)]
     except RecursionError:  # absurdly deep expressions: no canary rather than a crash
         return "too deeply nested"
     return {
@@ -341,11 +794,11 @@ def _statements(node):
 
 
 def _sites(func, selves):
-    """Perturbable sites of `func`'s own body in source order, as (kind, line, apply, stmt).
+    """Perturbable sites of `func`'s own body in source order, as (kind, line, ref, stmt).
 
-    ``apply(helpers)`` perturbs that site of this very tree in place and returns the keys of
-    the helpers it used; ``stmt`` is the statement that holds the site. A deep copy of the
-    function is analysed to make a canary.
+    ``ref`` is (get, put) of the expected expression of this very tree (the expected operand,
+    the member of ``in``, the value inside ``approx``, the expected exception); ``stmt`` is the
+    statement that holds the site. A deep copy of the function is analysed to make a copy.
     """
     found = []
     for stmt in _statements(func):
@@ -440,37 +893,45 @@ def _expected_first(first, second):
 
 
 def _assert_site(stmt):
+    """``assert value == expected`` (or ``expected == value``, an ``approx`` on either side)
+    and ``assert member in container``. Other comparisons are no sites: a wrong value of the
+    same type often satisfies ``!=``, ``<`` or ``>`` as well as the right one does."""
     test = stmt.test
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     op = test.ops[0]
     if isinstance(op, ast.In):
 
-        def apply_in(helpers):
-            test.left = _name(helpers["S"])
-            return {"S"}
+        def get_member():
+            return test.left
 
-        return ("in", stmt.lineno, apply_in)
-    if not isinstance(op, (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        def put_member(node):
+            test.left = node
+
+        return ("in", stmt.lineno, (get_member, put_member))
+    if not isinstance(op, ast.Eq):
         return None
     first = _expected_first(test.left, test.comparators[0])
     expected = test.left if first else test.comparators[0]
-    approx = _approx_arg(expected) if isinstance(op, (ast.Eq, ast.NotEq)) else None
+    approx = _approx_arg(expected)
+    if approx is not None:
+        return ("approx", stmt.lineno, _ref(expected, approx))
 
-    def apply(helpers):
-        if isinstance(op, ast.NotEq):
-            # `value != sentinel` holds for every honest value; `==` is what a universal
-            # object answers yes to and an honest one no.
-            test.ops[0] = ast.Eq()
-        if approx is not None:
-            _put(expected, approx, _name(helpers["S"]))
-        elif first:
-            test.left = _name(helpers["S"])
+    def get():
+        return test.left if first else test.comparators[0]
+
+    def put(node):
+        if first:
+            test.left = node
         else:
-            test.comparators[0] = _name(helpers["S"])
-        return {"S"}
+            test.comparators[0] = node
 
-    return ("approx" if approx is not None else "compare", stmt.lineno, apply)
+    return ("compare", stmt.lineno, (get, put))
+
+
+def _ref(call, where):
+    """(get, put) of the node a call passes at ``where`` (see _arg)."""
+    return (lambda: _get(call, where), lambda node: _put(call, where, node))
 
 
 def _on_self(call, selves):
@@ -490,41 +951,14 @@ def _unittest_site(call, selves):
         member = _arg(call, 0, ("member",))
         if member is None:
             return None
-
-        def apply_in(helpers):
-            _put(call, member, _name(helpers["S"]))
-            return {"S"}
-
-        return ("in", call.lineno, apply_in)
-    if method not in _COMPARING:
+        return ("in", call.lineno, _ref(call, member))
+    if method not in _EQUALITY:
         return None
     first, second = _arg(call, 0, _FIRST), _arg(call, 1, _SECOND)
     if first is None or second is None:
         return None
     expected = first if _expected_first(_get(call, first), _get(call, second)) else second
-
-    def apply(helpers):
-        _put(call, expected, _name(helpers["S"]))
-        renamed = _RENAMED.get(method)
-        if renamed == "assertEqual":
-            # assertEqual(first, second, msg): the typed variants' own keywords and
-            # assertSequenceEqual's seq_type have no place there.
-            call.args = call.args[:3]
-            keywords = []
-            for kw in call.keywords:
-                if kw.arg in _FIRST:
-                    kw.arg = "first"
-                elif kw.arg in _SECOND:
-                    kw.arg = "second"
-                elif kw.arg == "seq_type":
-                    continue
-                keywords.append(kw)
-            call.keywords = keywords
-        if renamed:
-            call.func.attr = renamed
-        return {"S"}
-
-    return ("call_equal", call.lineno, apply)
+    return ("call_equal", call.lineno, _ref(call, expected))
 
 
 def _mentions(node, names):
@@ -550,12 +984,7 @@ def _expect_site(call, selves, call_form):
     expected = _arg(call, 0, _EXPECTED_KW)
     if expected is None or _mentions(_get(call, expected), _UNSAFE):
         return None
-
-    def apply(helpers):
-        _put(call, expected, _name(helpers[helper]))
-        return {helper}
-
-    return ("raises", call.lineno, apply)
+    return ("raises", call.lineno, _ref(call, expected))
 
 
 # --- writing canaries ----------------------------------------------------------------------
@@ -585,11 +1014,12 @@ def _future_flags(tree):
     return flags
 
 
-def _render(target, k, name, helpers, future):
-    """The canary of site k of `target` as module-level code: (text, kind, helper keys)."""
+def _render(target, k, name, helpers, future, seed, data):
+    """The copy of site k of `target`, perturbed as decoy_source perturbs it in place (the
+    same literal, the same value for the same seed), as module-level code: (text, kind)."""
     func = _copy(target["func"])
-    kind, _line, apply, stmt = _sites(func, target["selves"])[k]
-    used = apply(helpers)
+    kind, _line, ref, stmt = _sites(func, target["selves"])[k]
+    _perturb_tree(kind, ref, seed, helpers, data)
     func.name = name
     # A docstring would be collected a second time by --doctest-modules.
     if (
@@ -625,7 +1055,7 @@ def _render(target, k, name, helpers, future):
     )
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[wrapper], type_ignores=[])))
     compile(text, "<generated>", "exec", flags=future, dont_inherit=True)
-    return text, kind, used
+    return text, kind
 
 
 def _defer(func, stmt, flag):
@@ -854,28 +1284,3 @@ class _ClassScope(ast.NodeTransformer):
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
-
-
-def _sentinel_class(name):
-    """The sentinel's class, bound only while the sentinel is made: `_value_x` -> `_Value_x`."""
-    return name[:1] + name[1:2].upper() + name[2:]
-
-
-def _helper_text(key, name):
-    """Source of one helper: the sentinel instance, or an exception or warning class."""
-    if key == "E":
-        return f"class {name}(Exception):\n    pass"
-    if key == "W":
-        return f"class {name}(Warning):\n    pass"
-    # Returning NotImplemented leaves the answer to the other operand, on either side; with no
-    # ordering methods, ordering against it raises TypeError, an honest failure.
-    cls = _sentinel_class(name)
-    return (
-        f"class {cls}:\n\n"
-        "    def __eq__(self, other):\n        return NotImplemented\n\n"
-        "    def __ne__(self, other):\n        return NotImplemented\n\n"
-        "    __hash__ = object.__hash__\n\n"
-        "    def __repr__(self):\n        return '<object>'\n\n\n"
-        f"{name} = {cls}()\n"
-        f"del {cls}"
-    )

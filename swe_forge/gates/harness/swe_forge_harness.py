@@ -233,6 +233,34 @@ def _read_secret():
         return {}
 
 
+#: The pipe on which the supervisor answers "collected" once it has closed the test files to
+#: the tests' user (read at import, before any code under test exists).
+_ACK = {"fd": None}
+_ack_fd = os.environ.pop("SWE_FORGE_ACK_FD", "")
+if _ack_fd.isdigit():
+    _ACK["fd"] = int(_ack_fd)
+
+
+def _wait_for_the_files():
+    """Wait (boundedly) until the supervisor says the test files are out of reach: the code
+    under test has imported them, nothing it does from now on may read them."""
+    fd = _ACK["fd"]
+    _ACK["fd"] = None
+    if fd is None:
+        return
+    import select
+
+    try:
+        ready, _, _ = select.select([fd], [], [], 60)
+        if ready:
+            os.read(fd, 1)
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def _build():
     """The harness's private parts, closed over the secret (nothing reachable by name)."""
     secret = _read_secret()
@@ -443,6 +471,7 @@ def pytest_collection_modifyitems(session, config, items):
         _PRIVATE[6](items, int(seed))
     _PRIVATE[5](items)
     _send({"event": "collected", "count": len(items)})
+    _wait_for_the_files()
     _check(config)
 
 

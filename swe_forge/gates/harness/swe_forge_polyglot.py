@@ -1,4 +1,4 @@
-"""Structured test reports and canary tests of runners other than pytest (the supervisor's).
+"""Structured test reports of runners other than pytest (the supervisor's).
 
 Standalone on purpose, like the supervisor: stdlib only, Python 3.9+, no imports from
 swe-forge. The supervisor captures the runner's structured stream (never a file the code under
@@ -16,7 +16,6 @@ pytest harness's events, so the host judges every ecosystem the same way:
 import json
 import os
 import re
-import stat
 
 OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 MAX_TESTS = 200000
@@ -155,77 +154,6 @@ def parse(spec, data):
         ev["tamper"].append("unknown report format")
         return ev
     return parser(data, spec)
-
-
-# ------------------------------------------------------------------------------- canaries
-
-_GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
-
-
-def go_canary(testbed, path, name):
-    """A Go test file that must fail: the package clause of a test file beside it."""
-    directory = os.path.dirname(os.path.join(testbed, path))
-    package = ""
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return None
-    for entry in names:
-        if not entry.endswith("_test.go"):
-            continue
-        try:
-            with open(os.path.join(directory, entry), "rb") as fh:
-                m = _GO_PACKAGE.search(fh.read(65536).decode("utf-8", "replace"))
-        except OSError:
-            continue
-        if m:
-            package = m.group(1)
-            break
-    if not package:
-        return None
-    return (
-        f'package {package}\n\nimport "testing"\n\n'
-        f"func {name}(t *testing.T) {{\n"
-        f'\tgot, want := len("{name.lower()}"), {len(name) + 7}\n'
-        f'\tif got != want {{\n\t\tt.Fatalf("got %d, want %d", got, want)\n\t}}\n}}\n'
-    )
-
-
-TEMPLATES = {"go": go_canary}
-
-
-def write_extra_files(testbed, files, safe_rel):
-    """Write canary test files (root-owned, world-readable); return paths written."""
-    written = []
-    for item in files or ():
-        path, template = item.get("path", ""), item.get("template", "")
-        if not safe_rel(path) or template not in TEMPLATES:
-            continue
-        content = TEMPLATES[template](testbed, path, item.get("name", ""))
-        if content is None:
-            continue
-        full = os.path.join(testbed, path)
-        if item.get("append"):
-            # Appended to an existing test file (a language whose tests need a target):
-            # a regular file only, never through a link.
-            try:
-                fd = os.open(full, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-            except OSError:
-                continue
-            with os.fdopen(fd, "a", encoding="utf-8") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    continue
-                fh.write(content)
-            written.append(path)
-            continue
-        if os.path.lexists(full) or not os.path.isdir(os.path.dirname(full)):
-            continue
-        with open(full, "w", encoding="utf-8") as fh:
-            fh.write(content)
-        os.chown(full, 0, 0)
-        os.chmod(full, 0o444)
-        written.append(path)
-    return written
 
 
 # ------------------------------------------------------------------- JavaScript / TypeScript
@@ -407,89 +335,6 @@ PARSERS["jest-json"] = parse_jest_json
 PARSERS["vitest-json"] = parse_jest_json
 PARSERS["mocha-json"] = parse_mocha_json
 
-_JS_FRAMEWORK_IMPORT = re.compile(
-    r"""^\s*import\s*\{[^}]*\}\s*from\s*['"](vitest|@jest/globals|mocha|node:test)['"]""", re.M
-)
-_JS_FRAMEWORK_REQUIRE = re.compile(
-    r"""require\(\s*['"](vitest|@jest/globals|node:test)['"]\s*\)""", re.M
-)
-_JS_RELATIVE = re.compile(
-    r"""(?:\bfrom\s*|^\s*import\s*)['"](\.{1,2}/[^'"\n]+)['"]|"""
-    r"""\brequire\(\s*['"](\.{1,2}/[^'"\n]+)['"]\s*\)""",
-    re.M,
-)
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-
-
-def js_canary(testbed, path, name):
-    """A JavaScript/TypeScript test file that must fail, in the style of a test file beside
-    it (the same extension; the framework's import when that file imports it)."""
-    directory = os.path.dirname(os.path.join(testbed, path))
-    ext = os.path.splitext(path)[1]
-    sibling = ""
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return None
-    for entry in names:
-        if entry.endswith(ext) and entry != os.path.basename(path):
-            try:
-                with open(os.path.join(directory, entry), "rb") as fh:
-                    text = fh.read(262144).decode("utf-8", "replace")
-            except OSError:
-                continue
-            if re.search(r"\b(it|test)\s*\(", text):
-                sibling = text
-                break
-    fn = "it"
-    if re.search(r"\btest\s*\(", sibling) and not re.search(r"\bit\s*\(", sibling):
-        fn = "test"
-    # The framework's own assertion when the tests use it (a neutered ``expect`` then lets
-    # the canary pass, which is caught), else a plain throw (mocha with node's assert).
-    use_expect = bool(re.search(r"\bexpect\s*\(", sibling))
-    names = fn + (", expect" if use_expect else "")
-    head = ""
-    m = _JS_FRAMEWORK_IMPORT.search(sibling)
-    if m and m.group(1) != "mocha":
-        head = "import { " + names + " } from '" + m.group(1) + "';\n\n"
-    else:
-        m = _JS_FRAMEWORK_REQUIRE.search(sibling)
-        if m:
-            head = "const { " + names + " } = require('" + m.group(1) + "');\n\n"
-    # The code under test, loaded as the tests beside it load it: Jest and Vitest give each
-    # test file its own globals, so a module that neuters the framework when imported must
-    # do it in the canary's file too (side-effect imports: no binding goes unused).
-    esm = bool(re.search(r"^\s*import\s", sibling, re.M))
-    seen = []
-    for spec in _JS_RELATIVE.findall(sibling):
-        spec = next(x for x in spec if x)
-        if spec not in seen and len(seen) < 20:
-            seen.append(spec)
-    for spec in seen:
-        head += (
-            ("import " + json.dumps(spec) + ";\n")
-            if esm
-            else ("require(" + json.dumps(spec) + ");\n")
-        )
-    if seen:
-        head += "\n"
-    want = len(name) + 7
-    if use_expect:
-        check = "  expect(got).toBe(" + str(want) + ");\n"
-    else:
-        check = (
-            "  if (got !== " + str(want) + ") {\n"
-            "    throw new Error('expected ' + got + ' to be " + str(want) + "');\n  }\n"
-        )
-    return (
-        head + fn + "(" + json.dumps(name) + ", function () {\n"
-        "  const got = " + json.dumps(name.lower()) + ".length;\n" + check + "});\n"
-    )
-
-
-TEMPLATES["js"] = js_canary
-
-
 # ------------------------------------------------------------------------------------ rust
 
 RUST_OUTCOMES = {"ok": "passed", "failed": "failed", "ignored": "skipped"}
@@ -602,24 +447,7 @@ def parse_libtest_json(data, spec):
     return ev
 
 
-def rust_canary(testbed, path, name):
-    """Lines appended to an existing Rust test target file: a test that must fail."""
-    try:
-        with open(os.path.join(testbed, path), "rb") as fh:
-            source = fh.read(4 << 20).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if re.search(r"\bfn\s+" + re.escape(name) + r"\b", source):
-        return None
-    return (
-        f"\n\n#[test]\nfn {name}() {{\n"
-        f'    let got = "{name}".len();\n'
-        f'    ::std::assert_eq!(got, {len(name) + 7}, "length of {name}");\n}}\n'
-    )
-
-
 PARSERS["libtest-json"] = parse_libtest_json
-TEMPLATES["rust"] = rust_canary
 
 
 # ------------------------------------------------------------------------ Maven Surefire
@@ -827,55 +655,3 @@ def parse_surefire(data, spec):
 
 
 PARSERS["surefire-xml"] = parse_surefire
-
-_JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
-
-
-def java_canary(testbed, path, name):
-    """A JUnit test class that must fail, in the package and framework (JUnit 4 or 5) of a
-    test class beside it. ``name`` is ``Class#method``."""
-    directory = os.path.dirname(os.path.join(testbed, path))
-    cls, _, method = name.partition("#")
-    if not cls or not method or not path.endswith("/" + cls + ".java"):
-        return None
-    package, jupiter = None, None
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return None
-    for entry in names:
-        if not entry.endswith(".java"):
-            continue
-        try:
-            with open(os.path.join(directory, entry), "rb") as fh:
-                source = fh.read(131072).decode("utf-8", "replace")
-        except OSError:
-            continue
-        if "org.junit.jupiter" in source:
-            found = True
-        elif "org.junit.Test" in source or "org.junit.*" in source:
-            found = False
-        else:
-            continue
-        m = _JAVA_PACKAGE.search(source)
-        package, jupiter = (m.group(1) if m else ""), found
-        break
-    if jupiter is None:
-        return None
-    head = f"package {package};\n\n" if package else ""
-    want = len(method) + 7
-    if jupiter:
-        return (
-            head
-            + "import org.junit.jupiter.api.Assertions;\nimport org.junit.jupiter.api.Test;\n\n"
-            f"class {cls} {{\n    @Test\n    void {method}() {{\n"
-            f'        Assertions.assertEquals({want}, "{method.lower()}".length());\n    }}\n}}\n'
-        )
-    return (
-        head + "import org.junit.Assert;\nimport org.junit.Test;\n\n"
-        f"public class {cls} {{\n    @Test\n    public void {method}() {{\n"
-        f'        Assert.assertEquals({want}, "{method.lower()}".length());\n    }}\n}}\n'
-    )
-
-
-TEMPLATES["java"] = java_canary

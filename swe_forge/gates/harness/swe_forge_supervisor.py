@@ -77,6 +77,11 @@ EVENTS = ("hello", "collected", "test", "collect_error", "tamper", "end")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
+#: Whether anything of the candidate's has run in this container (a failure of ours after
+#: that is never an infrastructure error: see main).
+STATE = {"started": False}
+
+
 def log(msg):
     """A progress line on stderr (the host keeps the stream; the result is the last line)."""
     sys.stderr.write(f"supervisor: {msg}\n")
@@ -277,6 +282,20 @@ def config_texts(job, changed):
     return out
 
 
+def read_whole(path):
+    """The bytes of a regular file inside the work tree (None if there is none)."""
+    if not inside_testbed(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read()
+
+
 def read_text(path):
     if not inside_testbed(path):
         return None
@@ -287,6 +306,36 @@ def read_text(path):
         return None
 
 
+#: Bytes of one file ``show`` returns at most.
+SHOW_LIMIT = 4 << 20
+
+
+def show_files(paths):
+    """{path: text} of regular files of the work tree (never through a link); a file that is
+    missing, too large or not UTF-8 is left out."""
+    out = {}
+    for rel in paths or ():
+        rel = str(rel)
+        full = os.path.join(TESTBED, rel)
+        if not safe_rel(rel) or not inside_testbed(full):
+            continue
+        try:
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                continue
+            data = fh.read(SHOW_LIMIT + 1)
+        if len(data) > SHOW_LIMIT:
+            continue
+        try:
+            out[rel] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return out
+
+
 def prepare(job, result):
     t = now()
     os.makedirs(RUN_DIR, exist_ok=True)
@@ -295,6 +344,10 @@ def prepare(job, result):
     if code != 0:
         raise Infra("cannot check out the work tree: " + text(out, 500))
     result["seconds"]["checkout"] = round(now() - t, 3)
+    if job.get("show"):
+        # Files the host reads at the base commit, before anything of the candidate's is in
+        # the tree (the held-out test files, to find their assertions in).
+        result["shown"] = show_files(job["show"])
     if job.get("scan_all"):
         t = now()
         code, out = git(job, "ls-files", "-z", "--", "*.py")
@@ -354,13 +407,14 @@ def split_nodeid(nodeid):
 
 
 def write_canaries(job, spec, result):
-    """Append assertion canaries to the test files; return the canary node ids and a map
-    canary node id -> {"test": original node id, "site": k}."""
+    """Append calibration copies to the test files (each a test with one assertion site
+    perturbed as a decoy would perturb it); return a map copy's node id -> {"test": original
+    node id, "site": k, "seed": n}."""
     sys.path.insert(0, BIN)
     import swe_forge_canaries
 
     token = spec.get("token") or "".join(random.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(5))
-    wanted = spec.get("sites")  # None: every site (calibration), else [[nodeid, k], ...]
+    wanted = spec.get("sites")  # None: every site (calibration), else [[nodeid, k, seed], ...]
     by_file = {}
     for nodeid in spec.get("tests", []):
         path, name, params = split_nodeid(nodeid)
@@ -384,15 +438,20 @@ def write_canaries(job, spec, result):
         if wanted is not None:
             sites = sorted(
                 {
-                    (split_nodeid(n)[1], int(k))
-                    for n, k in wanted
-                    if split_nodeid(n)[0] == path and split_nodeid(n)[1] in names
+                    (split_nodeid(w[0])[1], int(w[1]), int(w[2]) if len(w) > 2 else 0)
+                    for w in wanted
+                    if split_nodeid(w[0])[0] == path and split_nodeid(w[0])[1] in names
                 }
             )
             if not sites:
                 continue
         code, specs, reason = swe_forge_canaries.make_canaries(
-            source, names, token, sites=sites, limit=int(spec.get("limit", 40))
+            source,
+            names,
+            token,
+            sites=sites,
+            limit=int(spec.get("limit", 40)),
+            seeds=int(spec.get("seeds", 2)),
         )
         if reason:
             reasons[path] = reason
@@ -407,13 +466,19 @@ def write_canaries(job, spec, result):
             for nodeid, name, params in sorted(by_file[path]):
                 if name != made["test"] or len(mapping) >= max_nodes:
                     continue
-                if wanted is not None and [nodeid, made["site"]] not in wanted:
+                if wanted is not None and not any(
+                    w[0] == nodeid and w[1] == made["site"] for w in wanted
+                ):
                     continue
                 if wanted is None and instances >= per_function:
                     # A parametrized test is checked on a few of its cases, not all of them.
                     continue
                 instances += 1
-                mapping[prefix + made["name"] + params] = {"test": nodeid, "site": made["site"]}
+                mapping[prefix + made["name"] + params] = {
+                    "test": nodeid,
+                    "site": made["site"],
+                    "seed": made["seed"],
+                }
     result["canaries"] = {"made": len(mapping), "token": token, "reasons": reasons}
     return mapping
 
@@ -570,6 +635,8 @@ class Watcher:
         self.events = []
         self.watches = {}
         self.protected = set(protected)
+        #: Paths whose mode the supervisor itself changes during the run (hidden test files).
+        self.own_attrib = set()
         self.fd = -1
         self.error = ""
         self._stop = threading.Event()
@@ -610,6 +677,8 @@ class Watcher:
             if d is None:
                 continue
             path = os.path.join(d, name) if name else d
+            if mask & self.MASK == 0x4 and path in self.own_attrib:
+                continue  # our own chown/chmod of a test file we closed
             kinds = [v for k, v in sorted(self.NAMES.items()) if mask & k]
             if d == TESTBED:
                 # The top is writable by design: only the judge's names matter there.
@@ -645,9 +714,10 @@ class Channel:
     #: Tamper messages kept (the count of forged lines is kept in full).
     MAX_TAMPER = 50
 
-    def __init__(self, fd, key):
+    def __init__(self, fd, key, on_collected=None):
         self.fd = fd
         self.key = key
+        self.on_collected = on_collected
         self.seq = 0
         self.log = {
             "connected": False,
@@ -731,6 +801,9 @@ class Channel:
             log["connected"] = True
         elif kind == "collected":
             log["collected"] = event.get("count")
+            if self.on_collected is not None:
+                callback, self.on_collected = self.on_collected, None
+                callback()
         elif kind == "test":
             nodeid, outcome = event.get("nodeid"), event.get("outcome")
             if not isinstance(nodeid, str) or outcome not in OUTCOMES:
@@ -844,6 +917,19 @@ def pytest_cov_installed(venv):
 
 
 def run_tests(job, result):
+    """The ``run`` mode: the held-out tests brought in, the judge's files locked, then either
+    one run (the admission gates, calibration) or the *twins* of a verification.
+
+    Twins are K+1 runs of the same tests in this container, in the order the job gives: one
+    with the held-out test files as they are, the others (decoys) each with one literal of one
+    assertion changed to a wrong value of the same type and shape, the test keeping its name,
+    file and place. Only the host knows which is which. A correct fix passes the first and
+    fails every decoy; anything that forges a verdict from inside the tests (an exit status, a
+    report, a comparison that always agrees, a test file read back) does the same in every
+    twin, since it cannot tell them apart, and so makes a decoy pass. Each twin is judged by
+    this process from what it observes itself: the runner's exit status (``waitpid``), the
+    files, the limits; what the runner streams only explains a failure.
+    """
     spec = job["run"]
     for patch in job.get("late_patches", []):
         t = now()
@@ -865,22 +951,336 @@ def run_tests(job, result):
         sys.path.insert(0, BIN)
         import swe_forge_polyglot as polyglot
 
-        made = polyglot.write_extra_files(TESTBED, spec.get("extra_files"), safe_rel)
-        wanted = spec.get("canary_map") or {}
-        # A canary whose file could not be written is not expected to fail.
-        # (Keyed by the canary's package directory, by its own file where test ids are, or
-        # by the file named in the entry where ids start with a class name.)
-        made_dirs = {os.path.dirname(p) or "." for p in made} | set(made)
-        canary_map = {
-            k: v
-            for k, v in wanted.items()
-            if (v.get("file") in made if "file" in v else k.split("::", 1)[0] in made_dirs)
-        }
+        # Calibration copies, which the job's files hold (see job_files below).
+        canary_map = dict(spec.get("canary_map") or {})
         result["canaries"] = {"made": len(canary_map)}
-        # Report files (not a stream): their directories are emptied now and read after the
-        # run, when every process of the tests' user is gone.
-        polyglot.fresh_report_dirs(TESTBED, report.get("dirs"), job["uid"], job["gid"], safe_rel)
+    # Files the job brings for the single run (calibration copies of other ecosystems).
+    for path, data in job_files(spec.get("files")):
+        write_judge_file(path, data)
+    twins = spec.get("twins")
+    contents = None
+    if twins is not None:
+        contents = twin_contents(job, spec, twins, result)
+        if contents is None:
+            return
     files, dirs = lock_down(job)
+    result["seconds"]["lock"] = round(now() - t, 3)
+    result["locked"] = {"files": len(files), "dirs": len(dirs)}
+    become_subreaper()
+    if twins is None:
+        if report:
+            polyglot.fresh_report_dirs(
+                TESTBED, report.get("dirs"), job["uid"], job["gid"], safe_rel
+            )
+        result.update(run_once(job, spec, files, dirs, canary_map, polyglot))
+        return
+    run_twins(job, spec, twins, contents, files, dirs, polyglot, result)
+
+
+def job_files(entries):
+    """(path in the work tree, bytes) of the files a job brings (``{"path", "src"}``: the
+    content is a file of the root-only job folder)."""
+    out = []
+    for entry in entries or ():
+        rel, src = str(entry.get("path") or ""), str(entry.get("src") or "")
+        if not safe_rel(rel) or not src.startswith("/swe-forge/job/"):
+            continue
+        out.append((rel, read_patch(src)))
+    return out
+
+
+def write_judge_file(rel, data):
+    """Write a judge's file (a test file's twin content) as root, read-only for everyone,
+    never through a link; the directory must already exist inside the work tree."""
+    full = os.path.join(TESTBED, rel)
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent) or os.path.islink(parent) or not inside_testbed(parent):
+        raise Infra("cannot write " + rel + ": its directory is not in the work tree")
+    if os.path.islink(full) or (os.path.lexists(full) and not os.path.isfile(full)):
+        os.unlink(full)
+    tmp = full + ".swe-forge-tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o444)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chown(tmp, 0, 0)
+    os.chmod(tmp, 0o444)
+    os.replace(tmp, full)
+
+
+def twin_contents(job, spec, twins, result):
+    """The files each twin writes before it runs: ``[{path: bytes}]`` in twin order. Python's
+    decoys are written here (with the task's own Python, from the held-out test files as the
+    test patch left them); other ecosystems' come with the job. None: the job is unusable."""
+    out = []
+    originals = {}
+
+    def original(path):
+        if path not in originals:
+            originals[path] = read_whole(os.path.join(TESTBED, path))
+        return originals[path]
+
+    for twin in twins:
+        written = dict(job_files(twin.get("files")))
+        for edit in twin.get("edits") or ():
+            # Another ecosystem's decoy: one literal replaced by the one calibrated at
+            # admission, where the held-out test file (as the test patch left it) has it.
+            path = str(edit.get("path") or "")
+            data = written.get(path)
+            data = data if data is not None else original(path)
+            start, end = int(edit.get("start", -1)), int(edit.get("end", -1))
+            old = str(edit.get("text") or "").encode("utf-8")
+            if not safe_rel(path) or data is None or not 0 <= start <= end <= len(data):
+                raise Infra(f"a decoy outside its file: {path}")
+            if data[start:end] != old:
+                result["status"] = "decoy_failed"
+                result["detail"] = f"{path}: the decoy's literal is not at {start}..{end}"
+                return None
+            written[path] = data[:start] + str(edit.get("new") or "").encode("utf-8") + data[end:]
+        decoy = twin.get("decoy")
+        if decoy:
+            sys.path.insert(0, BIN)
+            import swe_forge_canaries
+
+            path = split_nodeid(str(decoy.get("test", "")))[0]
+            if not safe_rel(path):
+                raise Infra("a decoy outside the work tree")
+            source = written.get(path)
+            source = source if source is not None else original(path)
+            if source is None:
+                raise Infra(f"the decoy's test file {path} is not in the work tree")
+            source = source.decode("utf-8")
+            made, why = swe_forge_canaries.decoy_source(
+                source,
+                split_nodeid(decoy["test"])[1],
+                int(decoy.get("site", 0)),
+                int(decoy.get("seed", 0)),
+                str(spec.get("token") or "x"),
+            )
+            if made is None:
+                result["status"] = "decoy_failed"
+                result["detail"] = f"{decoy.get('test')} site {decoy.get('site')}: {why}"
+                return None
+            written[path] = made.encode("utf-8")
+        out.append(written)
+    # Every twin writes the same set of files (the honest one its untouched copies), so that
+    # what a twin holds says nothing about which one it is.
+    paths = set()
+    for written in out:
+        paths.update(written)
+    for written in out:
+        for path in paths:
+            if path not in written:
+                data = original(path)
+                if data is None:
+                    raise Infra(f"a twin's file {path} is not in the work tree")
+                written[path] = data
+    appendix = spec.get("appendix")  # what every twin's files end with (Python's helpers)
+    if appendix:
+        sys.path.insert(0, BIN)
+        import swe_forge_canaries
+
+        tail = swe_forge_canaries.helper_source(str(spec.get("token") or "x")).encode("utf-8")
+        for written in out:
+            for path in appendix:
+                if path in written:
+                    written[path] = written[path] + tail
+    return out
+
+
+#: Where the build outputs of each twin wait, closed to the tests' user.
+TWIN_STORE = RUN_DIR + "/twins"
+#: The writable places a twin may leave things in; what appears there is removed before the
+#: next twin (nothing one twin leaves can tell the next one what it saw).
+SCRATCH = ("/tmp", "/var/tmp", "/home/swe", "/dev/shm")
+
+
+def run_twins(job, spec, twins, contents, files, dirs, polyglot, result):
+    """Build (if the ecosystem compiles its tests) and run every twin, in the job's order."""
+    build = spec.get("build")
+    builds = [None] * len(twins)
+    if build:
+        t = now()
+        os.makedirs(TWIN_STORE, mode=0o700, exist_ok=True)
+        os.chmod(TWIN_STORE, 0o700)
+        for i, written in enumerate(contents):
+            for path, data in sorted(written.items()):
+                write_judge_file(path, data)
+            builds[i] = build_twin(job, build, i)
+            kill_user_processes(job["uid"])
+        result["seconds"]["build"] = round(now() - t, 3)
+        # Every twin's sources and build outputs out of the tests' reach from here on: what a
+        # test process can read is its own twin's program, nothing of the others.
+        hide_paths(spec.get("hide"))
+    baseline = scratch_listing()
+    records = []
+    started = now()
+    for i, written in enumerate(contents):
+        t = now()
+        # What the last twin left goes first: a full disk must not stop this twin's files.
+        clean_scratch(baseline)
+        if not build:
+            # (Built twins wrote theirs before their build; the sources stay hidden now.)
+            for path, data in sorted(written.items()):
+                write_judge_file(path, data)
+        if build:
+            if builds[i] is None or builds[i].get("exit_code") != 0:
+                records.append({"status": "build_failed", "build": builds[i], "exit_code": None})
+                continue
+            install_twin(build, i)
+        report = spec.get("report")
+        if report and polyglot is not None:
+            polyglot.fresh_report_dirs(
+                TESTBED, report.get("dirs"), job["uid"], job["gid"], safe_rel
+            )
+        # Each twin has the whole time limit of one run (the host waits for all of them).
+        one = dict(spec, argv=twins[i].get("argv") or spec["argv"])
+        record = run_once(job, one, files, dirs, {}, polyglot)
+        record["seconds"] = {"twin": round(now() - t, 3), **record.get("seconds", {})}
+        if builds[i] is not None:
+            record["build"] = builds[i]
+        records.append(record)
+    result["seconds"]["tests"] = round(now() - started, 3)
+    result["twins"] = records
+    result["status"] = "ran"
+    # The first twin in the job's order fills the single-run fields (for readers of one run).
+    first = records[0] if records else {}
+    for key in ("output_tail", "output_bytes", "limits", "integrity", "events", "exit_code"):
+        if key in first:
+            result[key] = first[key]
+
+
+def build_twin(job, build, i):
+    """One twin's build as the tests' user; its outputs moved into the twin's store."""
+    t = now()
+    # A build runs the project's build scripts: the candidate's code may run from here on.
+    STATE["started"] = True
+    code, out = as_user(
+        job,
+        list(build["argv"]),
+        timeout=float(build.get("timeout", 1800)),
+        env={str(k): str(v) for k, v in (build.get("env") or {}).items()},
+    )
+    rec = {"exit_code": code, "output_tail": text(out, 6000), "seconds": round(now() - t, 3)}
+    store = os.path.join(TWIN_STORE, str(i))
+    os.makedirs(store, mode=0o700, exist_ok=True)
+    for n, keep in enumerate(build.get("keep") or ()):
+        src = str(keep.get("from") or "")
+        if not src.startswith(("/tmp/", TESTBED + "/")) or ".." in src.split("/"):
+            continue
+        dest = os.path.join(store, str(n))
+        if os.path.lexists(src) and not os.path.islink(src):
+            import shutil
+
+            shutil.rmtree(dest, ignore_errors=True)
+            # The build's user owns it; moved, it is root's until it is installed again.
+            shutil.move(src, dest)
+            chown_tree(dest, 0, 0)
+    return rec
+
+
+def install_twin(build, i):
+    """Put twin ``i``'s build outputs where its run expects them (root-owned, readable)."""
+    import shutil
+
+    store = os.path.join(TWIN_STORE, str(i))
+    for n, keep in enumerate(build.get("keep") or ()):
+        dest = str(keep.get("to") or "")
+        if not dest.startswith(RUN_DIR + "/bin"):
+            continue
+        shutil.rmtree(dest, ignore_errors=True)
+        src = os.path.join(store, str(n))
+        if os.path.isdir(src):
+            shutil.copytree(src, dest, symlinks=True)
+        elif os.path.isfile(src):
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy2(src, dest)
+        else:
+            continue
+        for path in [dest, *walk_files(dest)] if os.path.isdir(dest) else [dest]:
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o755)
+        for dirpath, _dirs, _files in walk_tree(dest) if os.path.isdir(dest) else ():
+            with contextlib.suppress(OSError):
+                os.chmod(dirpath, 0o755)
+        parent = os.path.dirname(dest)
+        while parent.startswith(RUN_DIR):
+            with contextlib.suppress(OSError):
+                os.chmod(parent, 0o755)
+            parent = os.path.dirname(parent)
+
+
+def chown_tree(root, uid, gid):
+    with contextlib.suppress(OSError):
+        os.lchown(root, uid, gid)
+    if os.path.isdir(root) and not os.path.islink(root):
+        for dirpath, dirnames, filenames in walk_tree(root):
+            for name in dirnames + filenames:
+                with contextlib.suppress(OSError):
+                    os.lchown(os.path.join(dirpath, name), uid, gid)
+
+
+def hide_paths(paths):
+    """Make paths (in the work tree or /tmp) root's and closed to everyone else."""
+    for raw in paths or ():
+        raw = str(raw)
+        full = raw if raw.startswith("/tmp/") else os.path.join(TESTBED, raw)
+        if ".." in full.split("/") or not os.path.lexists(full) or os.path.islink(full):
+            continue
+        if not (full.startswith("/tmp/") or inside_testbed(full)):
+            continue
+        chown_tree(full, 0, 0)
+        with contextlib.suppress(OSError):
+            os.chmod(full, 0o700 if os.path.isdir(full) else 0o600)
+
+
+def scratch_listing():
+    """Every path under the scratch places and the work tree now (what a twin may keep)."""
+    seen = set()
+    for root in (*SCRATCH, TESTBED):
+        if not os.path.isdir(root):
+            continue
+        for dirpath, dirnames, filenames in walk_tree(root):
+            if dirpath == TESTBED and ".git" in dirnames:
+                dirnames.remove(".git")
+            for name in dirnames + filenames:
+                seen.add(os.path.join(dirpath, name))
+    return seen
+
+
+def clean_scratch(baseline):
+    """Remove what the last twin left in the scratch places and the work tree."""
+    import shutil
+
+    for root in (*SCRATCH, TESTBED):
+        if not os.path.isdir(root):
+            continue
+        gone = []
+        for dirpath, dirnames, filenames in walk_tree(root):
+            if dirpath == TESTBED and ".git" in dirnames:
+                dirnames.remove(".git")
+            for name in list(dirnames):
+                full = os.path.join(dirpath, name)
+                if full not in baseline:
+                    gone.append(full)
+                    dirnames.remove(name)
+            for name in filenames:
+                full = os.path.join(dirpath, name)
+                if full not in baseline:
+                    gone.append(full)
+        for full in gone:
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(full)
+
+
+def run_once(job, spec, files, dirs, canary_map, polyglot):
+    """One run of the test command as the tests' user, watched; the fields of its record."""
+    result = {"seconds": {}}
+    report = spec.get("report")
     before = digest_files(files)
     # The harness's secret: a per-run key for its events, the tests, which of them are
     # canaries, and what the import gate allows. It travels through a pipe the harness reads
@@ -901,10 +1301,7 @@ def run_tests(job, result):
         secret["gate_imports"] = True
         secret["allowance"] = sorted(imports.get("allowance") or ())
         secret["digests"] = code_digests()
-    result["seconds"]["lock"] = round(now() - t, 3)
-    result["locked"] = {"files": len(files), "dirs": len(dirs)}
     counters = limit_counters()
-    become_subreaper()
     watcher = Watcher(dirs, files)
     read_fd, write_fd = os.pipe()
     key_read, key_write = os.pipe()
@@ -929,7 +1326,32 @@ def run_tests(job, result):
     limit = int(spec.get("output_limit", 4 << 20))
     # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
     # the supervisor must not need one.
-    channel = Channel(read_fd, key)
+    # After collection the test files are closed to the tests' user (the harness waits for
+    # the word): what they hold is compiled into the process, nothing may read them again.
+    hide = spec.get("hide_collected") if not report else None
+    ack_read, ack_write = os.pipe() if hide else (None, None)
+    ack_open = [bool(hide)]
+    ack_lock = threading.Lock()
+    if hide:
+        env["SWE_FORGE_ACK_FD"] = str(ack_read)
+
+    def close_ack(word=b""):
+        with ack_lock:
+            if ack_open[0]:
+                ack_open[0] = False
+                with contextlib.suppress(OSError):
+                    if word:
+                        os.write(ack_write, word)
+                    os.close(ack_write)
+
+    def files_out_of_reach():
+        try:
+            watcher.own_attrib.update(os.path.join(TESTBED, str(p)) for p in hide)
+            hide_paths(hide)
+        finally:
+            close_ack(b"1")
+
+    channel = Channel(read_fd, key, files_out_of_reach if hide else None)
     out_read, out_write = os.pipe()
     # Report mode: the runner's stdout is its structured stream, kept whole (up to the output
     # limit) apart from stderr, whose tail is kept as the output.
@@ -1006,7 +1428,7 @@ def run_tests(job, result):
         stdin=subprocess.DEVNULL,
         stdout=rep_write if report else out_write,
         stderr=out_write,
-        pass_fds=() if report else (write_fd, key_read),
+        pass_fds=() if report else (write_fd, key_read, *((ack_read,) if hide else ())),
         user=job["uid"],
         group=job["gid"],
         extra_groups=[],
@@ -1014,9 +1436,11 @@ def run_tests(job, result):
     )
     # From here on the candidate's code has run: a failure of ours is no longer told apart
     # from one it caused, and is never retried as an infrastructure error.
-    result["started"] = True
+    STATE["started"] = True
     os.close(write_fd)
     os.close(key_read)
+    if hide:
+        os.close(ack_read)
     os.close(out_write)
     if report:
         os.close(rep_write)
@@ -1050,6 +1474,7 @@ def run_tests(job, result):
     # Whatever the tests left running (daemons, forks, a background rewriter) dies now,
     # before anything is looked at.
     kill_user_processes(job["uid"])
+    close_ack()
     if timed_out or bomb or over.is_set():
         # Killed by us: its status says nothing (and a reaped child may read as 0).
         returncode = None
@@ -1107,6 +1532,7 @@ def run_tests(job, result):
     }
     result["output_bytes"] = total[0]
     result["output_tail"] = bytes(tail).decode("utf-8", "replace")
+    return result
 
 
 def _delta(a, b, key):
@@ -1139,7 +1565,7 @@ def main():
     except Exception as exc:
         import traceback
 
-        result["status"] = "judge_failed" if result.get("started") else "infra_error"
+        result["status"] = "judge_failed" if STATE["started"] else "infra_error"
         result["detail"] = (f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")[-3000:]
     result["seconds"]["supervisor"] = round(now() - start, 3)
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")

@@ -1,0 +1,497 @@
+"""Twin-run canaries: the literals of a test's assertions, and the same test with one changed.
+
+In a twin run the held-out tests run K+1 times in one container: once with the real test
+files, and K times with the same files but exactly one literal of one test's assertion
+replaced by a wrong value of the same type and shape (the test keeps its name, its file and
+its place). A correct fix passes the real run and fails every twin; code that forges a report
+or fakes comparisons passes them all. That holds only while code under test cannot tell a
+twin from the real run, so a perturbed literal reads like the real one: a string of the same
+length made of the same kinds of characters, an integer near the integer, a float far outside
+any tolerance but written the same way, a flipped bool. And it is, wherever the writer can
+tell, the *expected* side of an assertion: perturbing an input would change what the code
+under test is called with, which it can observe.
+
+This module holds what the four languages share: the :class:`Site` record (stored in task
+manifests), the :class:`CanaryWriter` protocol, the registry :func:`writer_for`, and
+:class:`TreeWriter`, the machinery every writer builds on (literals found, checked and
+replaced on tree-sitter syntax trees, see :mod:`swe_forge.ecosystems.syntax`). What is an
+assertion, and which side of it is expected, is each language's own (``<language>/canary.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, NamedTuple, Protocol
+
+from swe_forge.ecosystems import syntax
+from swe_forge.errors import UsageError
+
+#: Literal kinds a site can be.
+KINDS = ("string", "int", "float", "bool", "char", "bytes")
+#: Roles: the expected side of an assertion, or any other literal of the test.
+ROLES = ("expected", "other")
+
+
+@dataclass(frozen=True)
+class Site:
+    """One literal of one test that a twin run may perturb.
+
+    ``test`` is the test id exactly as the runner reports it (as in FAIL_TO_PASS); ``index``
+    counts the sites of that test in source order from 0 (stable for a given file text);
+    ``start``/``end`` are the byte span of the literal in the file and ``text`` its source text
+    (a perturbation checks it is still there). ``kind`` is one of :data:`KINDS`, ``role`` one
+    of :data:`ROLES`.
+    """
+
+    path: str
+    test: str
+    index: int
+    start: int
+    end: int
+    kind: str
+    role: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The site as a JSON-safe dict (stored in task manifests)."""
+        return {
+            "path": self.path,
+            "test": self.test,
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "role": self.role,
+            "text": self.text,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Site:
+        """Inverse of :meth:`to_dict`; raises ValueError when malformed."""
+        try:
+            site = cls(
+                path=_typed(data, "path", str),
+                test=_typed(data, "test", str),
+                index=_typed(data, "index", int),
+                start=_typed(data, "start", int),
+                end=_typed(data, "end", int),
+                kind=_typed(data, "kind", str),
+                role=_typed(data, "role", str),
+                text=_typed(data, "text", str),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a canary site: {exc}") from None
+        if site.kind not in KINDS or site.role not in ROLES:
+            raise ValueError(f"not a canary site: kind {site.kind!r}, role {site.role!r}")
+        if not 0 <= site.start < site.end or site.index < 0:
+            raise ValueError(f"not a canary site: span {site.start}..{site.end}")
+        return site
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: type[Any]) -> Any:
+    value = data[key]
+    # bool is an int to Python; a site's numbers never are.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{key} is {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+#: A calibration copy: (test id, site or None, new name) or the same with the new literal.
+CopySpec = tuple[str, Site | None, str] | tuple[str, Site | None, str, str]
+
+
+class CanaryWriter(Protocol):
+    """What every language's canary writer answers."""
+
+    def test_files(self, test: str, candidates: list[str]) -> list[str]:
+        """Which of the ``candidates`` (repository paths) can hold the test ``test``."""
+
+    def sites(self, path: str, source: bytes, tests: list[str]) -> list[Site]:
+        """The sites of ``tests`` (ids) in the file ``path`` whose bytes are ``source``, per
+        test in the order given, each test's in source order; a test not in the file has
+        none."""
+
+    def perturb(self, source: bytes, site: Site, rng: random.Random) -> bytes | None:
+        """``source`` with the site's literal replaced by a different literal of the same
+        type, shape and quoting style (deterministic for a given ``rng`` state); None when
+        the text at the span is no longer ``site.text`` or no such literal exists."""
+
+    def copies(self, path: str, source: bytes, specs: list[CopySpec]) -> bytes:
+        """``source`` with, for each ``(test id, site or None, new name[, literal])``, a copy of
+        the test called ``new name`` right after the original (same file, same enclosing
+        block), the site perturbed in the copy when given (to ``literal`` when given: what a
+        twin of the same perturbation puts there); the originals are unchanged."""
+
+    def copy_id(self, test: str, new_name: str) -> str:
+        """The id the runner reports a copy of ``test`` called ``new_name`` under."""
+
+    def new_name(self, test: str, rng: random.Random, taken: set[str]) -> str:
+        """A plausible test name in the language's naming style, not in ``taken``."""
+
+
+@cache
+def writer_for(ecosystem_name: str) -> CanaryWriter:
+    """The canary writer of an ecosystem (``go``, ``rust``, ``java``, ``js``); one instance
+    per ecosystem (the JavaScript writer remembers how the tests it located are named)."""
+    if ecosystem_name == "go":
+        from swe_forge.ecosystems.go.canary import GoCanaryWriter
+
+        return GoCanaryWriter()
+    if ecosystem_name == "rust":
+        from swe_forge.ecosystems.rust.canary import RustCanaryWriter
+
+        return RustCanaryWriter()
+    if ecosystem_name == "java":
+        from swe_forge.ecosystems.java.canary import JavaCanaryWriter
+
+        return JavaCanaryWriter()
+    if ecosystem_name == "js":
+        from swe_forge.ecosystems.js.canary import JsCanaryWriter
+
+        return JsCanaryWriter()
+    raise UsageError(f"no canary writer for {ecosystem_name!r}", hint="one of go, rust, java, js")
+
+
+# ------------------------------------------------------------------------- shared machinery
+
+
+class Found(NamedTuple):
+    """A literal a language's reader found in a test: its byte span, kind and role."""
+
+    start: int
+    end: int
+    kind: str
+    role: str
+
+
+class Copy(NamedTuple):
+    """Where a copy of a test goes and what it is: ``text`` is inserted at byte ``at`` of the
+    file (before any other copy inserted there later)."""
+
+    at: int
+    text: bytes
+
+
+def span(node: Any) -> tuple[int, int]:
+    """A node's byte span."""
+    return int(node.start_byte), int(node.end_byte)
+
+
+def inside(node: Any, spans: Iterable[tuple[int, int]]) -> bool:
+    """Does ``node`` lie within any of ``spans``?"""
+    s, e = span(node)
+    return any(a <= s and e <= b for a, b in spans)
+
+
+def error_count(tree: Any) -> int:
+    """How many error and missing nodes the parser had to make up."""
+    if not tree.root_node.has_error:
+        return 0
+    return sum(1 for n in syntax.walk(tree.root_node) if n.is_error or n.is_missing)
+
+
+def line_indent(source: bytes, offset: int) -> bytes:
+    """The whitespace that starts the line ``offset`` is on."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    end = start
+    while end < len(source) and source[end : end + 1] in (b" ", b"\t"):
+        end += 1
+    return source[start:end]
+
+
+def replace_spans(text: bytes, base: int, edits: Iterable[tuple[int, int, bytes]]) -> bytes:
+    """``text`` (which starts at byte ``base`` of its file) with the file spans of ``edits``
+    replaced (the spans must not overlap)."""
+    out = text
+    for start, end, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        out = out[: start - base] + new + out[end - base :]
+    return out
+
+
+def assigned_names(root: Any, assignments: Iterable[str], updates: Iterable[str]) -> set[str]:
+    """Names a function assigns (nodes of types ``assignments``, their ``left``) or updates
+    (``x++``: nodes of types ``updates``) anywhere in it: a declaration's value is not what
+    such a name holds when it is compared."""
+    assigning, updating = set(assignments), set(updates)
+    names: set[str] = set()
+    for node in syntax.walk(root):
+        if node.type in assigning:
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                names.add(syntax.text(left))
+        elif node.type in updating:
+            names |= {syntax.text(c) for c in node.named_children if c.type == "identifier"}
+    return names
+
+
+def site_rng(site: Site) -> random.Random:
+    """The generator a copy's perturbation uses: seeded by the site alone, so the same site
+    is perturbed the same way in every calibration."""
+    seed = f"{site.path}\0{site.test}\0{site.index}\0{site.start}\0{site.text}"
+    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
+
+
+class TreeWriter:
+    """What every writer shares: sites numbered and recorded, a literal perturbed and the file
+    checked to still parse, copies spliced in. A language supplies the hooks below."""
+
+    # ------------------------------------------------------------------ language hooks
+    def grammar(self, path: str) -> str:
+        """The tree-sitter grammar of a file."""
+        raise NotImplementedError
+
+    def literal_kind(self, node: Any) -> str | None:
+        """The site kind of a literal node (None: no literal a site can be)."""
+        raise NotImplementedError
+
+    def literal_text(self, node: Any, text: str, kind: str, rng: random.Random) -> str | None:
+        """Another literal of the same type and style for the literal ``node`` (``text``)."""
+        raise NotImplementedError
+
+    def conflicts(self, node: Any, new_text: str) -> bool:
+        """Would ``new_text`` in place of ``node`` break the program though it parses (a
+        duplicate map key, say)?"""
+        return False
+
+    def prepare(self, tree: Any, path: str) -> Any:
+        """What a reader of the file works out once for all its tests (passed to
+        :meth:`find` and :meth:`copy_of` as ``state``; None by default)."""
+        return None
+
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
+        """The literals of one test (None: the test is not in this file)."""
+        raise NotImplementedError
+
+    def copy_of(
+        self,
+        tree: Any,
+        source: bytes,
+        path: str,
+        test: str,
+        new_name: str,
+        literal: bytes | None,
+        site: Site | None,
+        state: Any = None,
+    ) -> list[Copy]:
+        """The copies to insert for one spec (``literal``: the site's new text)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the protocol
+    def sites(self, path: str, source: bytes, tests: list[str]) -> list[Site]:
+        """See :meth:`CanaryWriter.sites`."""
+        if len(source) > syntax.MAX_PARSE_BYTES:
+            return []
+        tree = syntax.parse(self.grammar(path), source)
+        state = self.prepare(tree, path)
+        out: list[Site] = []
+        for test in dict.fromkeys(tests):
+            try:
+                found = self.find(tree, source, path, test, state)
+            except RecursionError:
+                # Expressions nested thousands deep: the readers recurse into values, and a
+                # test they cannot read has no sites rather than taking the caller down.
+                continue
+            if not found:
+                continue
+            best: dict[tuple[int, int], Found] = {}
+            for f in found:
+                old = best.get((f.start, f.end))
+                if old is None or (old.role == "other" and f.role == "expected"):
+                    best[(f.start, f.end)] = f
+            index = 0
+            for (start, end), f in sorted(best.items()):
+                try:
+                    text = source[start:end].decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # a literal that is not UTF-8 cannot be recorded as text
+                if not self._changeable(tree, start, end, f.kind, text):
+                    continue
+                out.append(Site(path, test, index, start, end, f.kind, f.role, text))
+                index += 1
+        return out
+
+    def perturb(self, source: bytes, site: Site, rng: random.Random) -> bytes | None:
+        """See :meth:`CanaryWriter.perturb`."""
+        if source[site.start : site.end] != site.text.encode("utf-8"):
+            return None
+        tree = syntax.parse(self.grammar(site.path), source)
+        new = self._new_literal(tree, source, site, rng)
+        if new is None:
+            return None
+        return source[: site.start] + new + source[site.end :]
+
+    def copies(self, path: str, source: bytes, specs: list[CopySpec]) -> bytes:
+        """See :meth:`CanaryWriter.copies`. A site without a literal is perturbed with
+        :func:`site_rng`. Raises
+        UsageError when a test is not in the file, a site is not its own or cannot be
+        perturbed, or the copies do not parse."""
+        tree = syntax.parse(self.grammar(path), source)
+        state = self.prepare(tree, path)
+        inserts: list[tuple[int, int, bytes]] = []
+        for n, spec in enumerate(specs):
+            test, site, name = spec[0], spec[1], spec[2]
+            given = spec[3] if len(spec) > 3 else None
+            literal = None
+            if site is not None:
+                if site.path != path or site.test != test:
+                    raise UsageError(f"site {site.index} of {site.test} is not one of {test}")
+                if source[site.start : site.end] != site.text.encode("utf-8"):
+                    raise UsageError(f"site {site.index} of {test}: the file changed")
+                literal = (
+                    given.encode("utf-8")
+                    if isinstance(given, str)
+                    else self._new_literal(tree, source, site, site_rng(site))
+                )
+                if literal is None:
+                    raise UsageError(f"site {site.index} of {test} cannot be perturbed")
+            try:
+                made = self.copy_of(tree, source, path, test, name, literal, site, state)
+            except RecursionError:
+                made = []
+            if not made:
+                raise UsageError(f"{test} is not in {path}")
+            inserts += [(c.at, n, c.text) for c in made]
+        out = bytearray()
+        last = 0
+        for at, _, text in sorted(inserts, key=lambda i: (i[0], i[1])):
+            out += source[last:at] + text
+            last = at
+        out += source[last:]
+        result = bytes(out)
+        if error_count(syntax.parse(self.grammar(path), result)) > error_count(tree):
+            raise UsageError(f"the copies of tests in {path} do not parse")
+        return result
+
+    # ------------------------------------------------------------------ helpers
+    def literal_at(self, tree: Any, start: int, end: int, kind: str | None = None) -> Any:
+        """The literal node with exactly this span (of ``kind`` when given), or None."""
+        node = tree.root_node.descendant_for_byte_range(start, end)
+        while node is not None and span(node) == (start, end):
+            found = self.literal_kind(node)
+            if found is not None and (kind is None or found == kind):
+                return node
+            node = node.parent
+        return None
+
+    def _changeable(self, tree: Any, start: int, end: int, kind: str, text: str) -> bool:
+        """Has the literal another value of its form (``'\\''`` has none)?"""
+        node = self.literal_at(tree, start, end, kind)
+        if node is None:
+            return False
+        for seed in range(3):
+            new = self.literal_text(node, text, kind, random.Random(seed))
+            if new is not None and new != text:
+                return True
+        return False
+
+    def _new_literal(
+        self, tree: Any, source: bytes, site: Site, rng: random.Random
+    ) -> bytes | None:
+        """A checked new text for a site's literal: a different value that keeps the file
+        parsing as before (a few tries; None when none is found)."""
+        node = self.literal_at(tree, site.start, site.end, site.kind)
+        if node is None:
+            return None
+        errors = error_count(tree)
+        words = syntax.vocabulary(source)
+        for _ in range(8):
+            with syntax.using_vocabulary(words):
+                new = self.literal_text(node, site.text, site.kind, rng)
+            if new is None:
+                return None
+            if new == site.text or self.conflicts(node, new):
+                continue
+            data = new.encode("utf-8")
+            out = source[: site.start] + data + source[site.end :]
+            after = syntax.parse(self.grammar(site.path), out)
+            if error_count(after) > errors:
+                continue
+            if self.literal_at(after, site.start, site.start + len(data), site.kind) is None:
+                continue
+            return data
+        return None
+
+    def literals(self, node: Any) -> Iterator[Any]:
+        """Literal nodes under ``node`` (outermost only), in source order."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if self.literal_kind(current) is not None:
+                yield current
+                continue
+            stack.extend(reversed(current.children))
+
+
+def _body_span(node: Any) -> tuple[int, int]:
+    """The span of a quoted literal's body: between its first and last child tokens when
+    those are unnamed (the quotes, with any prefix: ``b"``, ``\"\"\"``), else the whole."""
+    children = list(node.children)
+    start, end = span(node)
+    if children and not children[0].is_named:
+        start = children[0].end_byte
+    if len(children) > 1 and not children[-1].is_named:
+        end = children[-1].start_byte
+    return start, end
+
+
+def string_pieces(node: Any, escape_types: Iterable[str]) -> list[tuple[str, bool]]:
+    """The body of a quoted literal node as ``(text, is_escape)`` parts, from its children:
+    escape sequences (``escape_types``) kept apart, everything else between the quotes
+    plain (read from the node's own text, so that no file is needed)."""
+    escapes = set(escape_types)
+    data = bytes(node.text or b"")
+    base = node.start_byte
+    start, end = _body_span(node)
+    pieces: list[tuple[str, bool]] = []
+    pos = start
+    for child in node.children:
+        if child.type in escapes and start <= child.start_byte and child.end_byte <= end:
+            if child.start_byte > pos:
+                pieces.append((data[pos - base : child.start_byte - base].decode(), False))
+            pieces.append((syntax.text(child), True))
+            pos = child.end_byte
+    if end > pos:
+        pieces.append((data[pos - base : end - base].decode(), False))
+    return pieces
+
+
+def requote(node: Any, pieces: list[str]) -> str:
+    """A quoted literal node's text with its body replaced by ``pieces`` (joined), the quotes
+    and any prefix kept (see :func:`string_pieces`)."""
+    data = bytes(node.text or b"")
+    base = node.start_byte
+    start, end = _body_span(node)
+    return data[: start - base].decode() + "".join(pieces) + data[end - base :].decode()
+
+
+def perturbed_body(node: Any, escape_types: Iterable[str], rng: random.Random) -> str | None:
+    """A quoted literal node's text with one character of its body changed."""
+    try:
+        pieces = string_pieces(node, escape_types)
+    except UnicodeDecodeError:
+        return None
+    new = syntax.perturb_pieces(pieces, rng)
+    return None if new is None else requote(node, new)
+
+
+def perturbed_quoted_char(text: str, quote_at: int, rng: random.Random) -> str | None:
+    """A character literal (``'a'``, ``'\\n'``, ``b'x'``: its quote at ``quote_at``) for
+    another character of the same kind."""
+    head, inner, tail = text[: quote_at + 1], text[quote_at + 1 : -1], text[-1:]
+    if not inner:
+        return None
+    if inner.startswith("\\"):
+        new = syntax.perturb_escape(inner, rng)
+        return None if new is None else head + new + tail
+    if len(inner) != 1:
+        return None
+    new_ch = syntax.perturb_char(inner, rng)
+    if new_ch in ("'", "\\"):
+        return None
+    return head + new_ch + tail

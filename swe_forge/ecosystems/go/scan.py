@@ -1,0 +1,735 @@
+"""Which capabilities a Go source file uses, read on its syntax tree (tree-sitter).
+
+A candidate's Go code runs inside the test binary: it can end the process before the
+verdict, write frames into the stream test2json reads, read the held-out test files, or reach
+the test framework and the runtime. The gate refuses a patch that newly uses such a
+capability (see :func:`swe_forge.ecosystems.base.source_capabilities`); this module only says
+which ones a file uses, with the line and the code as evidence.
+
+Names are resolved, not matched as text: ``import o "os"`` makes ``o.Exit`` os.Exit, a dot
+import makes a bare ``Exit`` one, and a local variable that shadows a package is not it.
+Strings are folded before they are judged: ``"--- PA" + "SS"``, ``string(rune(22))``,
+``string([]byte{...})``, constants, ``fmt.Sprint``/``Sprintf`` and ``strings.Join`` of
+constants. The walk is iterative and nothing of the file runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems.base import (
+    UNPARSABLE,
+    Findings,
+    Parents,
+    add_finding,
+    decode_escapes,
+    postorder,
+    text_capabilities,
+)
+
+EXIT = "os.Exit"
+STDOUT = "os.Stdout/os.Stderr"
+PRINT = "fmt.Print"
+SYSCALL = "syscall"
+UNSAFE = "unsafe"
+RUNTIME = "runtime"
+EXEC = "os/exec"
+SIGNAL = "os/signal"
+REFLECT = "reflect"
+TESTING = "testing"
+LINKNAME = "go:linkname"
+CGO = "cgo"
+INIT = "init"
+RUNNER_TEXT = "test-runner text"
+PACKAGE_INIT = "package init"
+EMBED = "go:embed"
+ASSEMBLY = "assembly"
+CALLER = "runtime.Caller"
+FILE_READ = "file_read"
+TEST_TREE = "reads_test_tree"
+DEVICE = "device paths"
+COMMAND_LINE = "command line"
+
+#: Every capability this scanner reports.
+CAPABILITIES = (
+    ASSEMBLY,
+    CGO,
+    COMMAND_LINE,
+    DEVICE,
+    EMBED,
+    LINKNAME,
+    FILE_READ,
+    PRINT,
+    INIT,
+    EXIT,
+    STDOUT,
+    EXEC,
+    SIGNAL,
+    PACKAGE_INIT,
+    TEST_TREE,
+    REFLECT,
+    RUNTIME,
+    CALLER,
+    SYSCALL,
+    RUNNER_TEXT,
+    TESTING,
+    UNSAFE,
+    UNPARSABLE,
+)
+
+#: Import paths that are a capability by being imported (under any name, even ``_``).
+_IMPORTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^syscall$|^golang\.org/x/sys(/|$)"), SYSCALL),
+    (re.compile(r"^unsafe$"), UNSAFE),
+    (re.compile(r"^runtime(/|$)"), RUNTIME),
+    (re.compile(r"^os/exec$"), EXEC),
+    (re.compile(r"^os/signal$"), SIGNAL),
+    (re.compile(r"^reflect$"), REFLECT),
+    (re.compile(r"^testing(/|$)"), TESTING),
+    (re.compile(r"^C$|^plugin$"), CGO),
+    (re.compile(r"^io/fs$"), FILE_READ),
+)
+
+#: Package members (import path, name) that are a capability wherever they are referred to
+#: (called or taken as a value).
+_MEMBERS: dict[tuple[str, str], str] = {
+    **{("os", n): EXIT for n in ("Exit", "FindProcess")},
+    ("os", "StartProcess"): EXEC,
+    **{("syscall", n): EXIT for n in ("Exit", "Kill", "Tgkill")},
+    **{("golang.org/x/sys/unix", n): EXIT for n in ("Exit", "Kill", "Tgkill")},
+    ("runtime", "Goexit"): EXIT,
+    **{("log", n): EXIT for n in ("Fatal", "Fatalf", "Fatalln")},
+    **{("os", n): STDOUT for n in ("Stdout", "Stderr", "NewFile")},
+    **{("syscall", n): STDOUT for n in ("Stdout", "Stderr", "Dup2", "Dup3", "Write")},
+    **{("golang.org/x/sys/unix", n): STDOUT for n in ("Stdout", "Stderr", "Dup2", "Dup3")},
+    **{("fmt", n): PRINT for n in ("Print", "Printf", "Println")},
+    **{("log", n): PRINT for n in ("Print", "Printf", "Println", "SetOutput", "Writer", "Default")},
+    **{
+        ("runtime", n): CALLER for n in ("Caller", "Callers", "CallersFrames", "FuncForPC", "Stack")
+    },
+    **{("runtime/debug", n): CALLER for n in ("Stack", "PrintStack")},
+    **{
+        ("os", n): FILE_READ
+        for n in ("ReadFile", "Open", "OpenFile", "ReadDir", "DirFS", "Readlink", "OpenRoot")
+    },
+    **{("io/ioutil", n): FILE_READ for n in ("ReadFile", "ReadDir")},
+    **{("path/filepath", n): FILE_READ for n in ("Walk", "WalkDir", "Glob")},
+    ("os", "Args"): COMMAND_LINE,
+    **{
+        ("flag", n): COMMAND_LINE
+        for n in (
+            "CommandLine",
+            "Lookup",
+            "Set",
+            "Visit",
+            "VisitAll",
+            "Parse",
+            "Parsed",
+            "Args",
+            "Arg",
+            "NArg",
+            "NFlag",
+        )
+    },
+}
+#: Methods that end the process on any logger (log.Logger, logrus, zap's sugar, klog...).
+_FATAL_METHODS = frozenset({"Fatal", "Fatalf", "Fatalln"})
+
+#: Default names of the packages a hunk refers to when its file's imports are not in view.
+_DEFAULT_NAMES = {
+    "os": "os",
+    "fmt": "fmt",
+    "log": "log",
+    "syscall": "syscall",
+    "unix": "golang.org/x/sys/unix",
+    "runtime": "runtime",
+    "debug": "runtime/debug",
+    "reflect": "reflect",
+    "unsafe": "unsafe",
+    "exec": "os/exec",
+    "signal": "os/signal",
+    "testing": "testing",
+    "ioutil": "io/ioutil",
+    "filepath": "path/filepath",
+    "fs": "io/fs",
+    "flag": "flag",
+}
+
+#: Text shaped like what test2json and the test binary print: a test's verdict line, its
+#: framing byte (\x16, Go 1.24+) or a JSON event.
+_RUNNER_TEXT = re.compile(
+    r"--- (?:PASS|FAIL|SKIP|BENCH)|=== (?:RUN|PAUSE|CONT|NAME)|\x16|\"Action\"\s*:"
+)
+
+#: Calls in a package-level initialiser that only build a value (no code of the package runs).
+_PURE_CALLS = frozenset(
+    {
+        "make",
+        "new",
+        "len",
+        "cap",
+        "append",
+        "complex",
+        "min",
+        "max",
+        "errors.New",
+        "fmt.Errorf",
+        "regexp.MustCompile",
+        "regexp.MustCompilePOSIX",
+        "strings.NewReplacer",
+        "template.Must",
+        "template.New",
+        "reflect.TypeOf",
+        "big.NewInt",
+        "time.Date",
+        "sync.NewCond",
+    }
+)
+
+#: Nodes that open a scope for the declarations directly under them.
+_SCOPES = frozenset(
+    {
+        "block",
+        "if_statement",
+        "for_statement",
+        "expression_switch_statement",
+        "type_switch_statement",
+        "select_statement",
+        "expression_case",
+        "type_case",
+        "communication_case",
+        "default_case",
+        "func_literal",
+        "function_declaration",
+        "method_declaration",
+    }
+)
+_SPEC_LISTS = frozenset(
+    {
+        "var_spec_list",
+        "const_spec_list",
+        "var_declaration",
+        "const_declaration",
+        "type_declaration",
+    }
+)
+_FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
+_STRING_LITERALS = frozenset({"interpreted_string_literal", "raw_string_literal"})
+_MAX_TEXT = 1 << 16
+#: Scopes a name is looked up through at most (deeper, it is taken for the package).
+_MAX_SCOPES = 2000
+
+
+#: Files besides .go that the go tool builds into a package: assembly, objects, C (cgo).
+_FOREIGN_SOURCES = (".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".f")
+
+
+def foreign_source(path: str) -> bool:
+    """A file the go tool compiles or links into a package (outside testdata/) that no
+    scanner reads: the ``assembly`` capability by its mere presence."""
+    return path.endswith(_FOREIGN_SOURCES) and "testdata" not in path.split("/")
+
+
+def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
+    """Capability -> [(line, evidence)] of one Go file (``fragment``: the hunks of a patch,
+    read without their file's imports: packages are known by their usual names)."""
+    found: Findings = {}
+    if len(source) > syntax.MAX_PARSE_BYTES:
+        add_finding(found, UNPARSABLE, 1, f"{len(source)} bytes")
+        return found
+    tree = syntax.parse("go", source)
+    root = tree.root_node
+    if root.has_error and not fragment:
+        add_finding(found, UNPARSABLE, _first_error_line(root), "syntax error")
+    _Scan(root, found, fragment).run()
+    return found
+
+
+def _first_error_line(root: Any) -> int:
+    for node in syntax.walk(root):
+        if node.is_error or node.is_missing:
+            return syntax.line(node)
+    return 1
+
+
+class _Scan:
+    """One file's walk: imports and scopes first, then every node against the rules."""
+
+    def __init__(self, root: Any, found: Findings, fragment: bool) -> None:
+        self.root = root
+        self.up = Parents(root)
+        #: node id -> its nearest enclosing scope, read in one walk.
+        self.scope_of: dict[int, Any] = {}
+        stack: list[tuple[Any, Any]] = [(root, None)]
+        while stack:
+            node, scope = stack.pop()
+            self.scope_of[node.id] = scope
+            inner = node if node.type in _SCOPES else scope
+            stack.extend((child, inner) for child in node.children)
+        self.found = found
+        self.fragment = fragment
+        #: local package name -> import path; dot imports are listed apart.
+        self.packages: dict[str, str] = {}
+        self.dot_imports: list[str] = []
+        #: name -> [(scope node id, start byte)] of function-local declarations.
+        self.locals: dict[str, list[tuple[int, int]]] = {}
+        #: names declared at the top of the file (functions, types, vars, consts).
+        self.top_level: set[str] = set()
+        #: name -> constant string of const and var declarations with a foldable value.
+        self.constants: dict[str, str] = {}
+        #: node id -> folded value: str, int, or list[int] (a byte/rune slice literal);
+        #: partial: the text of a concatenation with the non-constant parts left out.
+        self.values: dict[int, Any] = {}
+        self.partial: dict[int, str] = {}
+
+    def add(self, name: str, node: Any, evidence: str | None = None) -> None:
+        add_finding(self.found, name, syntax.line(node), evidence or syntax.text(node))
+
+    def run(self) -> None:
+        self._declarations()
+        for node in syntax.walk(self.root):
+            kind = node.type
+            if kind == "import_spec":
+                self._import(node)
+            elif kind == "comment":
+                self._comment(node)
+            elif kind == "selector_expression":
+                self._selector(node)
+            elif kind == "call_expression":
+                self._call(node)
+            elif kind == "qualified_type" and self.fragment:
+                self._qualified_type(node)
+            elif kind == "identifier" and self.dot_imports:
+                self._dot_member(node)
+            elif kind == "function_declaration":
+                self._function(node)
+            elif kind == "var_declaration" and self._at_top(node):
+                self._package_var(node)
+        self._strings()
+
+    # ---------------------------------------------------------------- names and scopes
+    def _declarations(self) -> None:
+        """Imports, top-level names, local declarations (for shadowing) and constants."""
+        for node in syntax.walk(self.root):
+            kind = node.type
+            if kind == "import_spec":
+                path = _import_path(node)
+                name = node.child_by_field_name("name")
+                if name is None:
+                    self.packages[_default_name(path)] = path
+                elif name.type == "dot":
+                    self.dot_imports.append(path)
+                elif name.type == "package_identifier":
+                    self.packages[syntax.text(name)] = path
+            elif kind in ("function_declaration", "type_spec", "type_alias") and self._at_top(node):
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    self.top_level.add(syntax.text(name))
+            elif kind in ("var_spec", "const_spec"):
+                self._spec(node)
+            elif kind in ("parameter_declaration", "variadic_parameter_declaration"):
+                # Only a function's own parameters declare names (not a func type's).
+                holder = self.up.parent(node)
+                owner = self.up.parent(holder) if holder is not None else None
+                if owner is not None and owner.type in _FUNCTIONS:
+                    for name in node.children_by_field_name("name"):
+                        self._local(syntax.text(name), owner, node)
+            elif kind == "short_var_declaration" or kind == "range_clause":
+                left = node.child_by_field_name("left")
+                scope = self._nearest(node)
+                for ident in left.named_children if left is not None else ():
+                    if ident.type == "identifier":
+                        self._local(syntax.text(ident), scope, ident)
+            elif kind == "type_switch_statement":
+                alias = node.child_by_field_name("alias")
+                for ident in alias.named_children if alias is not None else ():
+                    self._local(syntax.text(ident), node, ident)
+            elif kind == "type_spec" or kind == "type_alias":
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    self._local(syntax.text(name), self._nearest(node), name)
+
+    def _spec(self, node: Any) -> None:
+        names = node.children_by_field_name("name")
+        top = self._at_top(node)
+        scope = None if top else self._nearest(node)
+        for name in names:
+            if top:
+                self.top_level.add(syntax.text(name))
+            else:
+                self._local(syntax.text(name), scope, name)
+        value = node.child_by_field_name("value")
+        if value is None or len(value.named_children) != len(names):
+            return
+        for name, expr in zip(names, value.named_children, strict=True):
+            folded = _literal(expr)
+            if isinstance(folded, str):
+                self.constants[syntax.text(name)] = folded
+
+    def _nearest(self, node: Any) -> Any:
+        """The scope a declaration at ``node`` goes in."""
+        return self.scope_of.get(node.id)
+
+    def _local(self, name: str, scope: Any, node: Any) -> None:
+        if scope is not None:
+            self.locals.setdefault(name, []).append((scope.id, node.start_byte))
+
+    def _shadowed(self, name: str, node: Any) -> bool:
+        """Is ``name`` at ``node`` a local declaration, not the package or builtin?"""
+        decls = self.locals.get(name)
+        if not decls:
+            return False
+        around: set[int] = set()
+        scope = self.scope_of.get(node.id)
+        while scope is not None and len(around) < _MAX_SCOPES:
+            around.add(scope.id)
+            scope = self.scope_of.get(scope.id)
+        return any(scope in around and start < node.start_byte for scope, start in decls)
+
+    def _at_top(self, node: Any) -> bool:
+        """Is a declaration (or its spec) at the top of the file?"""
+        parent = self.up.parent(node)
+        while parent is not None and parent.type in _SPEC_LISTS:
+            parent = self.up.parent(parent)
+        return parent is not None and parent.type == "source_file"
+
+    def _package_of(self, ident: Any) -> str | None:
+        """The import path an identifier (a selector's operand) names, if it is a package."""
+        name = syntax.text(ident)
+        path = self.packages.get(name)
+        if path is None and self.fragment and name not in self.top_level:
+            path = _DEFAULT_NAMES.get(name)
+        if path is None or self._shadowed(name, ident):
+            return None
+        return path
+
+    # ---------------------------------------------------------------------------- rules
+    def _import(self, node: Any) -> None:
+        path = _import_path(node)
+        for rx, cap in _IMPORTS:
+            if rx.search(path):
+                self.add(cap, node)
+
+    def _comment(self, node: Any) -> None:
+        body = syntax.text(node)
+        if body.startswith("//go:linkname"):
+            self.add(LINKNAME, node)
+        elif body.startswith("//go:embed"):
+            self.add(EMBED, node)
+            for pattern in body.split()[1:]:
+                for cap in text_capabilities(pattern.strip('"`')):
+                    self.add(cap, node)
+        elif re.search(r"^\s*#\s*cgo\b", body.lstrip("/*"), re.M):
+            self.add(CGO, node)
+
+    def _selector(self, node: Any) -> None:
+        operand = node.child_by_field_name("operand")
+        field = node.child_by_field_name("field")
+        if operand is None or field is None:
+            return
+        member = syntax.text(field)
+        if operand.type == "identifier":
+            path = self._package_of(operand)
+            if path is not None:
+                self._member(path, member, node)
+        if member in _FATAL_METHODS:
+            self.add(EXIT, node)
+
+    def _member(self, path: str, member: str, node: Any) -> None:
+        cap = _MEMBERS.get((path, member))
+        if cap is not None:
+            self.add(cap, node)
+        if self.fragment:
+            # The hunk uses a package whose import is out of view: the import's capability.
+            for rx, imported in _IMPORTS:
+                if rx.search(path):
+                    self.add(imported, node)
+
+    def _qualified_type(self, node: Any) -> None:
+        """A hunk's ``unsafe.Pointer`` or ``exec.Cmd``: the package's import capability."""
+        package = node.child_by_field_name("package")
+        if package is not None:
+            path = self._package_of(package)
+            if path is not None:
+                self._member(path, "", node)
+
+    def _dot_member(self, node: Any) -> None:
+        """A bare identifier that a dot import brings in (``. "os"`` makes ``Exit`` os.Exit)."""
+        name = syntax.text(node)
+        if name in self.top_level or self._shadowed(name, node):
+            return
+        for path in self.dot_imports:
+            cap = _MEMBERS.get((path, name))
+            if cap is not None:
+                self.add(cap, node)
+
+    def _call(self, node: Any) -> None:
+        fn = node.child_by_field_name("function")
+        if fn is None or fn.type != "identifier":
+            return
+        name = syntax.text(fn)
+        if (
+            name in ("print", "println")
+            and name not in self.top_level
+            and not self._shadowed(name, fn)
+        ):
+            self.add(PRINT, node)
+
+    def _function(self, node: Any) -> None:
+        name = node.child_by_field_name("name")
+        if node.child_by_field_name("body") is None and not self.fragment:
+            # A declaration without a body: implemented in assembly or pulled in by linkname
+            # (not read in a hunk, which may cut a function off after its first line).
+            self.add(ASSEMBLY, node, syntax.text(node).split("\n", 1)[0])
+        if name is not None and syntax.text(name) == "init" and self._at_top(node):
+            self.add(INIT, node, "func init()")
+
+    def _package_var(self, node: Any) -> None:
+        """Package-level initialisers run before any test: a blank ``var _ = f()`` or a
+        function literal called there is init code; other calls are flagged apart."""
+        for spec in syntax.walk(node):
+            if spec.type != "var_spec":
+                continue
+            value = spec.child_by_field_name("value")
+            if value is None:
+                continue
+            names = [syntax.text(n) for n in spec.children_by_field_name("name")]
+            for call in syntax.walk(value):
+                if call.type != "call_expression":
+                    continue
+                fn = call.child_by_field_name("function")
+                if fn is None or _is_conversion(fn):
+                    continue
+                if "_" in names or fn.type == "func_literal":
+                    self.add(INIT, call)
+                elif syntax.text(fn) not in _PURE_CALLS:
+                    self.add(PACKAGE_INIT, call)
+
+    # -------------------------------------------------------------------------- strings
+    def _strings(self) -> None:
+        """Fold every string expression bottom-up and judge the outermost ones."""
+        for node in postorder(self.root):
+            value = self._fold(node)
+            if value is not None:
+                self.values[node.id] = value
+        for node in syntax.walk(self.root):
+            text = self._text_of(node)
+            if not text or node.type == "identifier":
+                continue
+            parent = self.up.parent(node)
+            if parent is not None and self._text_of(parent) is not None:
+                continue  # judged with the whole expression
+            if getattr(self.up.parent(node), "type", "") == "import_spec":
+                continue
+            if _RUNNER_TEXT.search(text):
+                self.add(RUNNER_TEXT, node)
+            for cap in text_capabilities(text):
+                self.add(cap, node)
+
+    def _text_of(self, node: Any) -> str | None:
+        """A node's folded text: its constant string, or what is known of a concatenation."""
+        value = self.values.get(node.id)
+        return value if isinstance(value, str) else self.partial.get(node.id)
+
+    def _fold(self, node: Any) -> Any:
+        kind = node.type
+        if kind in _STRING_LITERALS or kind in ("rune_literal", "int_literal"):
+            return _literal(node)
+        if kind == "parenthesized_expression" and node.named_child_count == 1:
+            return self.values.get(node.named_children[0].id)
+        if kind == "identifier":
+            parent = self.up.parent(node)
+            if parent is not None and parent.type == "selector_expression":
+                return None
+            return self.constants.get(syntax.text(node))
+        if kind == "binary_expression":
+            return self._concat(node)
+        if kind == "composite_literal":
+            return self._slice(node)
+        if kind in ("call_expression", "type_conversion_expression"):
+            return self._fold_call(node)
+        return None
+
+    def _concat(self, node: Any) -> Any:
+        op = node.child_by_field_name("operator")
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op is None or syntax.text(op) != "+" or left is None or right is None:
+            return None
+        a, b = self.values.get(left.id), self.values.get(right.id)
+        if isinstance(a, str) and isinstance(b, str):
+            return (a + b)[:_MAX_TEXT]
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        parts = [
+            self.partial.get(n.id, v if isinstance(v, str) else "")
+            for n, v in ((left, a), (right, b))
+        ]
+        if any(parts):
+            self.partial[node.id] = "".join(parts)[:_MAX_TEXT]
+        return None
+
+    def _slice(self, node: Any) -> Any:
+        """``[]byte{...}`` / ``[]rune{...}`` of constants: the code points (a list);
+        ``[]string{...}``: the strings (a tuple)."""
+        kind = node.child_by_field_name("type")
+        body = node.child_by_field_name("body")
+        if kind is None or body is None or kind.type not in ("slice_type", "array_type"):
+            return None
+        element = kind.child_by_field_name("element")
+        element_type = syntax.text(element) if element is not None else ""
+        want: type = int if element_type in ("byte", "rune", "uint8", "int32") else str
+        if element_type != "string" and want is str:
+            return None
+        items: list[Any] = []
+        for item in body.named_children:
+            expr = item.named_children[0] if item.named_children else None
+            value = self.values.get(expr.id) if expr is not None else None
+            if not isinstance(value, want):
+                return None
+            items.append(value)
+        return items if want is int else tuple(items)
+
+    def _fold_call(self, node: Any) -> Any:
+        if node.type == "type_conversion_expression":
+            fn = node.child_by_field_name("type")
+            args = [node.child_by_field_name("operand")]
+        else:
+            fn = node.child_by_field_name("function")
+            arglist = node.child_by_field_name("arguments")
+            args = list(arglist.named_children) if arglist is not None else []
+        if fn is None or None in args:
+            return None
+        values = [self.values.get(a.id) for a in args]
+        name = syntax.text(fn).replace(" ", "")
+        if fn.type == "selector_expression":
+            operand = fn.child_by_field_name("operand")
+            field = fn.child_by_field_name("field")
+            path = self._package_of(operand) if operand is not None else None
+            if path is None or field is None:
+                return None
+            name = f"{path}.{syntax.text(field)}"
+        return _fold_function(name, values)
+
+
+def _fold_function(name: str, values: list[Any]) -> Any:
+    """A conversion or std function of constant arguments."""
+    if not values:
+        return None
+    first = values[0]
+    if name in ("string", "[]byte", "[]rune"):
+        if isinstance(first, int) and name == "string":
+            return chr(first) if 0 <= first <= 0x10FFFF else None
+        if isinstance(first, list):
+            return "".join(chr(c) for c in first if 0 <= c <= 0x10FFFF)
+        if isinstance(first, str):
+            return first
+        return None
+    if name in ("rune", "byte", "int", "int32", "uint8"):
+        return first if isinstance(first, int) else None
+    if name == "strings.Join" and len(values) == 2 and isinstance(values[1], str):
+        return values[1].join(first)[:_MAX_TEXT] if isinstance(first, tuple) else None
+    if not all(isinstance(v, str | int) for v in values):
+        return None
+    if name == "fmt.Sprint":
+        return "".join(str(v) for v in values)[:_MAX_TEXT]
+    if name == "fmt.Sprintf" and isinstance(first, str):
+        return _sprintf(first, values[1:])
+    if name == "strings.Repeat" and isinstance(first, str) and isinstance(values[-1], int):
+        count = max(0, min(values[-1], _MAX_TEXT // max(1, len(first)) + 1))
+        return (first * count)[:_MAX_TEXT]
+    change = _CASE.get(name)
+    if change is not None and isinstance(first, str):
+        return change(first)
+    if (
+        name == "strings.ReplaceAll"
+        and len(values) == 3
+        and all(isinstance(v, str) for v in values)
+    ):
+        return str(first).replace(str(values[1]), str(values[2]))[:_MAX_TEXT]
+    return None
+
+
+_CASE: dict[str, Any] = {
+    "strings.ToUpper": str.upper,
+    "strings.ToLower": str.lower,
+    "strings.TrimSpace": str.strip,
+}
+
+
+def _sprintf(fmt: str, args: list[Any]) -> str | None:
+    """``fmt.Sprintf`` of constants, for the verbs that print a value as it is."""
+    out: list[str] = []
+    rest = iter(args)
+    i = 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch != "%":
+            out.append(ch)
+            i += 1
+            continue
+        verb = fmt[i + 1 : i + 2]
+        i += 2
+        if verb == "%":
+            out.append("%")
+        elif verb in ("s", "v", "d", "c", "q"):
+            value = next(rest, None)
+            if value is None:
+                return None
+            if verb == "c" and isinstance(value, int):
+                out.append(chr(value) if 0 <= value <= 0x10FFFF else "")
+            elif verb == "q":
+                out.append(f'"{value}"')
+            else:
+                out.append(str(value))
+        else:
+            return None
+    return "".join(out)[:_MAX_TEXT]
+
+
+def _literal(node: Any) -> Any:
+    """The value of a string, rune or integer literal (None for anything else)."""
+    kind = node.type
+    raw = syntax.text(node)
+    if kind == "raw_string_literal":
+        return raw[1:-1].replace("\r", "")
+    if kind == "interpreted_string_literal":
+        return decode_escapes(raw[1:-1])
+    if kind == "rune_literal":
+        body = decode_escapes(raw[1:-1])
+        return ord(body) if len(body) == 1 else None
+    if kind == "int_literal":
+        try:
+            return int(raw.replace("_", ""), 0)
+        except ValueError:
+            try:
+                return int(raw.replace("_", ""), 8)  # Go's 0755
+            except ValueError:
+                return None
+    return None
+
+
+def _import_path(spec: Any) -> str:
+    path = spec.child_by_field_name("path")
+    if path is None:
+        return ""
+    value = _literal(path)
+    return value if isinstance(value, str) else ""
+
+
+def _default_name(path: str) -> str:
+    """The name a package is known by without an alias: its last element (a major-version
+    suffix ``/v2`` and a ``gopkg.in`` ``.v2`` left out)."""
+    parts = path.split("/")
+    last = parts[-1]
+    if re.fullmatch(r"v\d+", last) and len(parts) > 1:
+        last = parts[-2]
+    return re.sub(r"\.v\d+$", "", last).replace("-", "_")
+
+
+def _is_conversion(fn: Any) -> bool:
+    """``(*T)(nil)``, ``T(x)`` of a parenthesised or composite type: a conversion."""
+    if fn.type == "parenthesized_expression":
+        return True
+    return fn.type in ("slice_type", "array_type", "map_type", "pointer_type", "qualified_type")

@@ -1,0 +1,636 @@
+"""Rust's canary writer: the literals of a ``#[test] fn`` and which are expected.
+
+A test id is ``<target file>::<module path>::<fn>`` (``tests/api.rs::parse_empty``,
+``tests/words/main.rs::edge::empty``); the module path goes through inline ``mod x { }``
+blocks and ``mod x;`` files (``<target dir>/x.rs`` or ``<target dir>/x/mod.rs``, and on down).
+The function is a ``fn`` with a test attribute (``#[test]``, ``#[tokio::test]``...).
+
+Assertion macros are token trees to the parser; their arguments are parsed again as
+expressions to tell the compared values from the message. Expected (role ``expected``):
+
+- the side of ``assert_eq!`` / ``debug_assert_eq!`` / ``prop_assert_eq!`` that is a value
+  (a literal, ``vec![...]``, an array, tuple or struct of values, ``Some(..)``/``Ok(..)``/a
+  variant, ``String::from``, ``.to_string()``..., a ``let`` binding of one), whatever the order;
+- the value side of ``==`` in ``assert!``, the argument of ``.contains(..)``/
+  ``.starts_with(..)``/``.ends_with(..)``/``.eq(..)`` there (not under ``!``);
+- ``#[should_panic(expected = "...")]``.
+
+Every other literal of the function is ``other``, except what never decides the outcome or
+would not compile: assertion messages and their format arguments, ``panic!``/``println!``/
+``dbg!``/logging macros, ``.expect("...")`` messages, other attributes, array lengths.
+``assert_ne!`` compares nothing a twin can use: its operands are ``other``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems.base import canary_name
+from swe_forge.ecosystems.canaries import (
+    Copy,
+    Found,
+    Site,
+    TreeWriter,
+    assigned_names,
+    inside,
+    line_indent,
+    perturbed_body,
+    perturbed_quoted_char,
+    replace_spans,
+    span,
+)
+
+_EQ = frozenset(["assert_eq", "debug_assert_eq", "prop_assert_eq", "assert_str_eq"])
+_NE = frozenset(["assert_ne", "debug_assert_ne", "prop_assert_ne"])
+_ASSERT = frozenset(["assert", "debug_assert", "prop_assert"])
+#: Macros whose arguments are messages or output, never what a test decides on.
+_SILENT = frozenset(
+    [
+        "panic",
+        "println",
+        "print",
+        "eprintln",
+        "eprint",
+        "dbg",
+        "unreachable",
+        "todo",
+        "unimplemented",
+        "trace",
+        "debug",
+        "info",
+        "warn",
+        "error",
+        "log",
+    ]
+)
+#: Methods in an ``assert!`` whose argument is the expected value.
+_EXPECTING = frozenset(["contains", "starts_with", "ends_with", "eq", "contains_key"])
+#: Methods that keep a literal receiver a value (``"x".to_string()``).
+_VALUE_METHODS = frozenset(
+    ["to_string", "to_owned", "into", "to_vec", "as_str", "as_bytes", "as_slice", "as_ref"]
+)
+#: ``T::from(..)``/``T::new(..)`` of these std types is a value.
+_VALUE_TYPES = frozenset(
+    [
+        "String",
+        "Vec",
+        "Box",
+        "Rc",
+        "Arc",
+        "PathBuf",
+        "OsString",
+        "Cow",
+        "HashMap",
+        "HashSet",
+        "BTreeMap",
+        "BTreeSet",
+        "VecDeque",
+    ]
+)
+#: Node types through which a literal stays part of the value it is in.
+_THROUGH = frozenset(
+    [
+        "array_expression",
+        "tuple_expression",
+        "parenthesized_expression",
+        "reference_expression",
+        "unary_expression",
+        "struct_expression",
+        "field_initializer_list",
+        "field_initializer",
+        "base_field_initializer",
+        "arguments",
+        "call_expression",
+        "type_cast_expression",
+        "binary_expression",
+    ]
+)
+_INT_SUFFIX = re.compile(r"_*(u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize)\Z")
+_FLOAT_SUFFIX = re.compile(r"_*(f32|f64)\Z")
+_MAX = {
+    "u8": 2**8 - 1,
+    "u16": 2**16 - 1,
+    "u32": 2**32 - 1,
+    "u64": 2**64 - 1,
+    "u128": 2**128 - 1,
+    "usize": 2**64 - 1,
+    "i8": 2**7 - 1,
+    "i16": 2**15 - 1,
+    "i32": 2**31 - 1,
+    "i64": 2**63 - 1,
+    "i128": 2**127 - 1,
+    "isize": 2**63 - 1,
+}
+_LITERALS = frozenset(
+    [
+        "string_literal",
+        "raw_string_literal",
+        "char_literal",
+        "integer_literal",
+        "float_literal",
+        "boolean_literal",
+    ]
+)
+#: Test attributes: ``#[test]``, ``#[tokio::test]``, ``#[test_log::test]``...
+_TEST_ATTR = re.compile(r"(?:\w+::)*test\Z")
+
+
+def _text(node: Any) -> str:
+    return syntax.text(node) if node is not None else ""
+
+
+def _field(node: Any, name: str) -> Any:
+    return node.child_by_field_name(name)
+
+
+class _View:
+    """A node of the file's tree or of a macro's arguments parsed again: ``shift`` maps its
+    offsets to the file's."""
+
+    __slots__ = ("node", "shift")
+
+    def __init__(self, node: Any, shift: int = 0) -> None:
+        self.node = node
+        self.shift = shift
+
+    @property
+    def type(self) -> str:
+        """The node's type."""
+        return str(self.node.type)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The node's span in the file."""
+        return self.node.start_byte + self.shift, self.node.end_byte + self.shift
+
+    def field(self, name: str) -> _View | None:
+        """A field child, in the same view."""
+        child = self.node.child_by_field_name(name)
+        return _View(child, self.shift) if child is not None else None
+
+    def named(self) -> list[_View]:
+        """The named children (comments aside), in the same view."""
+        return [_View(c, self.shift) for c in self.node.named_children if c.type != "line_comment"]
+
+    def text(self) -> str:
+        """The node's source text."""
+        return _text(self.node)
+
+
+_CALL_HEAD = b"fn _f(){_g"
+_ARRAY_HEAD = b"fn _f(){"
+
+
+def macro_args(macro: _View) -> list[_View] | None:
+    """A macro call's arguments parsed as call arguments (None when they are no
+    expressions: patterns, ``=>``...)."""
+    tree_node = next((c for c in macro.named() if c.type == "token_tree"), None)
+    if tree_node is None:
+        return None
+    data = bytes(tree_node.node.text or b"")
+    if len(data) < 2:
+        return None
+    wrapped = _CALL_HEAD + b"(" + data[1:-1] + b");}"
+    tree = syntax.parse("rust", wrapped)
+    if tree.root_node.has_error:
+        return None
+    shift = tree_node.span[0] - len(_CALL_HEAD)
+    for node in syntax.walk(tree.root_node):
+        if node.type == "call_expression":
+            args = node.child_by_field_name("arguments")
+            return [_View(a, shift) for a in args.named_children if a.type != "line_comment"]
+    return None
+
+
+def vec_items(macro: _View) -> _View | None:
+    """``vec![...]`` parsed as the array it makes."""
+    tree_node = next((c for c in macro.named() if c.type == "token_tree"), None)
+    if tree_node is None:
+        return None
+    data = bytes(tree_node.node.text or b"")
+    if len(data) < 2:
+        return None
+    tree = syntax.parse("rust", _ARRAY_HEAD + b"[" + data[1:-1] + b"];}")
+    if tree.root_node.has_error:
+        return None
+    shift = tree_node.span[0] - len(_ARRAY_HEAD)
+    for node in syntax.walk(tree.root_node):
+        if node.type == "array_expression":
+            return _View(node, shift)
+    return None
+
+
+def macro_name(node: _View) -> str:
+    """The last segment of a macro's path (``assert_eq``, ``vec``)."""
+    name = node.field("macro")
+    return name.text().rsplit("::", 1)[-1] if name is not None else ""
+
+
+def top_level_commas(macro: Any) -> list[int]:
+    """Byte offsets of the commas between a macro's arguments (its token tree's own)."""
+    tree = next((c for c in macro.named_children if c.type == "token_tree"), None)
+    if tree is None:
+        return []
+    return [c.start_byte for c in tree.children if not c.is_named and c.type == ","]
+
+
+class _Reader:
+    """One test function read: expected values and excluded spans."""
+
+    def __init__(self, func: Any, attributes: list[Any]) -> None:
+        self.func = func
+        self.attributes = attributes
+        self.excluded: list[tuple[int, int]] = []
+        self.expected: set[tuple[int, int]] = set()
+        self._assigned: set[str] | None = None
+
+    def read(self) -> None:
+        """Find the expected values and what is no site."""
+        for attr in self.attributes:
+            inner = next((c for c in attr.named_children if c.type == "attribute"), None)
+            if inner is not None and _text(inner).startswith("should_panic"):
+                for node in syntax.walk(inner):
+                    if node.type in ("string_literal", "raw_string_literal"):
+                        self.expected.add(span(node))
+        body = _field(self.func, "body")
+        if body is None:
+            return
+        for node in syntax.walk(body):
+            if node.type == "macro_invocation":
+                self._macro(_View(node))
+            elif node.type == "call_expression":
+                fn = _field(node, "function")
+                expect = fn is not None and fn.type == "field_expression"
+                if expect and _text(_field(fn, "field")) == "expect":
+                    args = _field(node, "arguments")
+                    if args is not None:
+                        self.excluded.append(span(args))
+            elif node.type in ("array_type", "type_arguments", "attribute_item"):
+                self.excluded.append(span(node))
+            elif node.type == "array_expression":
+                length = _field(node, "length")
+                if length is not None:
+                    self.excluded.append(span(length))
+
+    def _macro(self, macro: _View) -> None:
+        name = macro_name(macro)
+        if name in _SILENT:
+            self.excluded.append(macro.span)
+            return
+        keep = 2 if name in _EQ | _NE else 1 if name in _ASSERT else -1
+        if keep < 0:
+            return
+        commas = top_level_commas(macro.node)
+        if len(commas) >= keep:
+            self.excluded.append((commas[keep - 1], macro.span[1]))
+        args = macro_args(macro)
+        if args is None or len(args) < keep:
+            return
+        if name in _EQ:
+            self._pair(args[0], args[1])
+        elif name in _ASSERT:
+            self._condition(args[0])
+
+    def _condition(self, node: _View) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in ("closure_expression", "macro_invocation"):
+                continue
+            if current.type == "unary_expression" and current.text().startswith("!"):
+                continue
+            if current.type == "binary_expression":
+                op = current.field("operator")
+                if op is not None and op.text() == "==":
+                    left, right = current.field("left"), current.field("right")
+                    if left is not None and right is not None:
+                        self._pair(left, right)
+                    continue
+            if current.type == "call_expression":
+                fn = current.field("function")
+                args = current.field("arguments")
+                if fn is not None and fn.type == "field_expression" and args is not None:
+                    method = fn.field("field")
+                    items = args.named()
+                    if method is not None and method.text() in _EXPECTING and len(items) == 1:
+                        got = self._resolve(items[0])
+                        if got is not None:
+                            self._mark(got)
+                continue
+            stack.extend(current.named())
+
+    def _pair(self, a: _View, b: _View) -> None:
+        ra, rb = self._resolve(a), self._resolve(b)
+        if ra is not None and rb is None:
+            self._mark(ra)
+        elif rb is not None and ra is None:
+            self._mark(rb)
+
+    def _resolve(self, node: _View, depth: int = 0) -> _View | None:
+        """The value an expression is or names (None: not a value)."""
+        if depth > 4:
+            return None
+        if node.type == "identifier":
+            bound = self._binding(node.text(), node.span[0])
+            return self._resolve(bound, depth + 1) if bound is not None else None
+        return node if is_value(node) else None
+
+    def _binding(self, name: str, before: int) -> _View | None:
+        """The value of the nearest ``let name = ...`` before ``before`` (none for a
+        ``let mut`` or a name assigned later)."""
+        if self._assigned is None:
+            self._assigned = assigned_names(
+                self.func, ("assignment_expression", "compound_assignment_expr"), ()
+            )
+        if name in self._assigned:
+            return None
+        best = None
+        for node in syntax.walk(self.func):
+            if node.start_byte >= before:
+                break
+            if node.type == "let_declaration":
+                pattern, value = _field(node, "pattern"), _field(node, "value")
+                if pattern is not None and value is not None and _text(pattern) == name:
+                    mutable = any(c.type == "mutable_specifier" for c in node.children)
+                    best = None if mutable else _View(value)
+        return best
+
+    def _mark(self, root: _View) -> None:
+        for s in value_literals(root):
+            self.expected.add(s)
+
+
+def is_value(node: _View) -> bool:
+    """Is an expression a value written in the test (see the module docstring)?"""
+    kind = node.type
+    if kind in _LITERALS:
+        return True
+    if kind in ("array_expression", "tuple_expression", "struct_expression"):
+        return True
+    if kind in ("unary_expression", "reference_expression", "parenthesized_expression"):
+        inner = node.named()
+        return bool(inner) and is_value(inner[-1])
+    if kind == "type_cast_expression":
+        value = node.field("value")
+        return value is not None and is_value(value)
+    if kind == "macro_invocation":
+        return macro_name(node) == "vec"
+    if kind == "binary_expression":
+        op = node.field("operator")
+        left, right = node.field("left"), node.field("right")
+        return (
+            op is not None
+            and op.text() in ("+", "-", "*", "/", "%", "<<", ">>", "|", "&", "^")
+            and left is not None
+            and right is not None
+            and is_value(left)
+            and is_value(right)
+        )
+    if kind == "call_expression":
+        return _value_call(node)
+    return False
+
+
+def _value_call(node: _View) -> bool:
+    fn = node.field("function")
+    if fn is None:
+        return False
+    if fn.type == "field_expression":  # "x".to_string()
+        method, receiver = fn.field("field"), fn.field("value")
+        return (
+            method is not None
+            and method.text() in _VALUE_METHODS
+            and receiver is not None
+            and is_value(receiver)
+        )
+    if fn.type == "generic_function":
+        inner = fn.field("function")
+        if inner is None:
+            return False
+        fn = inner
+    path = fn.text().split("::")
+    last = path[-1]
+    if last[:1].isupper():
+        return True  # Some(..), Ok(..), Foo::Bar(..), Point(..)
+    return len(path) >= 2 and last in ("from", "new") and path[-2] in _VALUE_TYPES
+
+
+def value_literals(root: _View) -> Iterator[tuple[int, int]]:
+    """Spans of the literals a value is made of (not those under other calls)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _LITERALS:
+            yield node.span
+            continue
+        if node.type == "macro_invocation" and macro_name(node) == "vec":
+            items = vec_items(node)
+            if items is not None:
+                stack.append(items)
+            continue
+        if node.type == "call_expression" and not _value_call(node):
+            continue
+        if node.type == "call_expression":
+            fn = node.field("function")
+            if fn is not None and fn.type == "field_expression":
+                receiver = fn.field("value")
+                if receiver is not None:
+                    stack.append(receiver)
+            args = node.field("arguments")
+            if args is not None:
+                stack.append(args)
+            continue
+        if node.type in _THROUGH or node is root:
+            stack.extend(node.named())
+
+
+def module_prefix(target: str, path: str) -> list[str] | None:
+    """The module path of the file ``path`` in the crate whose root is ``target`` ([] for the
+    root itself; None when ``path`` cannot be a module of it)."""
+    if path == target:
+        return []
+    root = target.rsplit("/", 1)[0] + "/" if "/" in target else ""
+    if not path.startswith(root) or not path.endswith(".rs"):
+        return None
+    rel = path[len(root) : -3]
+    parts = rel.split("/")
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    if not parts or parts[-1] == "main" or not all(p.isidentifier() for p in parts):
+        return None
+    return parts
+
+
+class RustCanaryWriter(TreeWriter):
+    """The canary writer of Rust integration tests (see the module docstring)."""
+
+    def grammar(self, path: str) -> str:
+        """Rust."""
+        return "rust"
+
+    def test_files(self, test: str, candidates: list[str]) -> list[str]:
+        """The target file, and the module files of the target's directory on the test's
+        module path."""
+        target, _, name = test.partition("::")
+        mods = name.split("::")[:-1]
+        out = []
+        for path in candidates:
+            prefix = module_prefix(target, path)
+            if prefix is not None and prefix == mods[: len(prefix)]:
+                out.append(path)
+        return out
+
+    def literal_kind(self, node: Any) -> str | None:
+        """Strings (``b"..."``: bytes), raw strings, chars, integers, floats, bools."""
+        kind = node.type
+        if kind in ("string_literal", "raw_string_literal"):
+            return "bytes" if _text(node).startswith("b") else "string"
+        if kind == "char_literal":
+            return "char"
+        if kind == "integer_literal":
+            text = _text(node)
+            if not text.lower().startswith("0x") and _FLOAT_SUFFIX.search(text):
+                return "float"
+            return "int"
+        if kind == "float_literal":
+            return "float"
+        if kind == "boolean_literal":
+            return "bool"
+        return None
+
+    def literal_text(self, node: Any, text: str, kind: str, rng: random.Random) -> str | None:
+        """The same literal form (prefix, raw-string hashes, suffix) with another value."""
+        if kind == "bool":
+            return "false" if text == "true" else "true"
+        if kind == "char":
+            return perturbed_quoted_char(text, text.index("'"), rng)
+        if node.type == "raw_string_literal":
+            content = next((c for c in node.children if c.type == "string_content"), None)
+            if content is None:
+                return None
+            s, e = content.start_byte - node.start_byte, content.end_byte - node.start_byte
+            data = bytes(node.text or b"")
+            content_text = syntax.perturb_text(data[s:e].decode(), rng)
+            return data[:s].decode() + content_text + data[e:].decode()
+        if kind in ("string", "bytes"):
+            return perturbed_body(node, ("escape_sequence",), rng)
+        hexa = text.lower().startswith(("0x", "0o", "0b"))
+        m = _INT_SUFFIX.search(text) or (None if hexa else _FLOAT_SUFFIX.search(text))
+        body, suffix = (text[: m.start()], text[m.start() :]) if m else (text, "")
+        if kind == "float" and not hexa and ("." in body or "e" in body.lower()):
+            top = syntax.FLOAT32_MAX if suffix.endswith("f32") else syntax.FLOAT_MAX
+            new = syntax.perturb_float_text(body, rng, maximum=top)
+        else:
+            maximum = _MAX.get(suffix.lstrip("_"))
+            new = syntax.perturb_int_text(body, rng, maximum=maximum)
+        return None if new is None else new + suffix
+
+    def find(
+        self, tree: Any, source: bytes, path: str, test: str, state: Any = None
+    ) -> list[Found] | None:
+        """The literals of a test function (see the module docstring)."""
+        located = self._locate(tree, path, test)
+        if located is None:
+            return None
+        func, attributes = located
+        reader = _Reader(func, attributes)
+        reader.read()
+        out = []
+        body = _field(func, "body")
+        regions = [r for r in [body, *attributes] if r is not None]
+        for region in regions:
+            for node in self.literals(region):
+                s = span(node)
+                if region is not body and s not in reader.expected:
+                    continue  # of the attributes, only should_panic's expectation
+                if region is body and inside(node, reader.excluded):
+                    continue
+                kind = self.literal_kind(node)
+                if kind is not None:
+                    role = "expected" if s in reader.expected else "other"
+                    out.append(Found(s[0], s[1], kind, role))
+        return out
+
+    def _locate(self, tree: Any, path: str, test: str) -> tuple[Any, list[Any]] | None:
+        """The test function and its attributes."""
+        target, _, name = test.partition("::")
+        parts = name.split("::")
+        prefix = module_prefix(target, path)
+        if prefix is None or parts[: len(prefix)] != prefix or len(parts) <= len(prefix):
+            return None
+        scope = tree.root_node
+        for mod in parts[len(prefix) : -1]:
+            found = None
+            for node in scope.named_children:
+                if node.type == "mod_item" and _text(_field(node, "name")) == mod:
+                    found = _field(node, "body")
+            if found is None:
+                return None
+            scope = found
+        children = list(scope.named_children)
+        for i, node in enumerate(children):
+            if node.type != "function_item" or _text(_field(node, "name")) != parts[-1]:
+                continue
+            attributes: list[Any] = []
+            j = i - 1
+            while j >= 0 and children[j].type in (
+                "attribute_item",
+                "line_comment",
+                "block_comment",
+            ):
+                if children[j].type == "attribute_item":
+                    attributes.insert(0, children[j])
+                j -= 1
+            if any(_is_test_attribute(a) for a in attributes):
+                return node, attributes
+        return None
+
+    def copy_of(
+        self,
+        tree: Any,
+        source: bytes,
+        path: str,
+        test: str,
+        new_name: str,
+        literal: bytes | None,
+        site: Site | None,
+        state: Any = None,
+    ) -> list[Copy]:
+        """The function and its attributes, renamed, after the function."""
+        located = self._locate(tree, path, test)
+        if located is None:
+            return []
+        func, attributes = located
+        start = attributes[0].start_byte if attributes else func.start_byte
+        end = func.end_byte
+        edits = [(*span(_field(func, "name")), new_name.encode())]
+        if site is not None and literal is not None:
+            if not start <= site.start < site.end <= end:
+                return []
+            edits.append((site.start, site.end, literal))
+        text = replace_spans(source[start:end], start, edits)
+        return [Copy(end, b"\n\n" + line_indent(source, start) + text)]
+
+    def copy_id(self, test: str, new_name: str) -> str:
+        """The test's id with its function's name replaced."""
+        head, sep, _ = test.rpartition("::")
+        return f"{head}{sep}{new_name}"
+
+    def new_name(self, test: str, rng: random.Random, taken: set[str]) -> str:
+        """``parse_nested_header``: two to four snake_case words."""
+        while True:
+            name = canary_name(rng, "snake")
+            if name not in taken:
+                return name
+
+
+def _is_test_attribute(attr: Any) -> bool:
+    inner = next((c for c in attr.named_children if c.type == "attribute"), None)
+    if inner is None:
+        return False
+    path = next(iter(inner.named_children), None)
+    return path is not None and bool(_TEST_ATTR.match(_text(path)))

@@ -1,0 +1,818 @@
+"""Which capabilities a Rust source file uses, read on its syntax tree (tree-sitter).
+
+A candidate's Rust code is linked into the test binaries: it can end the process, print
+libtest's JSON events itself, run before ``main`` from a constructor section, replace the
+panic hook, read the held-out tests, or step outside safe Rust. The gate refuses a patch
+that newly uses such a capability (:func:`swe_forge.ecosystems.base.source_capabilities`);
+this module only says which ones a file uses, with the line and the code as evidence.
+
+Rust hides much of its code from a syntax tree: the arguments of every macro, and the bodies
+of ``macro_rules!``, are flat token trees. So the scan reads the file as one token stream
+(the tree's leaves, literals whole), where a path is a path and an attribute is an attribute
+wherever they are, inside a macro or not:
+
+- ``use`` trees (braced lists, ``self``, ``as`` renames, globs) and ``extern crate .. as``
+  bind names to real paths: ``use std::{process as p}`` makes ``p::exit`` std::process::exit;
+  ``core::`` and ``alloc::`` are std's;
+- attributes are read through ``cfg_attr(pred, ...)`` and ``unsafe(...)`` wrappers at any
+  depth: ``#[cfg_attr(unix, link_section = ".init_array")]`` is a constructor section;
+- strings are folded: literals of every kind decoded, ``concat!``/``stringify!``/``format!``
+  of constants, ``"a".to_string() + "b"``, ``N as char``, constants by name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems.base import (
+    UNPARSABLE,
+    Findings,
+    Parents,
+    add_finding,
+    decode_escapes,
+    postorder,
+    text_capabilities,
+)
+
+EXIT = "process::exit/abort"
+COMMAND = "process::Command"
+UNSAFE = "unsafe"
+LIBC = "libc"
+STDOUT = "stdout/stderr"
+CTOR = "ctor"
+EXTERN = "extern"
+ARGS = "env::args"
+PANIC = "panic hooks"
+ALLOCATOR = "global_allocator"
+RAW_FDS = "raw fds"
+INCLUDE = "include!"
+ASM = "asm"
+PROC_MACRO = "proc_macro"
+RUNNER_TEXT = "test-runner text"
+ENV_VAR = "env::var"
+SOURCE_PATHS = "source paths"
+FILE_READ = "file_read"
+TEST_HARNESS = "test harness"
+TEST_TREE = "reads_test_tree"
+DEVICE = "device paths"
+
+#: Every capability this scanner reports.
+CAPABILITIES = (
+    ASM,
+    CTOR,
+    DEVICE,
+    ARGS,
+    ENV_VAR,
+    EXTERN,
+    FILE_READ,
+    ALLOCATOR,
+    INCLUDE,
+    LIBC,
+    PANIC,
+    COMMAND,
+    EXIT,
+    PROC_MACRO,
+    RAW_FDS,
+    TEST_TREE,
+    SOURCE_PATHS,
+    STDOUT,
+    TEST_HARNESS,
+    RUNNER_TEXT,
+    UNPARSABLE,
+    UNSAFE,
+)
+
+#: Path prefixes (after aliases, core/alloc read as std) -> capability.
+_PATHS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
+    (tuple(prefix.split("::")), cap)
+    for cap, prefixes in {
+        EXIT: (
+            "std::process::exit",
+            "std::process::abort",
+            "std::intrinsics::abort",
+            "libc::exit",
+            "libc::_exit",
+            "libc::abort",
+            "nix::unistd::_exit",
+        ),
+        COMMAND: (
+            "std::process::Command",
+            "std::process::Child",
+            "std::os::unix::process::CommandExt",
+            "tokio::process",
+            "async_process",
+            "async_std::process",
+            "duct",
+            "nix::unistd::fork",
+            "nix::unistd::execv",
+            "nix::unistd::execve",
+            "nix::unistd::execvp",
+        ),
+        LIBC: ("libc", "nix", "rustix", "winapi", "windows_sys"),
+        STDOUT: (
+            "std::io::stdout",
+            "std::io::stderr",
+            "std::io::Stdout",
+            "std::io::Stderr",
+            "std::io::StdoutLock",
+            "std::io::StderrLock",
+            "std::io::set_output_capture",
+            "std::io::_print",
+            "std::io::_eprint",
+        ),
+        ARGS: ("std::env::args", "std::env::args_os", "std::env::Args", "std::env::ArgsOs"),
+        ENV_VAR: (
+            "std::env::var",
+            "std::env::var_os",
+            "std::env::vars",
+            "std::env::vars_os",
+            "std::env::set_var",
+            "std::env::remove_var",
+        ),
+        SOURCE_PATHS: ("std::env::current_exe",),
+        PANIC: (
+            "std::panic::set_hook",
+            "std::panic::take_hook",
+            "std::panic::update_hook",
+            "std::panic::catch_unwind",
+            "std::panic::resume_unwind",
+            "std::panic::always_abort",
+        ),
+        RAW_FDS: ("std::os::fd", "std::os::unix::io", "std::os::windows::io"),
+        FILE_READ: (
+            "std::fs::read",
+            "std::fs::read_to_string",
+            "std::fs::read_dir",
+            "std::fs::read_link",
+            "std::fs::File",
+            "std::fs::OpenOptions",
+            "std::fs::canonicalize",
+            "tokio::fs",
+            "async_std::fs",
+            "walkdir",
+            "glob::glob",
+        ),
+        PROC_MACRO: ("proc_macro",),
+    }.items()
+    for prefix in prefixes
+)
+_PATHS_BY_ROOT: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _prefix, _cap in _PATHS:
+    _PATHS_BY_ROOT.setdefault(_prefix[0], []).append((_prefix, _cap))
+#: Names that are a capability at the end of any path (traits and methods of raw handles).
+_LAST_SEGMENTS = {
+    **dict.fromkeys(
+        ("from_raw_fd", "FromRawFd", "OwnedFd", "RawFd", "BorrowedFd", "FromRawHandle"), RAW_FDS
+    ),
+}
+#: Macros by name (std's, or unqualified ones no ``macro_rules!`` of the file defines).
+_MACROS = {
+    **dict.fromkeys(("print", "println", "eprint", "eprintln", "dbg"), STDOUT),
+    **dict.fromkeys(("include", "include_str", "include_bytes"), INCLUDE),
+    **dict.fromkeys(("asm", "global_asm", "naked_asm", "llvm_asm"), ASM),
+    "file": SOURCE_PATHS,
+}
+#: Attribute names -> capability (read through cfg_attr and unsafe(...)).
+_ATTRIBUTES = {
+    **dict.fromkeys(("link_section", "used", "ctor", "dtor"), CTOR),
+    **dict.fromkeys(("no_mangle", "export_name", "link", "link_name", "link_ordinal"), EXTERN),
+    "global_allocator": ALLOCATOR,
+    "naked": ASM,
+    **dict.fromkeys(("proc_macro", "proc_macro_derive", "proc_macro_attribute"), PROC_MACRO),
+    **dict.fromkeys(
+        ("test_runner", "reexport_test_harness_main", "panic_handler", "lang"),
+        TEST_HARNESS,
+    ),
+}
+#: The first segment of a path in a fragment whose ``use`` lines are out of view.
+_FRAGMENT_ROOTS = {
+    "process": ("std", "process"),
+    "env": ("std", "env"),
+    "io": ("std", "io"),
+    "fs": ("std", "fs"),
+    "panic": ("std", "panic"),
+}
+#: Environment names whose value is a path into the source or build tree.
+_PATH_VARIABLE = re.compile(r"DIR$|PATH$|^CARGO_BIN_EXE|^CARGO_MANIFEST|^OUT_DIR$")
+#: Text shaped like libtest's JSON events and terse lines, or this harness's frames.
+_RUNNER_TEXT = re.compile(
+    r"\"type\"\s*:\s*\"(?:test|suite|bench)\"|\"event\"\s*:\s*\"(?:ok|failed|ignored|started"
+    r"|timeout)\"|\"(?:exec_time|test_count|filtered_out)\"\s*:|swe-forge-(?:target|done)"
+    r"|test result: (?:ok|FAILED)|(?:^|\n)test \S+ \.\.\. (?:ok|FAILED|ignored)"
+)
+
+_LITERALS = frozenset(
+    {
+        "string_literal",
+        "raw_string_literal",
+        "char_literal",
+        "integer_literal",
+        "float_literal",
+        "boolean_literal",
+    }
+)
+_SKIPPED = frozenset({"line_comment", "block_comment"})
+_NAMES = frozenset({"identifier", "type_identifier", "field_identifier", "self", "super", "crate"})
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_KEYWORDS = frozenset(
+    {"as", "const", "crate", "extern", "fn", "self", "static", "super", "unsafe", "use"}
+)
+_MAX_TEXT = 1 << 16
+#: A path segment built by a macro (``$name``, paste's ``[<...>]``).
+_ANY = "$"
+_BUILT = frozenset({"metavariable", "$", "["})
+_MAX_DEPTH = 48
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str
+    text: str
+    line: int
+
+
+def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
+    """Capability -> [(line, evidence)] of one Rust file (``fragment``: the hunks of a patch,
+    read without their file's ``use`` lines: ``process::``, ``env::``... are std's)."""
+    found: Findings = {}
+    if len(source) > syntax.MAX_PARSE_BYTES:
+        add_finding(found, UNPARSABLE, 1, f"{len(source)} bytes")
+        return found
+    tree = syntax.parse("rust", _older_syntax(source))
+    root = tree.root_node
+    if root.has_error and not fragment:
+        line = next((syntax.line(n) for n in syntax.walk(root) if n.is_error or n.is_missing), 1)
+        add_finding(found, UNPARSABLE, line, "syntax error")
+    _Scan(root, found, fragment).run()
+    return found
+
+
+#: Rust 2015's ``try!``, which the grammar reads as the reserved word ``try``.
+_TRY_MACRO = re.compile(rb"(?<![\w#])try!")
+
+
+def _older_syntax(source: bytes) -> bytes:
+    """``try!(..)`` read as a macro of another name, and ``~`` (a token macros may still
+    match, the grammar knows none) as ``-``: same length, lines and columns kept."""
+    if b"try!" in source:
+        source = _TRY_MACRO.sub(b"tri!", source)
+    return source.replace(b"~", b"-")
+
+
+class _Scan:
+    """One file's token stream: names bound by ``use``, then paths, macros, attributes,
+    keywords and strings against the rules."""
+
+    def __init__(self, root: Any, found: Findings, fragment: bool) -> None:
+        self.root = root
+        self.found = found
+        self.fragment = fragment
+        self.toks: list[_Tok] = []
+        self.close: dict[int, int] = {}  # index of an opening bracket -> its closing one
+        #: local name -> the paths it is bound to (``use``, ``extern crate``).
+        self.bindings: dict[str, set[tuple[str, ...]]] = {}
+        self.globs: set[tuple[str, ...]] = set()
+        self.local_macros: set[str] = set()
+        self.constants: dict[str, str] = {}
+
+    def add(self, name: str, line: int, evidence: str) -> None:
+        add_finding(self.found, name, line, evidence)
+
+    def run(self) -> None:
+        self._tokenize()
+        self._declarations()
+        self._strings()
+        toks = self.toks
+        for i, tok in enumerate(toks):
+            kind = tok.kind
+            if kind == "unsafe":
+                self.add(UNSAFE, tok.line, self._context(i))
+            elif kind == "extern":
+                self._extern(i)
+            elif kind == "#":
+                self._attribute(i)
+            elif kind in _NAMES and not self._continues_path(i):
+                self._path(i)
+
+    # --------------------------------------------------------------------------- tokens
+    def _tokenize(self) -> None:
+        """The file's leaves in order (literals whole, comments left out), brackets matched."""
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in _SKIPPED:
+                continue
+            if kind in _LITERALS or not node.children:
+                text = syntax.text(node)
+                if kind == "identifier":
+                    if text.startswith("r#"):
+                        text = text[2:]  # a raw identifier is the same name
+                    elif text in _KEYWORDS:
+                        kind = text  # token trees leave some keywords as identifiers
+                if text or kind in _LITERALS:
+                    self.toks.append(_Tok(kind, text, syntax.line(node)))
+                continue
+            stack.extend(reversed(node.children))
+        opened: list[int] = []
+        for i, tok in enumerate(self.toks):
+            if tok.kind in _OPEN:
+                opened.append(i)
+            elif tok.kind in (")", "]", "}") and opened:
+                self.close[opened.pop()] = i
+
+    def _context(self, i: int) -> str:
+        return " ".join(t.text for t in self.toks[max(0, i - 2) : i + 6])
+
+    def _continues_path(self, i: int) -> bool:
+        """Is the name at ``i`` a later segment of a path, a field or a method? (A path
+        may start with ``::``: ``::std::process::exit``.)"""
+        if i == 0:
+            return False
+        prev = self.toks[i - 1].kind
+        if prev == ".":
+            return True
+        return prev == "::" and i > 1 and self.toks[i - 2].kind in (*_NAMES, ">", "metavariable")
+
+    def _read_path(self, i: int) -> tuple[list[str], int]:
+        """The segments of the path starting at ``i`` and the index after it."""
+        segs: list[str] = []
+        toks = self.toks
+        if toks[i].kind == "::":
+            i += 1
+        while i < len(toks) and toks[i].kind in _NAMES:
+            segs.append(toks[i].text)
+            if i + 2 < len(toks) and toks[i + 1].kind == "::" and toks[i + 2].kind in _NAMES:
+                i += 2
+                continue
+            if i + 2 < len(toks) and toks[i + 1].kind == "::" and toks[i + 2].kind in _BUILT:
+                # std::process::$name, std::process::[<ex it>] (paste): a segment a macro
+                # builds, which may be any member of the module.
+                segs.append(_ANY)
+                i += 3
+                break
+            i += 1
+            break
+        return segs, i
+
+    # ---------------------------------------------------------------------- declarations
+    def _declarations(self) -> None:
+        toks = self.toks
+        for i, tok in enumerate(toks):
+            if tok.kind == "use":
+                self._use(i + 1)
+            elif tok.kind == "extern" and i + 1 < len(toks) and toks[i + 1].kind == "crate":
+                segs, j = self._read_path(i + 2)
+                if segs:
+                    alias = segs[-1]
+                    if j + 1 < len(toks) and toks[j].kind == "as":
+                        alias = toks[j + 1].text
+                    self.bindings.setdefault(alias, set()).add(tuple(segs))
+            elif tok.kind == "macro_rules!" and i + 1 < len(toks):
+                self.local_macros.add(toks[i + 1].text)
+            elif (
+                tok.kind in ("const", "static")
+                and i + 1 < len(toks)
+                and toks[i + 1].kind == "identifier"
+            ):
+                self._constant(i)
+
+    def _use(self, i: int) -> None:
+        """Bindings of one ``use`` tree starting at token ``i`` (braces, self, as, globs)."""
+        # (prefix, index) of the trees to read; braced lists push one per item.
+        work: list[tuple[tuple[str, ...], int, int]] = [((), i, 0)]
+        toks = self.toks
+        while work:
+            prefix, j, depth = work.pop()
+            if depth > _MAX_DEPTH or j >= len(toks):
+                continue
+            if toks[j].kind == "::":
+                j += 1
+            segs: list[str] = []
+            while j < len(toks) and toks[j].kind in _NAMES:
+                segs.append(toks[j].text)
+                if j + 1 < len(toks) and toks[j + 1].kind == "::":
+                    j += 2
+                    continue
+                j += 1
+                break
+            path = prefix + tuple(segs)
+            if j < len(toks) and toks[j].kind == "*":
+                self.globs.add(_normal(self._resolve_use(path)))
+                continue
+            if j < len(toks) and toks[j].kind == "{":
+                end = self.close.get(j, len(toks))
+                for start in self._items(j + 1, end):
+                    work.append((path, start, depth + 1))
+                continue
+            if not segs:
+                continue
+            alias = segs[-1]
+            if j + 1 < len(toks) and toks[j].kind == "as":
+                alias = toks[j + 1].text
+            if path[-1] == "self":
+                path = path[:-1]
+                if alias == "self" and path:
+                    alias = path[-1]
+            if alias != "_":
+                self.bindings.setdefault(alias, set()).add(_normal(self._resolve_use(path)))
+
+    def _resolve_use(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        """A use path whose first segment is itself a name bound by another use."""
+        if path and path[0] not in ("std", "core", "alloc", "crate", "self", "super"):
+            bound = self.bindings.get(path[0])
+            if bound and len(bound) == 1:
+                return next(iter(bound)) + path[1:]
+        return path
+
+    def _items(self, start: int, end: int) -> list[int]:
+        """Start indexes of the comma-separated items between ``start`` and ``end``."""
+        items = [start]
+        i = start
+        while i < end:
+            kind = self.toks[i].kind
+            if kind in _OPEN:
+                i = self.close.get(i, end) + 1
+                continue
+            if kind == ",":
+                items.append(i + 1)
+            i += 1
+        return [s for s in items if s < end]
+
+    def _constant(self, i: int) -> None:
+        """``const NAME: &str = "...";``: the name's folded value."""
+        toks = self.toks
+        name = toks[i + 1].text
+        j = i + 2
+        while j < len(toks) and toks[j].kind not in ("=", ";"):
+            j += 1
+        if j + 2 < len(toks) and toks[j].kind == "=" and toks[j + 2].kind == ";":
+            value = _literal(toks[j + 1])
+            if isinstance(value, str):
+                self.constants[name] = value
+
+    # ---------------------------------------------------------------------------- rules
+    def _path(self, i: int) -> None:
+        start = i - 1 if i > 0 and self.toks[i - 1].kind == "::" else i
+        segs, j = self._read_path(start)
+        if not segs:
+            return
+        line = self.toks[i].line
+        evidence = "::".join(segs)
+        is_macro = j < len(self.toks) and self.toks[j].kind == "!"
+        for full in self._resolve(segs):
+            if is_macro:
+                self._macro(full, segs, j, line)
+            for prefix, cap in _PATHS_BY_ROOT.get(full[0], ()):
+                if _matches(full, prefix):
+                    self.add(cap, line, evidence)
+        last = _LAST_SEGMENTS.get(segs[-1])
+        if last is not None:
+            self.add(last, line, evidence)
+
+    def _resolve(self, segs: list[str]) -> list[tuple[str, ...]]:
+        """The real paths a path written in the file may be (aliases, globs, std's roots)."""
+        head, rest = segs[0], tuple(segs[1:])
+        out = [_normal(tuple(segs))]
+        for bound in self.bindings.get(head, ()):
+            out.append(_normal(bound + rest))
+        if head not in self.bindings:
+            out.extend(glob + tuple(segs) for glob in self.globs)
+            if self.fragment and head in _FRAGMENT_ROOTS and len(segs) > 1:
+                out.append(_FRAGMENT_ROOTS[head] + rest)
+        return out
+
+    def _macro(self, full: tuple[str, ...], segs: list[str], bang: int, line: int) -> None:
+        name = full[-1]
+        std = len(full) > 1 and full[0] == "std"
+        bare = len(full) == 1 and name not in self.local_macros
+        if not (std or bare) and name not in ("include", "include_str", "include_bytes"):
+            return
+        cap = _MACROS.get(name)
+        if cap is not None:
+            self.add(cap, line, "::".join(segs) + "!")
+        if name in ("env", "option_env"):
+            args = self._macro_args(bang + 1)
+            value = self._fold_arg(args[0], 0) if args else None
+            if value is None or _PATH_VARIABLE.search(value):
+                self.add(SOURCE_PATHS, line, f"{name}!({value or '...'})")
+
+    def _macro_args(self, open_index: int) -> list[tuple[int, int]]:
+        """(start, end) of each top-level argument of the token tree opening at the index."""
+        if open_index >= len(self.toks) or self.toks[open_index].kind not in _OPEN:
+            return []
+        end = self.close.get(open_index, len(self.toks))
+        starts = self._items(open_index + 1, end)
+        if not starts:
+            return []
+        bounds = [*starts[1:], end + 1]
+        return [(s, b - 1) for s, b in zip(starts, bounds, strict=True) if s < b - 1]
+
+    def _extern(self, i: int) -> None:
+        """``extern "C" { .. }``, ``extern { .. }`` and ``extern "C" fn``: foreign code and
+        symbols the linker resolves (``extern crate`` is a plain dependency)."""
+        nxt = self.toks[i + 1].kind if i + 1 < len(self.toks) else ""
+        if nxt in ("string_literal", "raw_string_literal", "{", "fn"):
+            self.add(EXTERN, self.toks[i].line, self._context(i))
+
+    def _attribute(self, i: int) -> None:
+        """``#[...]`` / ``#![...]``: each attribute, read through ``cfg_attr(pred, ...)`` and
+        ``unsafe(...)``."""
+        toks = self.toks
+        j = i + 1
+        if j < len(toks) and toks[j].kind == "!":
+            j += 1
+        if j >= len(toks) or toks[j].kind != "[":
+            return
+        end = self.close.get(j, len(toks))
+        work = [(start, end, 0) for start in self._items(j + 1, end)]
+        while work:
+            start, stop, depth = work.pop()
+            if depth > _MAX_DEPTH:
+                self.add(UNPARSABLE, toks[start].line, "attributes nested too deep")
+                continue
+            if toks[start].kind == "unsafe":  # #[unsafe(no_mangle)], edition 2024
+                segs, k = ["unsafe"], start + 1
+            else:
+                segs, k = self._read_path(start)
+            if not segs:
+                continue
+            name = segs[-1]
+            # An attribute macro imported under another name (use ctor::ctor as init).
+            names = {name} | {full[-1] for full in self._resolve(segs) if full}
+            if name in ("cfg_attr", "unsafe") and k < stop and toks[k].kind == "(":
+                inner_end = self.close.get(k, stop)
+                items = self._items(k + 1, inner_end)
+                if name == "cfg_attr":
+                    items = items[1:]  # the predicate
+                work.extend((s, inner_end, depth + 1) for s in items)
+                continue
+            for known in names:
+                cap = _ATTRIBUTES.get(known)
+                if cap is not None:
+                    self.add(cap, toks[start].line, "#[" + "::".join(segs) + "]")
+
+    # -------------------------------------------------------------------------- strings
+    def _strings(self) -> None:
+        """Judge every literal, every foldable macro of strings and every concatenation."""
+        for tok in self.toks:
+            if tok.kind in ("string_literal", "raw_string_literal", "char_literal"):
+                value = _literal(tok)
+                if isinstance(value, str):
+                    self._judge(value, tok.line, tok.text)
+        toks = self.toks
+        for i, tok in enumerate(toks):
+            if (
+                tok.kind == "identifier"
+                and tok.text in _FOLDING_MACROS
+                and i + 2 < len(toks)
+                and toks[i + 1].kind == "!"
+            ):
+                value = self._fold_macro(tok.text, i + 2, 0)
+                if value is not None:
+                    self._judge(value, tok.line, f"{tok.text}!(...)")
+        self._expressions()
+
+    def _judge(self, value: str, line: int, evidence: str) -> None:
+        if _RUNNER_TEXT.search(value):
+            self.add(RUNNER_TEXT, line, evidence)
+        for cap in text_capabilities(value):
+            self.add(cap, line, evidence)
+
+    def _fold_macro(self, name: str, open_index: int, depth: int) -> str | None:
+        """``concat!``, ``stringify!``, ``format!``-like macros of constant arguments (the
+        non-constant parts of a format left out)."""
+        toks = self.toks
+        if depth > _MAX_DEPTH or open_index >= len(toks) or toks[open_index].kind not in _OPEN:
+            return None
+        end = self.close.get(open_index, len(toks))
+        if name == "stringify":
+            return " ".join(t.text for t in toks[open_index + 1 : end])[:_MAX_TEXT]
+        args = self._macro_args(open_index)
+        if name in ("concat", "concat_idents"):
+            parts = [self._fold_arg(a, depth + 1) for a in args]
+            if any(p is None for p in parts):
+                return None
+            return "".join(p or "" for p in parts)[:_MAX_TEXT]
+        # format!-like: the first string argument is the template, then its arguments.
+        skip = 1 if name in ("write", "writeln") else 0
+        if len(args) <= skip:
+            return None
+        template = self._fold_arg(args[skip], depth + 1)
+        if template is None:
+            return None
+        values = [self._fold_arg(a, depth + 1) for a in args[skip + 1 :]]
+        return _format(template, values)
+
+    def _fold_arg(self, bounds: tuple[int, int], depth: int) -> str | None:
+        start, end = bounds
+        toks = self.toks
+        if end - start == 1:
+            tok = toks[start]
+            value = _literal(tok)
+            if value is None and tok.kind == "identifier":
+                return self.constants.get(tok.text)
+            return None if value is None else str(value)
+        if (
+            end - start >= 3
+            and toks[start].kind == "identifier"
+            and toks[start + 1].kind == "!"
+            and toks[start].text in _FOLDING_MACROS
+        ):
+            return self._fold_macro(toks[start].text, start + 2, depth)
+        return None
+
+    def _expressions(self) -> None:
+        """``"a".to_string() + "b"``, ``N as char``, ``[..].concat()``: folded bottom-up on
+        the tree (outside macros, where there is one)."""
+        values: dict[int, str] = {}
+        for node in postorder(self.root):
+            value = self._fold_node(node, values)
+            if value is not None:
+                values[node.id] = value
+        up = Parents(self.root)
+        for node in syntax.walk(self.root):
+            value = values.get(node.id)
+            if value is None or node.type in _LITERALS:
+                continue
+            parent = up.parent(node)
+            if parent is not None and parent.id in values:
+                continue
+            self._judge(value, syntax.line(node), syntax.text(node))
+
+    def _fold_node(self, node: Any, values: dict[int, str]) -> str | None:
+        kind = node.type
+        if kind in ("string_literal", "raw_string_literal", "char_literal"):
+            value = _literal(_Tok(kind, syntax.text(node), 0))
+            return value if isinstance(value, str) else None
+        if kind == "identifier":
+            return self.constants.get(syntax.text(node))
+        if kind == "parenthesized_expression" and node.named_child_count == 1:
+            return values.get(node.named_children[0].id)
+        if kind == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op = node.child_by_field_name("operator")
+            if left is None or right is None or op is None or syntax.text(op) != "+":
+                return None
+            a, b = values.get(left.id), values.get(right.id)
+            if a is None and b is None:
+                return None
+            return ((a or "") + (b or ""))[:_MAX_TEXT]
+        if kind == "type_cast_expression":
+            value = node.child_by_field_name("value")
+            target = node.child_by_field_name("type")
+            if value is not None and target is not None and syntax.text(target) == "char":
+                number = _literal(_Tok(value.type, syntax.text(value), 0))
+                if isinstance(number, int) and 0 <= number <= 0x10FFFF:
+                    return chr(number)
+            return None
+        if kind == "call_expression":
+            return self._fold_call(node, values)
+        return None
+
+    def _fold_call(self, node: Any, values: dict[int, str]) -> str | None:
+        fn = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        if fn is None or args is None:
+            return None
+        if fn.type == "field_expression":
+            method = fn.child_by_field_name("field")
+            receiver = fn.child_by_field_name("value")
+            name = syntax.text(method) if method is not None else ""
+            if receiver is None:
+                return None
+            if name in ("to_string", "to_owned", "into", "as_str", "clone"):
+                return values.get(receiver.id)
+            if name in ("concat", "join") and receiver.type in ("array_expression",):
+                items = [values.get(c.id) for c in receiver.named_children]
+                if any(i is None for i in items):
+                    return None
+                sep = ""
+                if name == "join":
+                    arg = args.named_children[0] if args.named_children else None
+                    sep = values.get(arg.id, "") if arg is not None else ""
+                return sep.join(i or "" for i in items)[:_MAX_TEXT]
+            return None
+        callee = syntax.text(fn).replace(" ", "")
+        arg = args.named_children[0] if args.named_children else None
+        if callee in ("String::from", "str::to_string", "From::from"):
+            return values.get(arg.id) if arg is not None else None
+        if callee.rsplit("::", 1)[-1] in _FROM_BYTES and arg is not None:
+            return self._bytes(arg)
+        return None
+
+    def _bytes(self, node: Any) -> str | None:
+        """The text of ``vec![..]``, ``&[..]`` or ``b".."`` of constant bytes."""
+        while node.type == "reference_expression" and node.named_children:
+            node = node.named_children[-1]
+        if node.type == "string_literal":
+            value = _literal(_Tok(node.type, syntax.text(node), 0))
+            return value if isinstance(value, str) else None
+        if node.type == "array_expression":
+            items = [_literal(_Tok(c.type, syntax.text(c), 0)) for c in node.named_children]
+        elif node.type == "macro_invocation" and syntax.text(node).startswith("vec!"):
+            tree = next((c for c in node.children if c.type == "token_tree"), None)
+            items = [
+                _literal(_Tok(c.type, syntax.text(c), 0))
+                for c in (tree.named_children if tree is not None else ())
+            ]
+        else:
+            return None
+        if not items or not all(isinstance(i, int) and 0 <= i < 256 for i in items):
+            return None
+        return bytes(int(i or 0) for i in items).decode("utf-8", "replace")
+
+
+#: Functions that make a string of bytes.
+_FROM_BYTES = frozenset({"from_utf8", "from_utf8_lossy", "from_utf8_unchecked"})
+#: Macros whose arguments are folded into a string.
+_FOLDING_MACROS = frozenset(
+    {
+        "concat",
+        "stringify",
+        "format",
+        "format_args",
+        "print",
+        "println",
+        "eprint",
+        "eprintln",
+        "write",
+        "writeln",
+        "panic",
+    }
+)
+
+
+def _format(template: str, values: list[str | None]) -> str:
+    """A format string with its ``{}`` filled by the constant arguments in order (``{{``,
+    ``}}`` unescaped; a placeholder of an unknown value left empty)."""
+    out: list[str] = []
+    rest = iter(values)
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if template.startswith("{{", i) or template.startswith("}}", i):
+            out.append(ch)
+            i += 2
+            continue
+        if ch == "{":
+            close = template.find("}", i)
+            if close < 0:
+                break
+            spec = template[i + 1 : close]
+            if spec.split(":", 1)[0] == "":
+                out.append(next(rest, None) or "")
+            i = close + 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)[:_MAX_TEXT]
+
+
+def _matches(path: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
+    """Does ``path`` start with ``prefix`` (a segment a macro builds matches any)?"""
+    if len(path) < len(prefix) and _ANY not in path:
+        return False
+    for seg, want in zip(path, prefix, strict=False):
+        if seg == _ANY:
+            return True
+        if seg != want:
+            return False
+    return len(path) >= len(prefix)
+
+
+def _normal(path: tuple[str, ...]) -> tuple[str, ...]:
+    """``core::`` and ``alloc::`` are std's; a leading ``::`` is gone already."""
+    if path and path[0] in ("core", "alloc"):
+        return ("std", *path[1:])
+    return path
+
+
+_STRING_PREFIX = re.compile(r'^(?:b|c|br|cr|r)?(#*)"', re.S)
+
+
+def _literal(tok: _Tok) -> str | int | None:
+    """The value of a literal token: a string or char decoded, an integer; None otherwise."""
+    text = tok.text
+    if tok.kind in ("string_literal", "raw_string_literal"):
+        m = _STRING_PREFIX.match(text)
+        if m is None:
+            return None
+        hashes = m.group(1)
+        body = text[m.end() : len(text) - 1 - len(hashes)]
+        if "r" in text[: m.start(1) if hashes else m.end() - 1]:
+            return body
+        return decode_escapes(body, octal=False)
+    if tok.kind == "char_literal":
+        body = text[text.index("'") + 1 : -1] if "'" in text else ""
+        return decode_escapes(body, octal=False)
+    if tok.kind == "integer_literal":
+        digits = re.sub(r"(?:[iu](?:8|16|32|64|128|size))$", "", text.replace("_", ""))
+        try:
+            return int(digits, 0)
+        except ValueError:
+            return None
+    return None

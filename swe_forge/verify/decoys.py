@@ -1,0 +1,117 @@
+"""Decoys of the ecosystems whose canary writer runs on the host (Go, Rust, Java, JS/TS).
+
+Python's decoys are written inside the container by the task's own Python
+(``harness/swe_forge_canaries.py``); every other language's are found here, with the
+language's parser (``ecosystems/<language>/canary.py``), on the held-out test files as the
+test patch leaves them:
+
+- at admission, :func:`calibration_copies` writes renamed copies of the FAIL_TO_PASS tests,
+  each with one assertion literal replaced by a wrong one of the same type and shape; the gold
+  patch's run says which copies fail, and those perturbations are armed (each armed entry
+  holds the site and the exact literal, so a verification needs no parser and no source);
+- a verification's decoy twins apply one armed entry each, in place (:func:`twin_edit`).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+from swe_forge.ecosystems.base import Ecosystem
+from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
+
+#: Perturbations of one site tried at calibration, while under the limit.
+SEEDS_PER_SITE = 2
+
+
+def test_texts(test_patch: str, base: dict[str, str]) -> dict[str, bytes]:
+    """The test files the test patch adds or changes, as it leaves them (``base``: their
+    text at the base commit, as the supervisor showed it; a new file has none)."""
+    out: dict[str, bytes] = {}
+    try:
+        patches = parse_diff(test_patch)
+    except DiffParseError:
+        return out
+    for fp in patches:
+        if not fp.new_path:
+            continue
+        old = base.get(fp.old_path or "", "") if fp.old_path else ""
+        try:
+            out[fp.new_path] = apply_file_patch(old.encode("utf-8"), fp)
+        except PatchApplyError:
+            continue
+    return out
+
+
+def literal_of(source: bytes, site: Site, perturbed: bytes) -> str:
+    """The literal a perturbation put at ``site`` (the rest of the file is unchanged)."""
+    tail = len(source) - site.end
+    return perturbed[site.start : len(perturbed) - tail].decode("utf-8")
+
+
+def calibration_copies(
+    eco: Ecosystem,
+    fail_to_pass: list[str],
+    texts: dict[str, bytes],
+    *,
+    limit: int,
+    rng: random.Random,
+) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
+    """The test files with the calibration copies in them (``[{"path", "text"}]``) and what
+    each copy is (copy's test id -> ``{"test", "unit", "site", "seed", "literal"}``)."""
+    writer = writer_for(eco.name)
+    sites: dict[str, list[Site]] = {}
+    for test in fail_to_pass:
+        for path in writer.test_files(test, sorted(texts)):
+            found = writer.sites(path, texts[path], [test])
+            # Expected values first: changing an input changes what the code is called with.
+            found.sort(key=lambda s: (s.role != "expected", s.index))
+            sites.setdefault(test, []).extend(found)
+    # Round-robin over the tests, then a second perturbation of each site while room is left.
+    order: list[Site] = []
+    depth = 0
+    while len(order) < limit and any(len(v) > depth for v in sites.values()):
+        for test in fail_to_pass:
+            if depth < len(sites.get(test, ())) and len(order) < limit:
+                order.append(sites[test][depth])
+        depth += 1
+    chosen = [(site, rng.randrange(1, 2**31)) for site in order]
+    room = max(0, limit - len(chosen))
+    chosen += [(site, rng.randrange(1, 2**31)) for site in order[:room] * (SEEDS_PER_SITE - 1)]
+    specs: dict[str, list[CopySpec]] = {}
+    mapping: dict[str, dict[str, Any]] = {}
+    taken: set[str] = set()
+    for site, seed in chosen:
+        source = texts[site.path]
+        perturbed = writer.perturb(source, site, random.Random(seed))
+        if perturbed is None:
+            continue
+        literal = literal_of(source, site, perturbed)
+        name = writer.new_name(site.test, rng, taken)
+        taken.add(name)
+        specs.setdefault(site.path, []).append((site.test, site, name, literal))
+        mapping[writer.copy_id(site.test, name)] = {
+            "test": site.test,
+            "unit": eco.unit_of(site.test),
+            "site": site.to_dict(),
+            "seed": seed,
+            "literal": literal,
+        }
+    files = [
+        {"path": path, "text": writer.copies(path, texts[path], items).decode("utf-8")}
+        for path, items in sorted(specs.items())
+    ]
+    return files, mapping
+
+
+def twin_edit(entry: dict[str, Any]) -> dict[str, Any]:
+    """The supervisor's edit of one armed entry: its literal replaced in place."""
+    site = entry["site"]
+    return {
+        "path": site["path"],
+        "start": site["start"],
+        "end": site["end"],
+        "text": site["text"],
+        "new": entry["literal"],
+    }

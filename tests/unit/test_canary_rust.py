@@ -1,0 +1,325 @@
+"""Rust's canary writer: sites of ``#[test]`` functions (assert macros with format arguments,
+``vec!``, modules inline and in files, ``should_panic``), their roles and perturbations,
+copies (and, with cargo, that a perturbed copy fails where the unperturbed one passes)."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems.canaries import Site, writer_for
+from swe_forge.errors import UsageError
+
+W = writer_for("rust")
+PATH = "tests/api/main.rs"
+SOURCE = rb"""use mycrate::{parse, Token, Value};
+
+mod util;
+
+#[test]
+fn parse_empty() {
+    assert_eq!(parse(""), Vec::<Token>::new());
+    assert_eq!(parse("1"), vec![Token::Int(1)], "parse {:?}", "1");
+    let expected = vec!["a", "b"];
+    assert_eq!(split("a,b"), expected);
+    assert_eq!(Some(3u8), count(b"abc"));
+    assert!(value("x") == Value::Str("x".to_string()), "value of {}", "x");
+    assert!(name().starts_with("na"));
+    assert!(!name().contains("zz"));
+    assert_ne!(parse("2"), vec![Token::Int(3)]);
+    let r = run(r#"{"a": 1}"#).expect("runs");
+    assert_eq!(r.ratio, 2.5f64);
+    assert_eq!(r.flag, true);
+    assert_eq!(r.ch, 'x');
+    assert_eq!(r.bytes, b"ab\n");
+    println!("done {}", 42);
+    let buf = [0u8; 16];
+    assert_eq!(len(&buf), 0x10);
+}
+
+/// Bad input panics.
+#[test]
+#[should_panic(expected = "bad input")]
+fn parse_panics() {
+    parse_strict("!!");
+}
+
+#[tokio::test]
+async fn parse_async() {
+    assert_eq!(parse_later("7").await, 7i64, "later");
+}
+
+mod edge {
+    use super::*;
+
+    #[test]
+    fn nested() {
+        assert_eq!(Point { x: 1, y: -2 }, make(1, -2));
+        assert_eq!(words("a b").len(), 2usize);
+    }
+
+    fn helper() {
+        assert_eq!(1, 1);
+    }
+}
+
+fn not_a_test() {
+    assert_eq!(parse("9"), vec![]);
+}
+"""
+UTIL = b"""#[test]
+fn in_util() {
+    assert_eq!(super::double(2), 4);
+}
+"""
+
+
+def sites_of(test: str, path: str = PATH, source: bytes = SOURCE) -> list[tuple[str, str, str]]:
+    return [(s.text, s.kind, s.role) for s in W.sites(path, source, [test])]
+
+
+def test_test_files_follow_the_module_path() -> None:
+    files = [
+        "tests/api/main.rs",
+        "tests/api/util.rs",
+        "tests/api/util/mod.rs",
+        "tests/api/deep/more.rs",
+        "tests/other.rs",
+        "tests/common/mod.rs",
+    ]
+    assert W.test_files("tests/api/main.rs::util::in_util", files) == [
+        "tests/api/main.rs",
+        "tests/api/util.rs",
+        "tests/api/util/mod.rs",
+    ]
+    assert W.test_files("tests/api/main.rs::parse_empty", files) == ["tests/api/main.rs"]
+    assert W.test_files("tests/api/main.rs::deep::more::x", files) == [
+        "tests/api/main.rs",
+        "tests/api/deep/more.rs",
+    ]
+    # A target at the top of tests/ declares its modules beside it.
+    assert W.test_files("tests/other.rs::common::helper_test", files) == [
+        "tests/other.rs",
+        "tests/common/mod.rs",
+    ]
+
+
+def test_assert_eq_with_format_arguments_vec_and_bindings() -> None:
+    got = sites_of("tests/api/main.rs::parse_empty")
+    assert got == [
+        ('""', "string", "other"),
+        ('"1"', "string", "other"),
+        ("1", "int", "expected"),  # vec![Token::Int(1)]; its "parse {:?}", "1" are no sites
+        ('"a"', "string", "expected"),  # let expected = vec!["a", "b"]
+        ('"b"', "string", "expected"),
+        ('"a,b"', "string", "other"),
+        ("3u8", "int", "expected"),
+        ('b"abc"', "bytes", "other"),
+        ('"x"', "string", "other"),
+        ('"x"', "string", "expected"),  # Value::Str("x".to_string())
+        ('"na"', "string", "expected"),  # starts_with in assert!
+        ('"zz"', "string", "other"),  # under !: no expectation
+        ('"2"', "string", "other"),  # assert_ne!
+        ("3", "int", "other"),
+        ('r#"{"a": 1}"#', "string", "other"),  # .expect("runs") is no site
+        ("2.5f64", "float", "expected"),
+        ("true", "bool", "expected"),
+        ("'x'", "char", "expected"),
+        ('b"ab\\n"', "bytes", "expected"),
+        ("0u8", "int", "other"),  # println! and the array length are no sites
+        ("0x10", "int", "expected"),
+    ]
+
+
+def test_should_panic_tokio_and_modules() -> None:
+    assert sites_of("tests/api/main.rs::parse_panics") == [
+        ('"bad input"', "string", "expected"),
+        ('"!!"', "string", "other"),
+    ]
+    assert sites_of("tests/api/main.rs::parse_async") == [
+        ('"7"', "string", "other"),
+        ("7i64", "int", "expected"),
+    ]
+    assert sites_of("tests/api/main.rs::edge::nested") == [
+        ("1", "int", "expected"),
+        ("2", "int", "expected"),
+        ("1", "int", "other"),
+        ("2", "int", "other"),
+        ('"a b"', "string", "other"),
+        ("2usize", "int", "expected"),
+    ]
+    assert sites_of("tests/api/main.rs::util::in_util", "tests/api/util.rs", UTIL) == [
+        ("2", "int", "other"),
+        ("4", "int", "expected"),
+    ]
+
+
+def test_a_mutable_binding_is_no_value() -> None:
+    source = b"#[test]\nfn t() {\n    let mut n = 0;\n    n += step();\n    let want = 5;\n    assert_eq!(n, 3);\n    assert_eq!(count(), want);\n}\n"
+    got = [(s.text, s.role) for s in W.sites("tests/t.rs", source, ["tests/t.rs::t"])]
+    assert got == [("0", "other"), ("5", "expected"), ("3", "expected")]
+
+
+def test_what_is_no_test_has_no_sites() -> None:
+    missing = [
+        "tests/api/main.rs::edge::helper",
+        "tests/api/main.rs::not_a_test",
+        "tests/api/main.rs::missing",
+        "tests/api/main.rs::nested",
+        "tests/other.rs::parse_empty",
+    ]
+    assert W.sites(PATH, SOURCE, missing) == []
+    assert W.sites("tests/api/util.rs", UTIL, ["tests/api/main.rs::in_util"]) == []
+
+
+EVERY = [
+    "tests/api/main.rs::parse_empty",
+    "tests/api/main.rs::parse_panics",
+    "tests/api/main.rs::parse_async",
+    "tests/api/main.rs::edge::nested",
+]
+
+
+def check_perturbation(source: bytes, site: Site, out: bytes) -> str:
+    """The new literal; asserts the rest of the file is unchanged and it parses."""
+    tail = len(source) - site.end
+    assert (
+        out[: site.start] == source[: site.start] and out[len(out) - tail :] == source[site.end :]
+    )
+    new = out[site.start : len(out) - tail].decode()
+    assert new != site.text
+    assert not syntax.parse("rust", out).root_node.has_error
+    return new
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_perturbation_parses_differs_and_keeps_the_form(seed: int) -> None:
+    for site in W.sites(PATH, SOURCE, EVERY):
+        out = W.perturb(SOURCE, site, random.Random(seed))
+        assert out is not None, site
+        assert out == W.perturb(SOURCE, site, random.Random(seed))
+        new = check_perturbation(SOURCE, site, out)
+        if site.kind in ("string", "bytes"):
+            prefix = re.match(r'[a-z]*#*"', site.text)
+            assert prefix is not None and new.startswith(prefix.group(0))
+            assert new[-1] == site.text[-1]
+            assert len(new) == len(site.text) or site.text == '""'
+        elif site.kind in ("int", "float"):
+            suffix = re.search(r"(u8|i64|usize|f64)$", site.text)
+            if suffix:
+                assert new.endswith(suffix.group(0))
+            assert new.startswith("0x") == site.text.startswith("0x")
+        elif site.kind == "bool":
+            assert {new, site.text} == {"true", "false"}
+        elif site.kind == "char":
+            assert re.fullmatch(r"'.'", new)
+
+
+def test_typed_integers_stay_in_their_type() -> None:
+    source = b"#[test]\nfn t() {\n    assert_eq!(f(), 255u8);\n    assert_eq!(g(), 0usize);\n}\n"
+    sites = W.sites("tests/t.rs", source, ["tests/t.rs::t"])
+    for seed in range(30):
+        byte = check_perturbation(
+            source, sites[0], W.perturb(source, sites[0], random.Random(seed)) or b""
+        )
+        assert byte.endswith("u8") and int(byte[:-2]) < 255
+        size = check_perturbation(
+            source, sites[1], W.perturb(source, sites[1], random.Random(seed)) or b""
+        )
+        assert size.endswith("usize") and int(size[:-5]) > 0
+
+
+def test_a_stale_site_is_not_perturbed() -> None:
+    site = W.sites(PATH, SOURCE, ["tests/api/main.rs::parse_panics"])[0]
+    assert W.perturb(SOURCE.replace(b"bad input", b"bad inputs"), site, random.Random(0)) is None
+
+
+# ------------------------------------------------------------------------------------ copies
+
+
+def test_copies_keep_attributes_and_their_module() -> None:
+    panics = W.sites(PATH, SOURCE, ["tests/api/main.rs::parse_panics"])[0]
+    nested = W.sites(PATH, SOURCE, ["tests/api/main.rs::edge::nested"])[0]
+    out = W.copies(
+        PATH,
+        SOURCE,
+        [
+            ("tests/api/main.rs::parse_panics", panics, "panics_copy"),
+            ("tests/api/main.rs::edge::nested", nested, "nested_copy"),
+            ("tests/api/main.rs::edge::nested", None, "nested_plain"),
+        ],
+    ).decode()
+    assert not syntax.parse("rust", out.encode()).root_node.has_error
+    copy = out[out.index("fn panics_copy") - 60 : out.index("fn panics_copy")]
+    assert "#[test]\n#[should_panic(expected = " in copy and '"bad input"' not in copy
+    assert out.count('"bad input"') == 1
+    edge = out[out.index("mod edge") :]
+    assert "    #[test]\n    fn nested_copy() {" in edge
+    assert edge.index("fn nested_copy") < edge.index("fn nested_plain") < edge.index("fn helper")
+    assert W.copy_id("tests/api/main.rs::edge::nested", "nested_copy") == (
+        "tests/api/main.rs::edge::nested_copy"
+    )
+
+
+def test_copies_refuse_what_is_not_there() -> None:
+    with pytest.raises(UsageError):
+        W.copies(PATH, SOURCE, [("tests/api/main.rs::not_a_test", None, "x")])
+
+
+def test_new_names() -> None:
+    taken = {"parse_empty"}
+    rng = random.Random(5)
+    for _ in range(20):
+        name = W.new_name("tests/api/main.rs::parse_empty", rng, taken)
+        assert re.fullmatch(r"[a-z]+(_[a-z]+){1,3}", name) and name not in taken
+        taken.add(name)
+
+
+# ------------------------------------------------------------------------------ with cargo
+
+
+def _cargo_test(tree: Path, target: str) -> dict[str, str]:
+    env = {**os.environ, "CARGO_TARGET_DIR": str(tree.parent / "target"), "CARGO_NET_OFFLINE": "1"}
+    proc = subprocess.run(
+        ["cargo", "test", "--offline", "--test", target, "--", "--test-threads=1"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    found = re.findall(r"^test (\S+) \.\.\. (ok|FAILED)$", proc.stdout, re.M)
+    assert found, proc.stdout + proc.stderr
+    return {name: "pass" if got == "ok" else "fail" for name, got in found}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo")
+def test_cargo_copies_and_twins_of_the_example(tmp_path: Path) -> None:
+    from swe_forge.example.polyglot import create_language_example
+
+    tree = tmp_path / "rustkit"
+    create_language_example("rust", tree)
+    path = "tests/words/main.rs"
+    source = (tree / path).read_bytes()
+    test = "tests/words/main.rs::words_any_white_space"
+    sites = W.sites(path, source, [test])
+    expected = [s for s in sites if s.role == "expected"]
+    assert [s.text for s in expected] == ['"rust"', '"is"', '"fun"']
+    specs = [(test, None, "plain_copy")] + [(test, s, f"site_copy_{s.index}") for s in sites]
+    (tree / path).write_bytes(W.copies(path, source, specs))
+    got = _cargo_test(tree, "words")
+    assert got["plain_copy"] == got["words_any_white_space"] == got["edge::empty"] == "pass"
+    for s in expected:
+        assert got[W.copy_id(test, f"site_copy_{s.index}").split("::", 1)[1]] == "fail"
+    (tree / path).write_bytes(W.perturb(source, expected[1], random.Random(3)) or b"")
+    got = _cargo_test(tree, "words")
+    assert got == {"words_any_white_space": "fail", "edge::empty": "pass"}

@@ -1,0 +1,277 @@
+"""The JavaScript/TypeScript capability scanner: scopes, aliases, require/import under any
+name, the global object's names, computed members and folded strings resolved; honest code
+left alone (swe_forge/ecosystems/js/scan.py); and the patch-level comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from swe_forge.ecosystems.js import CAPABILITIES, JsEcosystem
+from swe_forge.ecosystems.js.scan import scan
+
+ECO = JsEcosystem()
+
+
+def caps(source: str, path: str = "src/lib.js", *, fragment: bool = False) -> set[str]:
+    return set(scan(source.encode(), path, fragment=fragment))
+
+
+def inside(code: str) -> str:
+    """Code in a function: not run when the module loads."""
+    return f"function f(x, name) {{\n  {code}\n}}\n"
+
+
+# (capability, source): plain uses, aliases, bracket forms, folded strings.
+POSITIVES = [
+    ("process.exit", inside("process.exit(0);")),
+    ("process.exit", inside('process["exit"](0);')),
+    ("process.exit", inside("process['ex' + 'it'](0);")),
+    ("process.exit", inside("process[`exi${'t'}`]();")),
+    ("process.exit", inside("process[String.fromCharCode(101, 120, 105, 116)]();")),
+    ("process.exit", inside("const { exit: quit } = process; quit(1);")),
+    ("process.exit", inside("const p = globalThis.process; p.kill(p.pid);")),
+    ("process.exit", inside("const p = require('process'); p.abort();")),
+    ("process.exit", inside("globalThis['pro' + 'cess'].reallyExit(1);")),
+    ("process.exit", inside("process.exitCode = 1;")),
+    ("process.exit", "import proc from 'node:process';\nfunction f() { proc.exit(2); }\n"),
+    ("process.exit", "import { exit as e } from 'process';\nfunction f() { e(2); }\n"),
+    ("process.exit", inside("let p; p = process; p.exit();")),
+    ("process.exit", inside("const w = window || global; w.process.exit();")),
+    ("process.exit", inside("Reflect.get(process, 'exit')();")),
+    # a sloppy function's this is the global object; an IIFE returns it
+    ("process.exit", inside("this.process.exit(1);")),
+    (
+        "process.exit",
+        "const g = (function () { return this; })();\nfunction f() { g.process.exit(); }",
+    ),
+    ("process.stdout/stderr", inside("process.stdout.write('x');")),
+    ("process.stdout/stderr", inside("const { stderr } = process; stderr.write('x');")),
+    ("process.stdout/stderr", inside("require('fs').writeSync(1, 'x');")),
+    ("process.stdout/stderr", inside("console._stdout.write('x');")),
+    ("console", inside("console.log = () => {};")),
+    ("console", inside("globalThis.console.error = f;")),
+    ("console", inside("Object.defineProperty(console, 'log', { value: f });")),
+    ("process.on", inside("process.on('exit', f);")),
+    ("process.on", inside("process['once']('beforeExit', f);")),
+    ("process internals", inside("process.binding('fs');")),
+    ("process internals", inside("process.send({ type: 'result' });")),
+    ("module loader", inside("delete require.cache[x];")),
+    ("module loader", inside("const M = require('module'); M._load = f;")),
+    ("module loader", inside("require(name);")),
+    ("module loader", inside("module.constructor._load = f;")),
+    ("module loader", inside("import(name);")),
+    ("child_process", inside("require('child_process').execSync('x');")),
+    ("child_process", inside("const r = require; r('child_' + 'process');")),
+    ("child_process", "import { spawn as s } from 'node:child_process';"),
+    ("child_process", "export { exec } from 'child_process';"),
+    ("child_process", inside("import('child_process').then(f);")),
+    ("vm", "import vm from 'node:vm';"),
+    ("vm", "import vm = require('vm');"),
+    ("worker_threads", inside("const { Worker } = require('worker_threads');")),
+    ("inspector", "import * as v8 from 'v8';"),
+    ("test framework", inside("expect(1).toBe(1);")),
+    ("test framework", inside("globalThis.expect = () => ({ toBe() {} });")),
+    ("test framework", inside("global['it'] = f;")),
+    ("test framework", "const { expect } = require('@jest/globals');"),
+    ("test framework", "import { vi } from 'vitest';"),
+    ("test framework", inside("Object.defineProperty(globalThis, 'test', { value: f });")),
+    ("test framework", inside("return process.env.JEST_WORKER_ID;")),
+    ("stack traces", inside("Error.prepareStackTrace = f;")),
+    ("stack traces", inside("return new Error().stack;")),
+    ("stack traces", inside("Error.captureStackTrace(x);")),
+    ("global objects", inside("Object.prototype.toBe = function () {};")),
+    ("global objects", inside("Object.is = () => true;")),
+    ("global objects", inside("Object['is'] = () => true;")),
+    ("global objects", inside("Array.prototype.includes = () => true;")),
+    ("global objects", inside("JSON.stringify = () => '{}';")),
+    ("global objects", inside("Math.random = () => 0;")),
+    ("global objects", inside("globalThis[name] = x;")),
+    ("global objects", inside("window.foo = 1;")),
+    ("global objects", inside("Object.setPrototypeOf(Array.prototype, null);")),
+    ("global objects", inside("Object.defineProperty(Object.getPrototypeOf([]), 'x', {});")),
+    ("global objects", inside("({}).__proto__.x = 1;")),
+    ("global objects", inside("x.constructor.prototype.y = 1;")),
+    ("global objects", inside("require('fs').readFileSync = f;")),
+    ("global objects", inside("return globalThis[name];")),
+    ("eval", inside("eval('1');")),
+    ("eval", inside("(0, eval)('1');")),
+    ("eval", inside("new Function('return this')();")),
+    ("eval", inside("globalThis['ev' + 'al']('1');")),
+    ("eval", inside("setTimeout('f()', 1);")),
+    ("eval", inside("x.constructor.constructor('return this')();")),
+    ("eval", inside("\\u0065val('1');")),
+    ("eval", inside("with (Object) { is = g; }")),
+    ("eval", inside("Function.apply(null, ['return 1'])();")),
+    ("eval", inside("Reflect.construct(Function, ['return 1'])();")),
+    ("eval", inside("return import('data:text/javascript,process.exit()');")),
+    ("test-report text", inside("return { numFailedTests: 0, testResults: [] };")),
+    ("test-report text", inside("return '{\"num' + 'FailedTests\": 0}';")),
+    ("dynamic process access", inside("process[name]();")),
+    ("dynamic process access", inside("f(process);")),
+    ("dynamic process access", inside("return [process];")),
+    ("dynamic process access", inside("return { process };")),
+    ("file_read", "import fs from 'fs';"),
+    ("file_read", "import { readFileSync as r } from 'node:fs';"),
+    ("file_read", inside("require('f' + 's').readdirSync(x);")),
+    ("file_read", "const { promises } = require('fs/promises');"),
+    ("source paths", inside("return __dirname + '/x';")),
+    ("source paths", inside("return new URL('.', import.meta.url);")),
+    ("value overrides", "class C { static [Symbol.hasInstance]() { return true; } }"),
+    ("value overrides", inside("return { [Symbol.toPrimitive]: () => 1 };")),
+    ("Proxy", inside("return new Proxy(x, {});")),
+    ("top-level code", "setTimeout(f, 0);"),
+    ("top-level code", "process.nextTick(f);"),
+    ("reads_test_tree", inside("return read('src/__tests__/a.test.js');")),
+    ("reads_test_tree", inside("return read(`test/${'fix'}tures/a.js`);")),
+    ("device paths", inside("return fs.createWriteStream('/dev/stdout');")),
+    ("device paths", inside("return atob('L2Rldi9zdGRvdXQ=');")),
+    ("device paths", inside("return Buffer.from('2f70726f632f73656c66', 'hex').toString();")),
+    ("device paths", inside("return 'tuodts/ved/'.split('').reverse().join('');")),
+    ("device paths", inside("return ['', 'proc', 'self'].join('/');")),
+    ("unparsable", "function f( {"),
+]
+
+
+@pytest.mark.parametrize(("cap", "source"), POSITIVES)
+def test_capability_is_found(cap: str, source: str) -> None:
+    assert cap in CAPABILITIES
+    assert cap in caps(source), source
+
+
+def test_every_capability_has_a_case() -> None:
+    assert {cap for cap, _ in POSITIVES} == set(CAPABILITIES)
+    # and the scanner reports no name the gate's allowance could not list
+    assert set().union(*(caps(source) for _, source in POSITIVES)) <= set(CAPABILITIES)
+
+
+def test_typescript_forms() -> None:
+    assert "process.exit" in caps(inside("(process as any).exit(1);"), "src/a.ts")
+    assert "process.exit" in caps(inside("process!.exit(1);"), "src/a.ts")
+    assert "process.exit" in caps(inside("(<any>process).exit(1);"), "src/a.ts")
+    # declare makes no binding at run time: process is still the real one.
+    src = "declare const process: any;\n" + inside("process.exit(1);")
+    assert "process.exit" in caps(src, "src/a.ts")
+    assert caps("import type { Mock } from 'vitest';", "src/a.ts") == set()
+    # An import used in types only is dropped by the compiler; one used as a value is not.
+    assert caps("import { Context } from 'vm';\nlet c: Context;", "src/a.ts") == set()
+    assert caps("import { Script } from 'vm';\nnew Script('x');", "src/a.ts") == {"vm"}
+    assert caps("import { Context } from 'vm';", "src/a.js") == {"vm"}
+    jsx = "export const A = () => <div onClick={() => process.exit(1)} />;"
+    assert "process.exit" in caps(jsx, "src/a.tsx")
+
+
+def test_findings_carry_line_and_evidence() -> None:
+    found = scan(b"function f() {\n  const p = process;\n  p.exit(1);\n}\n", "a.js")
+    assert found["process.exit"] == [(3, "p.exit")]
+
+
+NEGATIVES = [
+    inside("console.log('hi'); console.error(x);"),
+    inside("return JSON.parse(x);"),
+    inside("return JSON.stringify(x) + String(x) + Object.keys(x);"),
+    inside("return process.env.NODE_ENV === 'test';"),
+    inside("return process.platform + process.version;"),
+    inside("return `${x} items`;"),
+    inside("return 'a'.concat(x);"),
+    "module.exports = { f };\nexports.g = 1;",
+    "Object.defineProperty(exports, '__esModule', { value: true });",
+    inside("Object.defineProperty(this, 'x', { value: 1 });"),
+    inside("Object.assign(x, { a: 1 });"),
+    "class E extends Error { constructor(m) { super(m); Object.setPrototypeOf(this, E.prototype); } }",
+    inside("x.prototype.y = 1;"),
+    inside("const o = {}; o.exit = 1; o.stdout = 2;"),
+    # locals named like globals, parameters that shadow them
+    inside("const test = /a/.test(x); const it = x[Symbol.iterator](); return test && it;"),
+    "function g(it, expect, process) { it(); expect(1); process.exit(); }",
+    "items.map((it) => it.name); const describe = (x) => x; describe(1);",
+    inside("const { test } = x; test();"),
+    inside("try { f(); } catch (process) { process.exit(); }"),
+    "import { describe } from './lib/describe';\ndescribe(1);",
+    "let eval2 = 1; const self = this; self.x = 2;",
+    inside("for (const it of x) { it.run(); }"),
+    inside("const s = 'pass'; return s + 'ed';"),
+    inside("return new Error('x');"),
+    inside("return x instanceof Function || typeof x === 'function';"),
+    inside("return err.stack;"),
+    "export default function main() { return 1; }",
+    "const x = require('./lib/a');\nconst { y } = require('lodash');",
+    inside("return fetch(x).then((r) => r.json());"),
+    inside("return 'tests';"),
+    "'use strict';\nfunction f() { return this.process; }",
+    "class A { m() { this.process.exit(); this.test(); } }",
+    "function Foo() { this.x = 1; this.exit = 2; }",
+]
+
+
+@pytest.mark.parametrize("source", NEGATIVES)
+def test_honest_code_is_not_flagged(source: str) -> None:
+    assert caps(source) == set(), source
+
+
+def test_fragments_take_free_names_as_globals() -> None:
+    hunk = "  process.exit(1);\n  fs.readFileSync(p);\n}\n"
+    assert {"process.exit", "file_read"} <= caps(hunk, fragment=True)
+    assert "unparsable" not in caps(hunk, fragment=True)
+    # it/test are locals declared out of the hunk's view; expect is the framework's.
+    assert caps("  const v = it.next();\n  test(v);\n", fragment=True) == set()
+    assert caps("  expect.extend(m);\n", fragment=True) == {"test framework"}
+    assert caps("  self.getWrap = () => 1;\n  global = true;\n", fragment=True) == set()
+    assert caps("  globalThis.x = 1;\n", fragment=True) == {"global objects"}
+
+
+def test_deep_nesting_does_not_crash() -> None:
+    deep = "const a = " + "(" * 400 + "process" + ")" * 400 + ".exit();"
+    assert "process.exit" in caps(deep) or "unparsable" in caps(deep)
+    chain = "function f() { const a = 'x' + " + " + ".join(["'y'"] * 3000) + "; }"
+    assert caps(chain) == set()
+    calls = "function f() { return a" + ".then(x)" * 5000 + "; }"
+    assert caps(calls) == set()
+    blocks = "function f() {" + "{ let a = 1;" * 3000 + "process.exit()" + "}" * 3000 + "}"
+    assert "process.exit" in caps(blocks)
+    for source in ("f(" * 5000 + ")" * 5000, "x = a" + ".b" * 20000, bytes(range(256)).hex()):
+        assert isinstance(scan(source.encode(), "a.js"), dict)
+
+
+# ------------------------------------------------------------------------------ patch level
+
+
+def diff(path: str, old: list[str], new: list[str]) -> str:
+    head = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+    if not old:
+        head = f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+    body = "".join(f"-{ln}\n" for ln in old) + "".join(f"+{ln}\n" for ln in new)
+    return head + f"@@ -{1 if old else 0},{len(old)} +1,{len(new)} @@\n" + body
+
+
+BASE = ["const fs = require('fs');", "function f(p) { return fs.readFileSync(p); }"]
+
+
+def test_patch_capabilities_are_what_the_files_did_not_use_before() -> None:
+    files = {"src/a.js": "\n".join(BASE).encode() + b"\n"}
+    same = diff("src/a.js", BASE, [*BASE, "function g(p) { return fs.readdirSync(p); }"])
+    assert ECO.capabilities(same, files.get) == []
+    assert ECO.capabilities(same) == ["file_read"]  # without the base: the added lines
+    more = diff("src/a.js", BASE, [*BASE, "function g() { process.exit(0); }"])
+    assert ECO.capabilities(more, files.get) == ["process.exit"]
+
+
+def test_patch_capabilities_of_new_test_and_declaration_files() -> None:
+    new = diff("src/b.ts", [], ["export const g = () => (globalThis as any).expect = 1;"])
+    assert ECO.capabilities(new, {}.get) == ["test framework"]
+    test = diff("src/b.test.js", [], ["process.exit(1);"])
+    assert ECO.capabilities(test, {}.get) == []
+    types = diff("src/b.d.ts", [], ["declare const x: typeof Symbol.hasInstance;"])
+    assert ECO.capabilities(types, {}.get) == []
+    files = {"src/a.js": "\n".join(BASE).encode() + b"\n"}
+    broken = diff("src/a.js", BASE, [*BASE, "function g( {"])
+    assert ECO.capabilities(broken, files.get) == ["unparsable"]
+
+
+def test_base_capabilities_skip_tests_and_installed_packages() -> None:
+    files = {
+        "src/a.js": b"function f() { process.exit(1); }",
+        "src/a.test.js": b"process.stdout.write('x')",
+        "node_modules/x/index.js": b"require('child_process')",
+        "src/broken.js": b"function (",
+    }
+    assert ECO.base_capabilities(sorted(files), files.get) == ["process.exit"]
