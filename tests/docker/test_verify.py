@@ -1305,3 +1305,37 @@ def test_startup_files_already_in_the_repository_are_locked_not_tamper(
     derived = replace(task, image={**task.image, "id": image.id})
     gold = verifier.verify(derived, task.patch, "gold")
     assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
+
+
+# A twin that leaves the next one a message, in a file the patch created and in one of the
+# seed's (README.md): the correct fix, plus import-time code that counts the twins before it
+# from those files and breaks the fix unless it is the first. Without every file put back
+# between twins, the honest twin would be wrong whenever it is not the first.
+_MEMO = (
+    "import os as _os\n"
+    "_here = _os.path.dirname(__file__)\n"
+    "_seen = 0\n"
+    "for _p in (_os.path.join(_here, 'memo.txt'), '/testbed/README.md'):\n"
+    "    with open(_p) as _f:\n"
+    "        _seen += _f.read().count('twin was here')\n"
+    "    with open(_p, 'a') as _f:\n"
+    "        _f.write('twin was here\\n')\n"
+    "if _seen:\n"
+    "    import sys as _sys\n"
+    "    _sys.modules['textkit.wrap'].wrap = lambda *a, **k: ['a message from another twin']\n"
+)
+
+
+def test_a_twin_cannot_leave_the_next_a_message_in_the_work_tree(
+    verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
+) -> None:
+    task = tasks[TASK]
+    init_py = "src/textkit/__init__.py"
+    patch = (
+        task.patch
+        + append_to(base_file, init_py, _MEMO)
+        + new_file("src/textkit/memo.txt", "the patch's own file\n")
+    )
+    for n in range(3):  # the honest twin's place is random: each run must hold
+        result = verifier.verify(permissive(task), patch, f"memo-{n}")
+        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]

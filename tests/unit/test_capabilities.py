@@ -148,6 +148,9 @@ POSITIVES = [
     ("framework_access", "import sys\nsys.modules['pytest']\n"),
     # frame_introspection
     ("frame_introspection", "import sys\nsys._getframe()\n"),
+    # str.format walks attributes: a frame reached through a field name, not an attribute
+    ("frame_introspection", "import sys\ns = '{0[2].tb_frame.f_back}'.format(sys.exc_info())\n"),
+    ("code_objects", "s = '{0.__code__.co_names}'.format(f)\n"),
     ("frame_introspection", "from sys import _getframe as g\ng()\n"),
     ("frame_introspection", "import inspect\ninspect.currentframe()\n"),
     ("frame_introspection", "import inspect as i\ni.stack()\n"),

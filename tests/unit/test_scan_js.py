@@ -94,6 +94,9 @@ POSITIVES = [
     ("global objects", inside("require('fs').readFileSync = f;")),
     ("global objects", inside("return globalThis[name];")),
     ("eval", inside("eval('1');")),
+    # A constructor's constructor is Function, however it is held before the call.
+    ("eval", inside("const F = [].constructor.constructor; return F('return 1')();")),
+    ("eval", inside("const F = (() => 0)['constructor']; return F('return 1')();")),
     ("eval", inside("(0, eval)('1');")),
     ("eval", inside("new Function('return this')();")),
     ("eval", inside("globalThis['ev' + 'al']('1');")),

@@ -797,6 +797,24 @@ class _Scan:
         )
 
     # ---------------------------------------------------------------------- resolution
+    def _is_constructor_of_code(self, obj: Any) -> bool:
+        """Is ``obj.constructor`` the Function constructor? It is when ``obj`` is a function
+        (its constructor is Function) or itself any value's ``.constructor`` (a constructor's
+        constructor is Function: ``[].constructor.constructor``)."""
+        if obj is None:
+            return False
+        while obj.type == "parenthesized_expression" and obj.named_child_count:
+            obj = obj.named_children[0]
+        if obj.type in ("function_expression", "arrow_function", "function", "class"):
+            return True
+        if obj.type == "member_expression":
+            prop = obj.child_by_field_name("property")
+            return prop is not None and _name(prop) == "constructor"
+        if obj.type == "subscript_expression":
+            index = obj.child_by_field_name("index")
+            return index is not None and self._fold_text(index) == "constructor"
+        return False
+
     def _resolve(self, node: Any, depth: int = 0) -> frozenset[str]:
         """What an expression may be: ``global.<path>`` (the global object's), ``module:<name>
         [.path]``, ``meta.<x>`` (import.meta), ``proto:`` (some prototype), ``error:new``."""
@@ -863,11 +881,15 @@ class _Scan:
             obj = node.child_by_field_name("object")
             prop = node.child_by_field_name("property")
             name = _name(prop) if prop is not None else "*"
+            if name == "constructor" and self._is_constructor_of_code(obj):
+                return {"global.Function"}
             return {_member(p, name) for p in self._resolve(obj, depth)}
         if kind == "subscript_expression":
             obj = node.child_by_field_name("object")
             index = node.child_by_field_name("index")
             key = self._fold_text(index) if index is not None else None
+            if key == "constructor" and self._is_constructor_of_code(obj):
+                return {"global.Function"}
             return {_member(p, key if key is not None else "*") for p in self._resolve(obj, depth)}
         if kind == "call_expression":
             return self._returns(node, depth)

@@ -707,6 +707,7 @@ _MODULE_ROOTS = frozenset(
 
 _HARNESS = re.compile("|".join(re.escape(s) for s in _HARNESS_SUBSTRINGS), re.I)
 _PROC = re.compile("|".join(re.escape(s) for s in _PROC_SUBSTRINGS))
+_ATTR_IN_TEXT = re.compile(r"[.{\[]\s*([A-Za-z_][A-Za-z0-9_]*)")
 _SIMPLE_FORMAT = re.compile(r"(?:[^%]|%s|%%)*", re.S)
 _DOTTED_DETAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SCOPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
@@ -1855,6 +1856,11 @@ class _Scanner:
             self.add(cap, line, shown)
         if docstring and len(text.split()) != 1:
             return
+        # Attribute paths spelled inside a string: str.format's fields ("{0.tb_frame.f_back}"
+        # is an attribute walk when formatted), operator.attrgetter("a.f_globals").
+        for m in _ATTR_IN_TEXT.finditer(text):
+            for cap in _ATTR_INDEX.get(m.group(1), ()):
+                self.add(cap, line, shown)
         if _is_proc(text):
             self.add("proc_access", line, shown)
         if _is_test_path(text):

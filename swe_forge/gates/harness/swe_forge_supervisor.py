@@ -150,6 +150,13 @@ def extract_seed(job):
     )
     if proc.returncode != 0:
         raise Infra("cannot extract the seed: " + text(proc.stdout, 800))
+    # What changes the work tree from here on (the patches, the builds) is newer than this
+    # mark: a file older is the seed's, and the seed can give it back.
+    mark = os.path.join(RUN_DIR, ".seed-mark")
+    with open(mark, "w"):
+        pass
+    STATE["seed"] = seed
+    STATE["seed_mark"] = os.lstat(mark).st_ctime_ns
 
 
 class Infra(Exception):
@@ -1114,12 +1121,14 @@ def run_twins(job, spec, twins, contents, files, dirs, polyglot, result):
         # test process can read is its own twin's program, nothing of the others.
         hide_paths(spec.get("hide"))
     baseline = scratch_listing()
+    keeper = TreeKeeper()
     records = []
     started = now()
     for i, written in enumerate(contents):
         t = now()
         # What the last twin left goes first: a full disk must not stop this twin's files.
         clean_scratch(baseline)
+        keeper.restore()
         if not build:
             # (Built twins wrote theirs before their build; the sources stay hidden now.)
             for path, data in sorted(written.items()):
@@ -1136,6 +1145,7 @@ def run_twins(job, spec, twins, contents, files, dirs, polyglot, result):
             )
         # Each twin has the whole time limit of one run (the host waits for all of them).
         one = dict(spec, argv=twins[i].get("argv") or spec["argv"])
+        keeper.mark()
         record = run_once(job, one, files, dirs, {}, polyglot)
         record["seconds"] = {"twin": round(now() - t, 3), **record.get("seconds", {})}
         if builds[i] is not None:
@@ -1247,6 +1257,152 @@ def scratch_listing():
             for name in dirnames + filenames:
                 seen.add(os.path.join(dirpath, name))
     return seen
+
+
+def tree_stats():
+    """(path -> lstat) of everything under the scratch places and the work tree (not .git)."""
+    out = {}
+    for root in (*SCRATCH, TESTBED):
+        if not os.path.isdir(root):
+            continue
+        with contextlib.suppress(OSError):
+            out[root] = os.lstat(root)
+        for dirpath, dirnames, filenames in walk_tree(root):
+            if dirpath == TESTBED and ".git" in dirnames:
+                dirnames.remove(".git")
+            for name in dirnames + filenames:
+                full = os.path.join(dirpath, name)
+                with contextlib.suppress(OSError):
+                    out[full] = os.lstat(full)
+    return out
+
+
+class TreeKeeper:
+    """What a twin may leave the next one: nothing that was already there.
+
+    Appeared files are removed by :func:`clean_scratch`; this keeps the rest. The scratch
+    places' files (the builds' outputs and caches, what prepare left in ``$HOME``) are made
+    root's and read-only for the twins, in root-owned sticky directories: a twin can add files
+    there (removed after it), never change, rename or delete one that was there. The work
+    tree stays the tests' to write (projects' tests write in it), so every file a twin changed
+    in place is put back after it, and every directory's mode and times: change is read on
+    ctime, which the tests' user cannot set (a write, a truncate, a chmod, a utime, a rename
+    over the file all move it). What a file must be again comes from a copy made before the
+    first twin (what the patches or the builds wrote) or else from the seed (the rest of the
+    work tree is the seed's, as extracted)."""
+
+    def __init__(self):
+        import shutil
+
+        self.stash = os.path.join(RUN_DIR, "keep")
+        shutil.rmtree(self.stash, ignore_errors=True)
+        os.makedirs(self.stash, mode=0o700)
+        for root in SCRATCH:
+            if os.path.isdir(root) and not os.path.islink(root):
+                freeze(root)
+        self.first = tree_stats()
+        self.kept = set()
+        mark = STATE.get("seed_mark")
+        for path, st in self.first.items():
+            if not path.startswith(TESTBED + "/"):
+                continue
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                continue
+            if mark is not None and st.st_ctime_ns < mark:
+                continue  # the seed's, untouched since
+            dest = self.stash + path
+            os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
+            try:
+                shutil.copy2(path, dest, follow_symlinks=False)
+            except OSError:
+                continue
+            self.kept.add(path)
+        self.before = self.first
+
+    def mark(self):
+        """The state the coming twin starts from (after its own files were written)."""
+        self.before = tree_stats()
+
+    def restore(self):
+        """Give back what the last twin changed of what was there before it."""
+        import shutil
+
+        now_stats = tree_stats()
+        from_seed = []
+        for path, st in sorted(self.before.items()):
+            first = self.first.get(path)
+            if first is None:
+                continue  # appeared after the first twin began: removed as appeared
+            cur = now_stats.get(path)
+            if stat.S_ISDIR(first.st_mode):
+                if cur is not None and cur.st_ctime_ns != st.st_ctime_ns:
+                    with contextlib.suppress(OSError):
+                        os.chown(path, first.st_uid, first.st_gid, follow_symlinks=False)
+                        os.chmod(path, stat.S_IMODE(first.st_mode))
+                        os.utime(path, ns=(first.st_atime_ns, first.st_mtime_ns))
+                continue
+            if not path.startswith(TESTBED + "/"):
+                continue  # frozen: the tests' user cannot change it
+            if cur is not None and cur.st_ctime_ns == st.st_ctime_ns and cur.st_ino == st.st_ino:
+                continue
+            if cur is not None and stat.S_ISDIR(cur.st_mode):
+                shutil.rmtree(path, ignore_errors=True)
+            if path in self.kept:
+                with contextlib.suppress(OSError):
+                    if os.path.lexists(path):
+                        os.unlink(path)
+                    shutil.copy2(self.stash + path, path, follow_symlinks=False)
+                    os.chown(path, first.st_uid, first.st_gid, follow_symlinks=False)
+            else:
+                from_seed.append(path)
+        if from_seed and STATE.get("seed"):
+            for path in from_seed:
+                with contextlib.suppress(OSError):
+                    if os.path.lexists(path):
+                        os.unlink(path)
+            members = [p.lstrip("/") for p in from_seed]
+            subprocess.run(
+                ["tar", "--numeric-owner", "-C", "/", "-xpf", STATE["seed"], "--", *members],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=600,
+                check=False,
+            )
+        clear_ipc()
+
+
+def freeze(root):
+    """Everything under ``root`` root's: files read-only, directories sticky and open to all
+    (new files can be made there, none of root's changed, renamed or removed)."""
+    for dirpath, dirnames, filenames in walk_tree(root):
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(full)
+                os.chown(full, 0, 0, follow_symlinks=False)
+                if not stat.S_ISLNK(st.st_mode):
+                    os.chmod(full, stat.S_IMODE(st.st_mode) & ~0o222)
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                os.chown(full, 0, 0, follow_symlinks=False)
+                if not os.path.islink(full):
+                    os.chmod(full, 0o1777)
+    with contextlib.suppress(OSError):
+        os.chown(root, 0, 0)
+        os.chmod(root, 0o1777)
+
+
+def clear_ipc():
+    """Remove the System V message queues, semaphores and shared memory a twin left (they
+    outlive its processes)."""
+    import shutil
+
+    ipcrm = shutil.which("ipcrm")
+    if ipcrm:
+        subprocess.run(
+            [ipcrm, "--all"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        )
 
 
 def clean_scratch(baseline):
