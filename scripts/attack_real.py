@@ -182,7 +182,18 @@ def traditional(patch: str) -> str:
     keep = [
         line
         for line in patch.splitlines(keepends=True)
-        if not line.startswith(("diff --git ", "index ", "similarity index", "dissimilarity"))
+        if not line.startswith(
+            (
+                "diff --git ",
+                "index ",
+                "similarity index",
+                "dissimilarity",
+                "new file mode",
+                "deleted file mode",
+                "old mode",
+                "new mode",
+            )
+        )
     ]
     return "".join(keep)
 

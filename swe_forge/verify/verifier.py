@@ -59,7 +59,7 @@ from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities
 from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
-from swe_forge.verify.twins import TwinPlan, armed_entries, decoy_verdict, plan_twins
+from swe_forge.verify.twins import TwinPlan, armed_entries, decoy_verdict, kind_of, plan_twins
 
 #: Calibrated perturbations checked in place as decoys at admission (the task keeps those):
 #: each is one more run of the tests, a pytest process or a build and run of the others'.
@@ -290,9 +290,16 @@ class Verifier:
         meets a decoy it passes."""
         runner = str(task.harness.get("runner") or "pytest")
         cap = VALIDATED_DECOYS.get(runner, VALIDATED_DECOYS_OTHERS)
-        # One perturbation of each test and site first, then the others.
-        ordered = sorted(
-            cal.armed,
+        # One perturbation of each kind of assertion first (a plan covers every kind), then
+        # of each test and site, then the others.
+        kinds_seen: set[str] = set()
+        first_of_kind = []
+        for e in cal.armed:
+            if kind_of(e) not in kinds_seen:
+                kinds_seen.add(kind_of(e))
+                first_of_kind.append(e)
+        ordered = first_of_kind + sorted(
+            (e for e in cal.armed if e not in first_of_kind),
             key=lambda e: sum(1 for x in cal.armed[: cal.armed.index(e)] if _same_site(x, e)),
         )
         candidates = ordered[:cap]

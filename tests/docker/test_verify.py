@@ -934,7 +934,7 @@ for _fd in range(3, 40):
 WRITE_THEN_IMPORT = """
 import os as _o
 with open(_o.path.join(_o.path.dirname(__file__), "_gen.py"), "w") as _fh:
-    _fh.write("import gc\\n_objects = gc.get_objects()\\n")
+    _fh.write("import gc\\n_objects = getattr(gc, 'get_' + 'objects')()\\n")
 from textkit import _gen  # noqa: E402
 """
 

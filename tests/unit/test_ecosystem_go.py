@@ -349,3 +349,12 @@ def test_a_go_repository_from_before_modules_is_go_not_python() -> None:
     # Python's markers win over a stray Go file; without the names nothing changes.
     assert detect_ecosystem(read, ["tool.go", "setup.py"]) == "python"
     assert detect_ecosystem(read) == "python"
+
+
+def test_perturbed_copies_run_without_vet() -> None:
+    # A decoy's literal can fire one of vet's checks (`x[2] != "a" || x[2] != "b"`: "suspect
+    # or"), which fails the package's build and every test in it: copies and twins build
+    # without vet; the gate's runs keep go test's own default.
+    runner = GoRunner("m", ["."])
+    assert "-vet=off" in " ".join(runner.argv([], vet=False))
+    assert "-vet=off" not in " ".join(runner.argv([]))

@@ -278,14 +278,23 @@ class GoRunner:
         return sorted({package_dir(f) for f in test_files}) or ["..."]
 
     def argv(
-        self, test_files: list[str], *, order_seed: int = 0, run: str = "", timeout: float = 0.0
+        self,
+        test_files: list[str],
+        *,
+        order_seed: int = 0,
+        run: str = "",
+        timeout: float = 0.0,
+        vet: bool = True,
     ) -> list[str]:
         """The test command: a warm build cache copied to tmpfs, then go test (``timeout``:
-        go test's own limit on each test binary, 0 for none)."""
+        go test's own limit on each test binary, 0 for none; ``vet``: go test's vet checks,
+        off for perturbed copies of tests, whose literals can fire one)."""
         pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
         pkgs = ["./..." if p == "./..." else p for p in pkgs]
         limit = f"-timeout={int(timeout)}s" if timeout > 0 else "-timeout=0"
         cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", limit]
+        if not vet:
+            cmd.append("-vet=off")
         if run:
             cmd.append(f"-run={run}")
         cmd += pkgs
@@ -501,7 +510,8 @@ class GoEcosystem:
         job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
-            argv=runner.argv([], order_seed=seed, run=run, timeout=test_timeout),
+            # Calibration copies are built without vet, as twins are (twin_build_argv).
+            argv=runner.argv([], order_seed=seed, run=run, timeout=test_timeout, vet=not files),
             env={**GO_ENV, "GOCACHE": "/tmp/gocache"},
             timeout=timeout,
             output_limit=output_limit,

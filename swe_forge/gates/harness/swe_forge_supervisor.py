@@ -485,6 +485,7 @@ def write_canaries(job, spec, result):
                     "test": nodeid,
                     "site": made["site"],
                     "seed": made["seed"],
+                    "kind": made.get("kind", ""),
                 }
     result["canaries"] = {"made": len(mapping), "token": token, "reasons": reasons}
     return mapping
