@@ -240,7 +240,8 @@ def attack_patch(task: TaskManifest, repo: Path, work: Path) -> tuple[str, str]:
         where = str(lib.relative_to(work))
         lib.write_text(lib.read_text() + RUST_FORGE)
     elif lang == "js":
-        where = next(p for p in gold if (work / p).exists())
+        # Code that runs: a declaration file (.d.ts) is types only.
+        where = next(p for p in gold if (work / p).exists() and not p.endswith(".d.ts"))
         text = (work / where).read_text()
         # After a leading "use strict" or shebang, where a statement may go.
         head = re.match(r"((#![^\n]*\n)?(\s*(['\"])use strict\4;?\s*\n)?)", text)
