@@ -212,6 +212,27 @@ def replace_spans(text: bytes, base: int, edits: Iterable[tuple[int, int, bytes]
     return out
 
 
+def renamed_copy(
+    source: bytes,
+    start: int,
+    end: int,
+    name_node: Any,
+    new_name: str,
+    site: Site | None,
+    literal: bytes | None,
+) -> list[Copy]:
+    """A copy of the test at ``start:end`` under ``new_name`` (its name node renamed), with
+    ``site``'s literal replaced when given, inserted after the test at its indentation; none
+    when the site lies outside the test."""
+    edits = [(*span(name_node), new_name.encode())]
+    if site is not None and literal is not None:
+        if not start <= site.start < site.end <= end:
+            return []
+        edits.append((site.start, site.end, literal))
+    text = replace_spans(source[start:end], start, edits)
+    return [Copy(end, b"\n\n" + line_indent(source, start) + text)]
+
+
 def assigned_names(root: Any, assignments: Iterable[str], updates: Iterable[str]) -> set[str]:
     """Names a function assigns (nodes of types ``assignments``, their ``left``) or updates
     (``x++``: nodes of types ``updates``) anywhere in it: a declaration's value is not what

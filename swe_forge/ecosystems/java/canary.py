@@ -43,10 +43,9 @@ from swe_forge.ecosystems.canaries import (
     TreeWriter,
     assigned_names,
     inside,
-    line_indent,
     perturbed_body,
     perturbed_quoted_char,
-    replace_spans,
+    renamed_copy,
     span,
 )
 
@@ -700,13 +699,7 @@ class JavaCanaryWriter(TreeWriter):
         if method is None:
             return []
         start, end = span(method)
-        edits = [(*span(_field(method, "name")), new_name.encode())]
-        if site is not None and literal is not None:
-            if not start <= site.start < site.end <= end:
-                return []
-            edits.append((site.start, site.end, literal))
-        text = replace_spans(source[start:end], start, edits)
-        return [Copy(end, b"\n\n" + line_indent(source, start) + text)]
+        return renamed_copy(source, start, end, _field(method, "name"), new_name, site, literal)
 
     def copy_id(self, test: str, new_name: str) -> str:
         """``<class>::<new name>``, a parameterized suffix (``(String)[1]``) kept."""

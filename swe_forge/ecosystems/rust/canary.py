@@ -37,10 +37,9 @@ from swe_forge.ecosystems.canaries import (
     TreeWriter,
     assigned_names,
     inside,
-    line_indent,
     perturbed_body,
     perturbed_quoted_char,
-    replace_spans,
+    renamed_copy,
     span,
 )
 
@@ -607,13 +606,7 @@ class RustCanaryWriter(TreeWriter):
         func, attributes = located
         start = attributes[0].start_byte if attributes else func.start_byte
         end = func.end_byte
-        edits = [(*span(_field(func, "name")), new_name.encode())]
-        if site is not None and literal is not None:
-            if not start <= site.start < site.end <= end:
-                return []
-            edits.append((site.start, site.end, literal))
-        text = replace_spans(source[start:end], start, edits)
-        return [Copy(end, b"\n\n" + line_indent(source, start) + text)]
+        return renamed_copy(source, start, end, _field(func, "name"), new_name, site, literal)
 
     def copy_id(self, test: str, new_name: str) -> str:
         """The test's id with its function's name replaced."""
