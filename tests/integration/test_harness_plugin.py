@@ -531,3 +531,27 @@ def test_a_thread_left_blocked_does_not_keep_the_run_alive(tmp_path: Path) -> No
         "tests/test_thread.py::test_other": "passed",
     }
     assert status == 1 and events[-1]["event"] == "end"
+
+
+def test_the_run_ends_with_pytests_status_once_pytest_is_done(tmp_path: Path) -> None:
+    # The process ends as pytest's last hook returns: an atexit hook of the code under test
+    # (here one that would turn the failure into exit status 0) never runs.
+    write(
+        tmp_path,
+        {
+            "tests/test_exit.py": (
+                "import atexit, os\n\n"
+                "atexit.register(lambda: os._exit(0))\n\n"
+                "def test_fails():\n"
+                "    assert 1 == 2\n\n"
+                "def test_passes():\n"
+                "    pass\n"
+            )
+        },
+    )
+    events, status = run_harness(tmp_path, "tests", seed=None)
+    assert outcomes(events) == {
+        "tests/test_exit.py::test_fails": "failed",
+        "tests/test_exit.py::test_passes": "passed",
+    }
+    assert status == 1 and events[-1]["event"] == "end" and events[-1]["exitstatus"] == 1

@@ -1006,6 +1006,25 @@ def test_main_scans_only_the_given_python_paths(
     }
 
 
+def test_main_scans_several_roots_in_one_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A patch's pre- and post-images, one scanner start-up: a result per group, in order.
+    (tmp_path / "pre").mkdir()
+    (tmp_path / "post").mkdir()
+    (tmp_path / "pre" / "a.py").write_text("x = 1\n")
+    (tmp_path / "post" / "a.py").write_text("import ctypes\n")
+    argv = [str(tmp_path / "pre"), "a.py", "---", str(tmp_path / "post"), "a.py", "b.txt"]
+    assert capabilities.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == [
+        {"a.py": {"caps": {}, "error": ""}},
+        {"a.py": {"caps": {"native_code": [[1, "import ctypes"]]}, "error": ""}},
+    ]
+    with pytest.raises(SystemExit):
+        capabilities.main([str(tmp_path / "pre"), "a.py", "---"])
+
+
 def test_the_module_is_python_38_syntax_and_standalone() -> None:
     source = _PATH.read_text()
     tree = ast.parse(source, feature_version=(3, 8))

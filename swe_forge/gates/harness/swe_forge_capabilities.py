@@ -2349,21 +2349,38 @@ def _all_python_files(root):
     return sorted(found)
 
 
-def main(argv=None):
-    """CLI: ``swe_forge_capabilities.py ROOT [PATH ...]`` prints ``{path: scan result}`` as
-    JSON for each PATH (relative to ROOT) that ends in ``.py``; without PATHs, for every
-    ``*.py`` under ROOT (``.git`` skipped), sorted."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if not args:
-        sys.stderr.write("usage: swe_forge_capabilities.py ROOT [PATH ...]\n")
-        raise SystemExit(2)
-    root, paths = args[0], args[1:]
+def _scan_group(root, paths):
     if not paths:
         paths = _all_python_files(root)
     out = {}
     for rel in paths:
         if rel.endswith(".py"):
             out[rel] = scan_file(os.path.join(root, rel))
+    return out
+
+
+def main(argv=None):
+    """CLI: ``swe_forge_capabilities.py ROOT [PATH ...]`` prints ``{path: scan result}`` as
+    JSON for each PATH (relative to ROOT) that ends in ``.py``; without PATHs, for every
+    ``*.py`` under ROOT (``.git`` skipped), sorted.
+
+    ``ROOT PATH ... --- ROOT2 PATH ...`` scans each group in the same process (one start-up
+    for a patch's pre- and post-images) and prints a JSON list of the groups' results."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args:
+        sys.stderr.write("usage: swe_forge_capabilities.py ROOT [PATH ...] [--- ROOT PATH ...]\n")
+        raise SystemExit(2)
+    groups = [[]]
+    for arg in args:
+        if arg == "---":
+            groups.append([])
+        else:
+            groups[-1].append(arg)
+    if any(not g for g in groups):
+        sys.stderr.write("usage: every group needs a ROOT\n")
+        raise SystemExit(2)
+    results = [_scan_group(g[0], g[1:]) for g in groups]
+    out = results[0] if len(groups) == 1 else results
     sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

@@ -29,8 +29,6 @@ stdlib only, Python 3.9+ (the oldest base image), no imports from swe-forge.
 """
 
 import contextlib
-import ctypes
-import ctypes.util
 import glob
 import hashlib
 import hmac
@@ -222,22 +220,33 @@ def status_paths(job):
 def scan_as_user(job, root, paths):
     """Capabilities of Python files, scanned by a child process as the task's user (hostile
     input must not crash or stall the supervisor)."""
-    paths = [p for p in paths if p.endswith(".py")]
-    if not paths:
-        return {}
-    code, out = as_user(
-        job,
-        [sys.executable, "-I", "-S", os.path.join(BIN, "swe_forge_capabilities.py"), root, *paths],
-        cwd="/",
-        timeout=300,
-        env={"PYTHONHASHSEED": "0"},
-    )
-    if code != 0:
-        return {p: {"caps": {}, "error": "scanner failed: " + text(out, 300)} for p in paths}
-    try:
-        return json.loads(out.decode("utf-8"))
-    except ValueError:
-        return {p: {"caps": {}, "error": "scanner output unreadable"} for p in paths}
+    return scan_roots_as_user(job, [(root, paths)])[0]
+
+
+def scan_roots_as_user(job, groups):
+    """:func:`scan_as_user` for several ``(root, paths)`` groups in one scanner process (a
+    patch's pre- and post-images: one interpreter start-up, not two); a result per group."""
+    groups = [(root, [p for p in paths if p.endswith(".py")]) for root, paths in groups]
+    wanted = [(root, paths) for root, paths in groups if paths]
+    if not wanted:
+        return [{} for _ in groups]
+    argv = [sys.executable, "-I", "-S", os.path.join(BIN, "swe_forge_capabilities.py")]
+    for n, (root, paths) in enumerate(wanted):
+        argv += (["---"] if n else []) + [root, *paths]
+    code, out = as_user(job, argv, cwd="/", timeout=300, env={"PYTHONHASHSEED": "0"})
+    answers = None
+    if code == 0:
+        try:
+            answers = json.loads(out.decode("utf-8"))
+        except ValueError:
+            answers = None
+        if len(wanted) == 1 and isinstance(answers, dict):
+            answers = [answers]
+    if not isinstance(answers, list) or len(answers) != len(wanted):
+        why = "scanner failed: " + text(out, 300) if code != 0 else "scanner output unreadable"
+        answers = [{p: {"caps": {}, "error": why} for p in paths} for _root, paths in wanted]
+    found = iter(answers)
+    return [next(found) if paths else {} for _root, paths in groups]
 
 
 def safe_rel(path):
@@ -382,8 +391,9 @@ def prepare(job, result):
             return False
         if scanned_paths is not None:
             t = now()
-            pre = scan_as_user(job, pre_dir, scanned_paths)
-            post = scan_as_user(job, TESTBED, scanned_paths)
+            pre, post = scan_roots_as_user(
+                job, [(pre_dir, scanned_paths), (TESTBED, scanned_paths)]
+            )
             caps = {}
             for p in sorted(set(pre) | set(post)):
                 caps[p] = {
@@ -648,11 +658,13 @@ class Watcher:
         self.fd = -1
         self.error = ""
         self._stop = threading.Event()
+        # Stopping wakes the loop at once (a select timeout would cost every run its wait).
+        self._wake_read, self._wake_write = os.pipe()
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = load_libc()
             self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
             if self.fd < 0:
-                raise OSError(ctypes.get_errno(), "inotify_init1")
+                raise OSError(load_libc.ctypes.get_errno(), "inotify_init1")
             for d in [TESTBED, *sorted(dirs)][:4000]:
                 wd = libc.inotify_add_watch(self.fd, d.encode(), self.MASK)
                 if wd >= 0:
@@ -665,8 +677,8 @@ class Watcher:
 
     def _loop(self):
         while not self._stop.is_set():
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
+            ready, _, _ = select.select([self.fd, self._wake_read], [], [], 0.5)
+            if self.fd in ready:
                 self._drain()
 
     def _drain(self):
@@ -703,10 +715,15 @@ class Watcher:
 
     def stop(self):
         self._stop.set()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"x")
         if self.fd >= 0:
             self.thread.join(2)
             self._drain()
             os.close(self.fd)
+        for fd in (self._wake_read, self._wake_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         return self.events
 
 
@@ -904,10 +921,30 @@ def reap():
             return
 
 
+def load_libc():
+    """The C library through ctypes, loaded once. Its usual name first: ``find_library`` runs
+    ``ldconfig -p`` in a subprocess, and ctypes.util imports half the standard library, which
+    every supervisor call (and every twin's watcher) paid for."""
+    cached = getattr(load_libc, "libc", None)
+    if cached is not None:
+        return cached
+    import ctypes
+
+    load_libc.ctypes = ctypes
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    load_libc.libc = libc
+    return libc
+
+
 def become_subreaper():
     """Orphans of the tests come to us (and are reaped) instead of piling up as zombies."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = load_libc()
         libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except Exception:
         pass
@@ -1610,11 +1647,12 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     timed_out = False
     bomb = False
     start_pids = counters.get("pids_max")
+    exited = process_waiter(proc)
     while True:
         if over.is_set():
             break
         try:
-            proc.wait(timeout=0.05)
+            exited(0.05)
             break
         except subprocess.TimeoutExpired:
             if now() > deadline:
@@ -1626,6 +1664,7 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
                 # than at the deadline.
                 bomb = True
                 break
+    exited(None)
     returncode = proc.returncode
     result["seconds"]["tests"] = round(now() - t, 3)
     # Whatever the tests left running (daemons, forks, a background rewriter) dies now,
@@ -1690,6 +1729,40 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     result["output_bytes"] = total[0]
     result["output_tail"] = bytes(tail).decode("utf-8", "replace")
     return result
+
+
+def process_waiter(proc):
+    """A ``wait(seconds)`` for ``proc`` that returns the moment it exits (``None``: close).
+
+    ``Popen.wait`` with a timeout polls with growing sleeps, so each run's end was seen up to
+    tens of milliseconds late; a pidfd (Linux 5.3+, Python 3.9+) becomes readable on exit.
+    Without one (an older kernel or Python, or a seccomp profile that refuses it), the poll.
+    """
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except OSError:
+            pidfd = None
+
+    def wait(seconds):
+        nonlocal pidfd
+        if seconds is None:
+            if pidfd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(pidfd)
+                pidfd = None
+            return None
+        if pidfd is None:
+            return proc.wait(timeout=seconds)
+        if proc.poll() is not None:
+            return proc.returncode
+        select.select([pidfd], [], [], seconds)
+        if proc.poll() is None:
+            raise subprocess.TimeoutExpired(proc.args, seconds)
+        return proc.returncode
+
+    return wait
 
 
 def _delta(a, b, key):
