@@ -107,11 +107,22 @@ def warn():
 """
 
 TESTS = """\
+import asyncio
+import functools
 import unittest
 
 import pytest
 
 from pkg import core
+
+
+def asynctest(func):
+    # A project's own runner for coroutine tests (tenacity's), no plugin needed.
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        return asyncio.run(func(*args, **kwargs))
+
+    return run
 
 
 @pytest.fixture
@@ -159,6 +170,12 @@ def test_param(a, b, expected):
 
 def test_untouched():
     assert sorted([2, 1]) == [1, 2]
+
+
+@asynctest
+async def test_coroutine():
+    await asyncio.sleep(0)
+    assert core.add(2, 5) == 7
 
 
 class TestGreeting:
@@ -209,6 +226,7 @@ TARGETS = [
     "test_warns",
     "test_param",
     "test_untouched",
+    "test_coroutine",
     "TestGreeting::test_greet",
     "TestGreeting::test_greet_param",
     "TestUnit::test_equal",

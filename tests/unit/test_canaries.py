@@ -81,7 +81,7 @@ def test_param(x, expected):
 
 
 async def test_async():
-    assert double(1) == 2
+    assert double(3) == 6
 
 
 class TestPlain:
@@ -153,6 +153,7 @@ EXPECTED = [
     ("test_expectations", "approx", "assert double(0.1) == pytest.approx(0.2)"),
     ("test_expectations", "approx", "assert pytest.approx(0.2) == double(0.1)"),
     ("test_param", "compare", "assert double(x) == expected"),
+    ("test_async", "compare", "assert double(3) == 6"),
     ("TestPlain::test_method", "in", "assert double(limit) in range(5)"),
     ("TestPlain::test_comprehension", "compare", "assert double(twice // 2) == twice"),
     ("TestUnit::test_calls", "call_equal", "self.assertEqual(double(1), 2)"),
@@ -177,7 +178,7 @@ def line_of(source: str, text: str) -> int:
 def function(code: str, name: str) -> str:
     """The source of the generated function `name` (its decorators included)."""
     for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
             return ast.unparse(ast.Module(body=[node], type_ignores=[]))
     raise AssertionError(f"{name} not generated")
 
@@ -420,10 +421,7 @@ def test_docstrings_are_not_copied() -> None:
 def test_generated_code_defines_only_helpers_and_copies() -> None:
     code, specs, reason = make_canaries(SOURCE, TARGETS, TOKEN)
     assert code.startswith("\n\n") and code.endswith("\n")
-    assert reason == (
-        "test_async: async; TestPlain::TestNested::test_inner: nested class; "
-        "test_missing: not found"
-    )
+    assert reason == ("TestPlain::TestNested::test_inner: nested class; test_missing: not found")
     before = run_module(SOURCE)
     after = run_module(SOURCE + code)
     # The module gains the helpers and the module-level copies, nothing else ...
@@ -497,9 +495,10 @@ def test_explicit_sites() -> None:
     assert [(s["test"], s["site"], s["name"]) for s in specs] == [
         ("TestUnit::test_private", 1, f"test_private_{TOKEN}1"),
         ("test_plain", 2, f"test_plain_{TOKEN}2"),
+        ("test_async", 0, f"test_async_{TOKEN}0"),
         ("test_param", 0, f"test_param_{TOKEN}0"),
     ]
-    assert specs[0]["seed"] == 11 and specs[2]["seed"] == 5
+    assert specs[0]["seed"] == 11 and specs[3]["seed"] == 5
     assert reason == ""
     compile(SOURCE + code, "sample.py", "exec")
     assert make_canaries(SOURCE, [], TOKEN, sites=[("test_plain", 99)]) == ("", [], "no sites")

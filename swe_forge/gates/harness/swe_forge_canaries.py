@@ -99,7 +99,7 @@ def find_sites(source, targets):
     order given, then by source position): {"test": "Class::func" or "func", "site": k,
     "line": lineno, "kind": "compare"|"call_equal"|"raises"|"in"|"approx"} where k counts
     perturbable sites within that test function from 0 in source order. Targets that are not
-    found (or async, or in nested classes) have no sites; unparsable source has none.
+    found (or in nested classes) have no sites; unparsable source has none.
     """
     tree = _parse(source)
     if not isinstance(tree, ast.Module):
@@ -743,9 +743,10 @@ def _locate(tree, test):
         if not isinstance(host, ast.ClassDef):
             return "not found"
         func, owner = _find_method(tree, host, parts[1], set())
-    if isinstance(func, ast.AsyncFunctionDef):
-        return "async"
-    if not isinstance(func, ast.FunctionDef):
+    # A coroutine test (run by pytest-asyncio, anyio or a project's own decorator) is
+    # perturbed like any other: its copy keeps its decorators, and a copy that nothing runs
+    # (plain pytest skips a bare ``async def``) is not a decoy at calibration.
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return "not found"
     selves = {"self"}
     if owner is not None:
