@@ -177,8 +177,13 @@ def changed_paths(patch: str) -> list[str]:
     return re.findall(r"^\+\+\+ b/(\S+)", patch, re.M)
 
 
-def traditional(patch: str) -> str:
-    """The patch without its ``diff --git`` and index lines: a traditional unified diff."""
+def traditional(patch: str) -> str | None:
+    """The patch without its ``diff --git`` and index lines: a traditional unified diff.
+
+    None when the patch renames or copies a file: a traditional diff has no way to say so
+    (its ``---``/``+++`` names are one file's), so there is no such control for it."""
+    if any(line.startswith(("rename from ", "copy from ")) for line in patch.splitlines()):
+        return None
     keep = [
         line
         for line in patch.splitlines(keepends=True)
@@ -312,13 +317,17 @@ def main() -> int:
         for task in tasks:
             patch, where = attack_patch(task, ns.repo, Path(tmp) / "work")
             open_task = opened(task)
+            plain_diff = traditional(task.patch)
             runs = [
                 ("gated", verifier, task, patch, 0.0),
                 ("opened", verifier, open_task, patch, 0.0),
                 ("blind", blind, open_task, patch, None),
                 ("gold", verifier, task, task.patch, 1.0),
-                ("gold_traditional_diff", verifier, task, traditional(task.patch), 1.0),
             ]
+            if plain_diff is not None:
+                runs.append(("gold_traditional_diff", verifier, task, plain_diff, 1.0))
+            else:
+                print(f"{task.instance_id}: the gold patch renames a file: no traditional diff")
             for how, v, t, p, want in runs:
                 r = v.verify(t, p, f"attack-{how}")
                 row = {
