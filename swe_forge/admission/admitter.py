@@ -40,7 +40,6 @@ from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
 from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, Rejection, TaskManifest
-from swe_forge.verify import capabilities
 from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
 from swe_forge.verify.verifier import Verifier, VerifySettings
 
@@ -447,13 +446,7 @@ class Admitter:
         if cal.leaked:
             manifest.harness["canaries"]["leaked"] = cal.leaked
         if eco is None:
-            manifest.audit["capabilities"] = {
-                "scope": self.verifier.settings.capability_scope,
-                "base": capabilities.base_capabilities(
-                    cal.base_capabilities, self.verifier.is_source
-                ),
-                "gold": cal.gold_capabilities,
-            }
+            manifest.audit["capabilities"] = self.verifier.allowance_of(cal)
         # The task must be gradable as shipped: the gold patch has to score 1.0 through the
         # very verifier (guards, capability gate, sandbox, canaries, checks) that grades agents.
         t = time.perf_counter()

@@ -204,7 +204,12 @@ def run_tests(
                 },
             }
             run_spec = getattr(runner, "run_spec", None)
-            if run_spec is not None:
+            if run_spec is None:
+                # Out of the tests' reach once collected, as in every verification: a test
+                # that reads its own file at run time fails here too, so it is in neither
+                # FAIL_TO_PASS nor PASS_TO_PASS instead of failing every grading.
+                job["run"]["hide_collected"] = sorted(test_files)
+            else:
                 # Another ecosystem's runner: its command, environment and report format.
                 job["run"].update(
                     run_spec(

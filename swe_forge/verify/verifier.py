@@ -33,7 +33,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +265,11 @@ class Verifier:
             result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
         if result.status == "resolved" and cal.armed:
+            if eco is None:
+                # The decoy check grades the gold patch as a verification would, so it needs
+                # the allowance this calibration just measured (the manifest gets it only
+                # after): without it the gold patch's own capabilities are violations.
+                task = replace(task, audit={**task.audit, "capabilities": self.allowance_of(cal)})
             self._validate_decoys(task, cal)
             return cal
         if result.status == "unresolved" and cal.made:
@@ -279,6 +284,15 @@ class Verifier:
                 quiet.result = again
                 return quiet
         return cal
+
+    def allowance_of(self, cal: Calibration) -> dict[str, Any]:
+        """The capability gate's allowance a Python task's manifest records from its
+        calibration: what the base tree's source files and the gold patch use."""
+        return {
+            "scope": self.settings.capability_scope,
+            "base": capabilities.base_capabilities(cal.base_capabilities, self.is_source),
+            "gold": cal.gold_capabilities,
+        }
 
     def _validate_decoys(self, task: TaskManifest, cal: Calibration) -> None:
         """Run the gold patch with each calibrated perturbation as a decoy twin, in place (the

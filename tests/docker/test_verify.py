@@ -31,6 +31,7 @@ from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.engine import Engine, Limits
 from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
+from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
@@ -1053,6 +1054,66 @@ def test_capability_allowed_when_the_gold_patch_uses_it(
     )
     assert verifier.verify(allowed, patch, "m").status == "resolved"
     assert verifier.verify(task, patch, "m").status == "invalid_patch"
+
+
+def test_calibration_allows_what_the_gold_patch_introduces(
+    verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
+) -> None:
+    # Admission checks its decoys by grading the gold patch as a verification would, before
+    # the manifest records the gate's allowance: a reference fix that introduces a capability
+    # the base code does not use must still calibrate resolved (pallets/click's __getattr__).
+    task = tasks[TASK]
+    gold = task.patch + append_to(
+        base_file, "src/textkit/__init__.py", "import subprocess as _sp\n_run = _sp.run\n"
+    )
+    audit = {k: v for k, v in task.audit.items() if k != "capabilities"}
+    harness = {k: v for k, v in task.harness.items() if k != "canaries"}
+    cal = verifier.calibrate(replace(task, patch=gold, audit=audit, harness=harness))
+    assert cal.result is not None
+    assert cal.result.status == "resolved", cal.result.detail
+    assert "process_spawn" in cal.gold_capabilities
+    assert cal.armed, "the decoy check kept no decoy"
+
+
+SELF_READER = """
+
+def test_reads_its_own_file():
+    with open(__file__) as fh:
+        assert "test_reads_its_own_file" in fh.read()
+
+
+def test_reads_nothing():
+    assert 1 + 1 == 2
+"""
+
+
+def test_a_gate_run_puts_the_test_files_out_of_reach_as_grading_does(
+    verifier: Verifier, tasks: dict[str, TaskManifest]
+) -> None:
+    # A test that opens its own file at run time cannot pass a verification (the test files
+    # are closed to the tests' user once collected). The gates run under the same rule, so
+    # such a test is in neither FAIL_TO_PASS nor PASS_TO_PASS, where it would fail every
+    # grading of the task (pallets/click's test_file_prompt_default_format).
+    task = tasks[TASK]
+    test_patch = task.test_patch + new_file("tests/test_self.py", SELF_READER.lstrip())
+    files = sorted({*task.harness["test_files"], "tests/test_self.py"})
+    run = run_tests(
+        verifier.sandbox,
+        str(task.image["id"]),
+        PytestRunner(),
+        files,
+        test_patch=test_patch,
+        gold_patch=task.patch,
+        protect=protect_spec(test_patch, verifier.classifier),
+        phase="after",
+        hash_seed=0,
+        order_seed=1,
+        timeout=120,
+    )
+    assert run.status == "ok", run.output_tail
+    assert run.tests["tests/test_self.py::test_reads_its_own_file"] == "failed"
+    assert run.tests["tests/test_self.py::test_reads_nothing"] == "passed"
+    assert all(run.tests[t] == "passed" for t in task.FAIL_TO_PASS), run.tests
 
 
 @pytest.mark.parametrize("attack", RUNTIME_NAMES)
