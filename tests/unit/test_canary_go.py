@@ -485,3 +485,54 @@ def test_go_copies_and_twins_of_the_example(tmp_path: Path) -> None:
     got = _go_test(tree, "^TestTruncate")
     assert got["TestTruncateExactWidth"] == "fail"
     assert got["TestTruncateShort"] == got["TestTruncateLong"] == "pass"
+
+
+PANICKY = b"""package strutil
+
+import "testing"
+
+func TestIndex(t *testing.T) {
+	xs := []int{0, 10, 20, 30}
+	t.Run("third", func(t *testing.T) {
+		if got := xs[3]; got != 30 {
+			t.Errorf("got %d", got)
+		}
+	})
+}
+
+func TestOther(t *testing.T) {}
+"""
+
+
+def test_every_subtest_of_a_copy_turns_a_panic_into_its_failure() -> None:
+    # A subtest runs in its own goroutine: only a recover inside it sees its panic.
+    site = next(
+        s for s in W.sites("strutil/p_test.go", PANICKY, ["strutil::TestIndex"]) if s.text == "3"
+    )
+    out = W.copies(
+        "strutil/p_test.go", PANICKY, [("strutil::TestIndex", site, "TestIndexCopy", "7")]
+    )
+    copy = out.decode().split("func TestIndexCopy")[1].split("func TestOther")[0]
+    assert copy.count("recover()") == 2 and "xs[7]" in copy
+    assert out.decode().count("recover()") == 2  # the original is unchanged
+    assert not syntax.parse("go", out).root_node.has_error
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go command")
+def test_a_copy_whose_subtest_panics_fails_alone(tmp_path: Path) -> None:
+    # copier-70: a perturbed copy's subtest indexed past the end and the binary died, taking
+    # every test after it along, so no perturbation of that run could be judged.
+    site = next(
+        s for s in W.sites("strutil/p_test.go", PANICKY, ["strutil::TestIndex"]) if s.text == "3"
+    )
+    tree = tmp_path / "p"
+    (tree / "strutil").mkdir(parents=True)
+    (tree / "go.mod").write_text("module p\n\ngo 1.18\n")
+    out = W.copies(
+        "strutil/p_test.go", PANICKY, [("strutil::TestIndex", site, "TestIndexCopy", "7")]
+    )
+    (tree / "strutil" / "p_test.go").write_bytes(out)
+    got = _go_test(tree, "^Test(Index|IndexCopy|Other)$")
+    assert got["TestIndex"] == got["TestOther"] == "pass"
+    assert got["TestIndexCopy"] == got["TestIndexCopy/third"] == "fail"

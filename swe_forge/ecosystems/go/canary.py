@@ -898,9 +898,7 @@ class GoCanaryWriter(TreeWriter):
                 for node in syntax.walk(func):
                     if node.type == "identifier" and _text(node) in renames:
                         edits.append((*span(node), renames[_text(node)].encode()))
-        recover = _recover_line(func)
-        if recover is not None:
-            edits.append(recover)
+        edits += _recover_lines(func)
         text = replace_spans(source[fs:fe], fs, edits)
         out.append(Copy(fe, b"\n\n" + line_indent(source, fs) + text))
         return out
@@ -926,11 +924,25 @@ class GoCanaryWriter(TreeWriter):
                 return name
 
 
+def _recover_lines(func: Any) -> list[tuple[int, int, bytes]]:
+    """Insertions at the top of a copy's body, and of every function literal in it that takes a
+    ``*testing.T`` (a ``t.Run`` subtest), that turn a panic into the copy's failure: a test that
+    panics takes its whole test binary down, every other test of the run with it (a perturbed
+    length that indexes past the end, say). A subtest runs in its own goroutine, where the
+    recover of the function around it never sees its panic (copier-70: a perturbed copy's
+    subtest panicked and took 35 tests with it). Functions whose ``*testing.T`` has no usable
+    name get none."""
+    out = []
+    for node in [func, *(n for n in syntax.walk(func) if n.type == "func_literal")]:
+        line = _recover_line(node)
+        if line is not None:
+            out.append(line)
+    return out
+
+
 def _recover_line(func: Any) -> tuple[int, int, bytes] | None:
-    """An insertion at the top of a copy's body that turns a panic into the copy's failure:
-    a test that panics takes its whole test binary down, every other test of the run with it
-    (a perturbed length that indexes past the end, say). None when the ``*testing.T`` has no
-    usable name."""
+    """The insertion for one function (declaration or literal); None when it takes no
+    ``*testing.T`` with a usable name."""
     body = _field(func, "body")
     params = _field(func, "parameters")
     if body is None or params is None:
