@@ -317,3 +317,35 @@ def test_runner_settings_changes(path: str, before: str | None, after: str, refu
 
     found = runner_settings_changes({path: {"before": before, "after": after}})
     assert bool(found) is refused, found
+
+
+@pytest.mark.parametrize(
+    ("failed", "status"),
+    [
+        # the copy's subtest (copier-70: a copy of a t.Run test), or the parent of a copied one
+        ("p::TestCopy/should_work", "resolved"),
+        ("p::TestSub", "resolved"),
+        ("p::TestSub/y", "resolved"),
+        # a JUnit parameterized copy: the method's summary fails with its invocation
+        ("o.CTest::m(String)", "resolved"),
+        # a failure that is no canary's, even one whose name starts like a canary's
+        ("p::TestCopyX", "tamper_detected"),
+        ("p::TestOther", "tamper_detected"),
+        ("o.CTest::n(String)", "tamper_detected"),
+    ],
+)
+def test_another_runner_s_exit_status_allows_the_canaries_own_subtests(
+    failed: str, status: str
+) -> None:
+    canaries = {
+        "p::TestCopy": {"test": F2P[0], "site": 0},
+        "p::TestSub/x": {"test": F2P[0], "site": 1},
+        "o.CTest::m(String)[2]": {"test": F2P[0], "site": 2},
+    }
+    tests = {F2P[0]: "passed", P2P[0]: "passed", failed: "failed"} | dict.fromkeys(
+        canaries, "failed"
+    )
+    run = answer(
+        **{"events.tests": tests, "exit_code": 1, "canary_map": canaries, "raw_exit_code": 1}
+    )
+    assert judge(task(), run)[0] == status
