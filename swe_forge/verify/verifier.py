@@ -883,12 +883,13 @@ def judge(
         if not others and not events.get("collect_errors") and code == 1:
             code = 0
     if code != 0:
-        # Every expected test passed, yet pytest failed: something failed that the harness did
-        # not see (a subtest, a forged report). The exit status is the supervisor's own view.
+        # Every expected test passed, yet the runner failed: something failed that the harness
+        # did not see (a subtest, a forged report). The exit status is the supervisor's own view.
+        runner = "the test runner" if "raw_exit_code" in run else "pytest"
         return (
             "tamper_detected",
-            f"every expected test was reported passed but pytest exited {code}",
-            [{"code": "exit_status_disagrees", "detail": f"pytest exited {code}"}],
+            f"every expected test was reported passed but {runner} exited {code}",
+            [{"code": "exit_status_disagrees", "detail": f"{runner} exited {code}"}],
         )
     return "resolved", "", []
 

@@ -349,3 +349,17 @@ def test_another_runner_s_exit_status_allows_the_canaries_own_subtests(
         **{"events.tests": tests, "exit_code": 1, "canary_map": canaries, "raw_exit_code": 1}
     )
     assert judge(task(), run)[0] == status
+
+
+@pytest.mark.parametrize(("other_runner", "named"), [(True, "the test runner"), (False, "pytest")])
+def test_the_exit_status_verdict_names_the_runner_that_exited(
+    other_runner: bool, named: str
+) -> None:
+    # A Go, Rust, JS or Java verdict said "pytest exited 2", which sent readers to the wrong tool.
+    tests = {F2P[0]: "passed", P2P[0]: "passed", CANARY: "failed"}
+    extra = {"raw_exit_code": 2} if other_runner else {}
+    run = answer(**{"events.tests": tests, "exit_code": 2, **extra})
+    status, detail, violations = judge(task(), run)
+    assert status == "tamper_detected"
+    assert detail.endswith(f"but {named} exited 2"), detail
+    assert violations == [{"code": "exit_status_disagrees", "detail": f"{named} exited 2"}]

@@ -930,7 +930,7 @@ def _recover_lines(func: Any) -> list[tuple[int, int, bytes]]:
     panics takes its whole test binary down, every other test of the run with it (a perturbed
     length that indexes past the end, say). A subtest runs in its own goroutine, where the
     recover of the function around it never sees its panic (copier-70: a perturbed copy's
-    subtest panicked and took 35 tests with it). Functions whose ``*testing.T`` has no usable
+    subtest panicked and took 37 tests with it). Functions whose ``*testing.T`` has no usable
     name get none."""
     out = []
     for node in [func, *(n for n in syntax.walk(func) if n.type == "func_literal")]:
