@@ -104,7 +104,7 @@ def test_no_ray_import_by_default() -> None:
     import subprocess
 
     code = (
-        "import sys, swe_forge, swe_forge.cli, swe_forge.commands.verify, swe_forge.executors, "
+        "import sys, swe_forge, swe_forge.cli._main, swe_forge.commands.verify, swe_forge.executors, "
         "swe_forge.batch.run, swe_forge.executors.pool; swe_forge.VerifierPool(size=1); "
         "sys.exit('ray' in sys.modules)"
     )

@@ -1,0 +1,54 @@
+"""The package's layering: typer only in the CLI package, each command group a module of its own."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "swe_forge"
+
+
+def test_only_the_cli_package_imports_typer() -> None:
+    pattern = re.compile(r"^\s*(import|from) typer\b", re.M)
+    outside = sorted(
+        str(p.relative_to(ROOT))
+        for p in PKG.rglob("*.py")
+        if "cli" not in p.relative_to(PKG).parts[:1] and pattern.search(p.read_text())
+    )
+    assert outside == []
+
+
+def test_each_command_group_is_a_module_of_its_own() -> None:
+    modules = {p.stem: p for p in (PKG / "cli").glob("*.py")}
+    for group in ("mine", "example", "images", "admit", "export", "verify", "run", "report"):
+        assert group in modules, group
+    # The wiring stays small: a command module that grows past this has logic that belongs in
+    # commands/ or below.
+    sizes = {name: len(p.read_text().splitlines()) for name, p in modules.items()}
+    assert max(sizes.values()) <= 700, sizes
+
+
+def test_help_lists_the_commands_in_the_pipeline_s_order() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "swe_forge", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    listed = re.findall(r"^  ([a-z]+) {2,}", out.split("Commands:", 1)[1], re.M)
+    assert listed[:9] == [
+        "mine",
+        "license",
+        "admit",
+        "export",
+        "schema",
+        "verify",
+        "run",
+        "merge",
+        "report",
+    ]
+    assert set(listed[9:]) == {"example", "images"}
