@@ -32,15 +32,11 @@ from swe_forge.diffs import (
     apply_file_patch,
     parse_diff,
 )
-from swe_forge.errors import BuildError, UsageError
+from swe_forge.errors import BuildError
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
-
-#: Ecosystems in detection order (the first whose marker file is at the root wins; Python is
-#: the default when none is).
-ECOSYSTEM_NAMES = ("go", "rust", "java", "js", "python")
 
 Reader = Callable[[str], bytes | None]
 
@@ -107,62 +103,6 @@ class Ecosystem(Protocol):
     def unit_of(self, test: str) -> str:
         """The process a test runs in, among those of one run (a Go package's test binary,
         a Rust test target; "" where one process runs them all): decoys cover each."""
-
-
-def ecosystem_named(name: str) -> Ecosystem:
-    """The adapter called ``name``."""
-    if name == "go":
-        from swe_forge.ecosystems.go import GoEcosystem
-
-        return GoEcosystem()
-    if name == "rust":
-        from swe_forge.ecosystems.rust import RustEcosystem
-
-        return RustEcosystem()
-    if name == "js":
-        from swe_forge.ecosystems.js import JsEcosystem
-
-        return JsEcosystem()
-    if name == "java":
-        from swe_forge.ecosystems.java import JavaEcosystem
-
-        return JavaEcosystem()
-    raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
-
-
-#: Files that make a repository Python's even when it holds other languages' files.
-_PYTHON_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements.txt")
-
-
-def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> str:
-    """The name of the ecosystem of a repository at one commit (``python`` by default).
-
-    ``root_names``: the names at the top of its tree, when known. A Go repository from before
-    modules (``*.go`` at the top, no ``go.mod``, nothing of Python's) is Go's, so that its
-    build says what is missing instead of running pytest on Go code.
-    """
-    for name in ECOSYSTEM_NAMES:
-        if name == "python":
-            continue
-        if ecosystem_named(name).detect(read):
-            return name
-    names = set(root_names or ())
-    if any(n.endswith(".go") for n in names) and not names & set(_PYTHON_MARKERS):
-        return "go"
-    return "python"
-
-
-def for_runner(runner: str) -> Ecosystem | None:
-    """The adapter whose runner is ``runner``; None for pytest (the original code path)."""
-    if runner in ("", "pytest"):
-        return None
-    for name in ECOSYSTEM_NAMES:
-        if name == "python":
-            continue
-        eco = ecosystem_named(name)
-        if eco.runner_name == runner:
-            return eco
-    raise UsageError(f"no ecosystem adapter runs {runner!r}", hint="re-admit the task")
 
 
 # ------------------------------------------------------------------------------ shared helpers

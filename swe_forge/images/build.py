@@ -30,14 +30,12 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from swe_forge.config import Config, RepoOverride
-from swe_forge.ecosystems.base import digest_text
 from swe_forge.engine import LABEL_PREFIX, Engine, local_name
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.git.repo import GitRepository
 from swe_forge.git.scrub import scrubbed_checkout
 from swe_forge.images.base import (
     BaseImage,
-    BaseRecipe,
     ensure_base,
     pythons_available,
     recipe_for_python,
@@ -326,20 +324,6 @@ def layer_sizes(engine: Engine, instance_ref: str, env_image: str) -> int:
     return sum(size for _by, size in inst[: len(inst) - len(env)])
 
 
-def ecosystem_base(builder: ImageBuilder, rec: ImageRecord, recipe: BaseRecipe) -> BaseImage:
-    """Build (or reuse) the base image of an ecosystem's ``recipe`` and record it in ``rec``."""
-    base = ensure_base(
-        builder.engine,
-        recipe,
-        mirror=builder.config.images.debian_mirror,
-        work_dir=builder.work_dir,
-        log_dir=builder.log_dir,
-    )
-    rec.base_image = base.tag
-    rec.reused["base"] = not base.built
-    return base
-
-
 def record_env(
     rec: ImageRecord, tag: str, image_id: str, seconds: float, *, reused: bool | None = None
 ) -> None:
@@ -396,44 +380,6 @@ def failed(rec: ImageRecord, stage: str, exc: BaseException) -> ImageRecord:
     else:
         rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
     return rec
-
-
-def build_ecosystem_env(
-    builder: ImageBuilder,
-    ecosystem: str,
-    *,
-    base_tag: str,
-    dockerfile: str,
-    lock: str,
-    ctx: Path,
-    copies: dict[str, Path],
-    dockerignore: str,
-) -> tuple[str, str, float]:
-    """Build (or reuse) an ecosystem's env image from the context ``ctx``, which already
-    holds what ``dockerfile`` copies but the trees of ``copies`` (name in the context ->
-    host directory, copied only when the image is built). Tagged by the Dockerfile and the
-    lock; returns (tag, id, seconds: 0.0 when reused)."""
-    tag = f"{local_name('env')}:{ecosystem}-{digest_text(dockerfile, lock)[:16]}"
-    found = builder.engine.image(tag)
-    if found is not None:
-        return tag, found.id, 0.0
-    start = time.perf_counter()
-    for name, src in copies.items():
-        shutil.copytree(src, ctx / name, symlinks=True)
-    (ctx / "Dockerfile").write_text(dockerfile)
-    (ctx / ".dockerignore").write_text(dockerignore)
-    built = builder.engine.build(
-        ctx,
-        tag,
-        labels={
-            f"{LABEL_PREFIX}.kind": "env",
-            f"{LABEL_PREFIX}.ecosystem": ecosystem,
-            f"{LABEL_PREFIX}.base": base_tag,
-            f"{LABEL_PREFIX}.lock": lock,
-        },
-        log_path=builder.log_dir / f"env-{ecosystem}-{lock[:16]}.log",
-    )
-    return tag, built.id, time.perf_counter() - start
 
 
 def test_imports(candidate: Candidate, read: Callable[[str], bytes | None]) -> frozenset[str]:

@@ -52,3 +52,17 @@ def test_help_lists_the_commands_in_the_pipeline_s_order() -> None:
         "report",
     ]
     assert set(listed[9:]) == {"example", "images"}
+
+
+def test_the_ecosystem_base_imports_no_adapter() -> None:
+    # The registry lives in ecosystems/__init__.py; base.py is what adapters build on, and an
+    # import of an adapter from it (even inside a function) is the circle the seam must not have.
+    text = (PKG / "ecosystems" / "base.py").read_text()
+    adapters = [p.name for p in (PKG / "ecosystems").iterdir() if (p / "__init__.py").exists()]
+    assert adapters, "no adapter packages found"
+    found = [
+        a
+        for a in adapters
+        if re.search(rf"^\s*(from|import) swe_forge\.ecosystems\.{a}\b", text, re.M)
+    ]
+    assert found == []

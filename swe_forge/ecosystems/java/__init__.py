@@ -754,14 +754,9 @@ class JavaEcosystem:
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """JDK, Maven, local repository, env and instance images (failures in the record)."""
+        from swe_forge.ecosystems.image import ecosystem_base
         from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import (
-            ImageRecord,
-            ecosystem_base,
-            failed,
-            finish_instance,
-            record_env,
-        )
+        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -889,7 +884,7 @@ class JavaEcosystem:
         lock: str,
         env: dict[str, str],
     ) -> tuple[str, str, float]:
-        from swe_forge.images.build import build_ecosystem_env
+        from swe_forge.ecosystems.image import build_ecosystem_env
 
         env_line = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
         dockerfile = ENV_DOCKERFILE.format(

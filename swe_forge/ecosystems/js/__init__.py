@@ -449,14 +449,9 @@ class JsEcosystem:
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Node, node_modules, env and instance images (failures come back in the record)."""
+        from swe_forge.ecosystems.image import ecosystem_base
         from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import (
-            ImageRecord,
-            ecosystem_base,
-            failed,
-            finish_instance,
-            record_env,
-        )
+        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -601,7 +596,7 @@ class JsEcosystem:
     def _env_image(
         self, builder: ImageBuilder, base_tag: str, ctx: Path, lock: str
     ) -> tuple[str, str, float]:
-        from swe_forge.images.build import build_ecosystem_env
+        from swe_forge.ecosystems.image import build_ecosystem_env
 
         env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(base=base_tag, modules=NODE_MODULES, env=env_line)

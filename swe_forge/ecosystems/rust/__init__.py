@@ -962,14 +962,9 @@ class RustEcosystem:
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Toolchain, vendored crates, env and instance images (failures come back in the
         record)."""
+        from swe_forge.ecosystems.image import ecosystem_base
         from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import (
-            ImageRecord,
-            ecosystem_base,
-            failed,
-            finish_instance,
-            record_env,
-        )
+        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
@@ -1144,7 +1139,7 @@ class RustEcosystem:
     def _env_image(
         self, builder: ImageBuilder, base_tag: str, prefix: Path, ctx: Path, lock: str
     ) -> tuple[str, str, float]:
-        from swe_forge.images.build import build_ecosystem_env
+        from swe_forge.ecosystems.image import build_ecosystem_env
 
         env_line = " ".join(f"{k}={v}" for k, v in sorted(RUST_ENV.items()))
         dockerfile = ENV_DOCKERFILE.format(
