@@ -254,9 +254,7 @@ class Admitter:
             return self._reject(
                 cand, "no_test_files", "the test patch touches no test file"
             ), timings
-        # An adapter that knows more from the image record (toolchain, test targets) says so.
-        runner_for = getattr(eco, "runner_for", None)
-        runner = runner_for(rec) if runner_for else eco.runner(str(rec.project_name or ""))
+        runner = eco.runner_for(rec)
         t = time.perf_counter()
         with self.test_slots:
             verdict = run_gate(

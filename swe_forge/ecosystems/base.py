@@ -77,6 +77,10 @@ class Ecosystem(Protocol):
         """The gate's test runner (a :class:`swe_forge.gates.runner.TestRunner` with a
         ``run_spec``) for the project ``module`` (its name in the ecosystem)."""
 
+    def runner_for(self, rec: ImageRecord) -> Any:
+        """The gate's runner for the images of ``rec``: what :meth:`runner` gives, plus what
+        the image record knows (a toolchain, the tree's test targets)."""
+
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files and trees the supervisor locks during a run."""
 

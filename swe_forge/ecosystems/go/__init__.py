@@ -422,6 +422,10 @@ class GoEcosystem:
         """The gate's runner for a module."""
         return GoRunner(module, packages)
 
+    def runner_for(self, rec: ImageRecord) -> GoRunner:
+        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
+        return self.runner(str(rec.project_name or ""))
+
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
         self, patch: str, *, gold_patch: str, read_base: Reader | None

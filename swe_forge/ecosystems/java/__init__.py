@@ -644,6 +644,10 @@ class JavaEcosystem:
         """The gate's runner for a project (``groupId:artifactId``)."""
         return SurefireRunner(module, packages)
 
+    def runner_for(self, rec: ImageRecord) -> SurefireRunner:
+        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
+        return self.runner(str(rec.project_name or ""))
+
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
         self, patch: str, *, gold_patch: str, read_base: Reader | None

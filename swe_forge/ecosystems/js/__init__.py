@@ -329,6 +329,10 @@ class JsEcosystem:
         """The gate's runner (``module``: ``<framework>@<version>``)."""
         return JsRunner(module, packages)
 
+    def runner_for(self, rec: ImageRecord) -> JsRunner:
+        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
+        return self.runner(str(rec.project_name or ""))
+
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
         self, patch: str, *, gold_patch: str, read_base: Reader | None
