@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge import __version__
+from swe_forge.admission.base_view import BaseView
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems import Ecosystem, detect_ecosystem, ecosystem_named
@@ -106,6 +107,8 @@ class Admitter:
         self.verify_settings = VerifySettings.from_config(config.verify)
         self.runner = PytestRunner()
         self._repos: dict[str, GitRepository | None] = {}
+        # The base tree of the candidate being admitted (one at a time: see the class doc).
+        self._view: tuple[tuple[str, str], BaseView | None] | None = None
         self._base_files: dict[str, dict[str, tuple[int, int]]] = {}
         self._lock = threading.Lock()
 
@@ -215,17 +218,20 @@ class Admitter:
     def ecosystem(self, cand: Candidate) -> Ecosystem | None:
         """The adapter of the candidate's repository at its base commit (None for Python,
         which keeps its own code path)."""
-        repo = self._repo(cand)
-        if repo is None:
+        view = self.base_view(cand)
+        if view is None:
             return None
-
-        def read(path: str) -> bytes | None:
-            assert repo is not None
-            found = repo.blob_at(cand.base_commit, path)
-            return found[1] if found else None
-
-        name = detect_ecosystem(read, repo.list_root(cand.base_commit))
+        name = detect_ecosystem(view.read, view.root_names())
         return None if name == "python" else ecosystem_named(name)
+
+    def base_view(self, cand: Candidate) -> BaseView | None:
+        """The candidate's base tree, read once for all of its admission's questions (None
+        when its source is not at hand)."""
+        key = (cand.provenance.source, cand.base_commit)
+        if self._view is None or self._view[0] != key:
+            repo = self._repo(cand)
+            self._view = (key, BaseView(repo, cand.base_commit) if repo is not None else None)
+        return self._view[1]
 
     def _admit_ecosystem(
         self,
@@ -275,35 +281,18 @@ class Admitter:
 
     def _base_reader(self, cand: Candidate) -> Callable[[str], bytes | None] | None:
         """Files at the candidate's base commit (None when its source is not at hand)."""
-        repo = self._repo(cand)
-        if repo is None:
-            return None
-
-        def read(path: str) -> bytes | None:
-            assert repo is not None
-            found = repo.blob_at(cand.base_commit, path)
-            return found[1] if found else None
-
-        return read
+        view = self.base_view(cand)
+        return view.read if view is not None else None
 
     def scope(self, cand: Candidate) -> PatchScope:
         """The tests the candidate's test patch adds or changes (read against the base
         commit of its source repository; without it, only new test files are analysed)."""
-        repo = self._repo(cand)
-
-        def read_base(path: str) -> bytes | None:
-            assert repo is not None
-            found = repo.blob_at(cand.base_commit, path)
-            return found[1] if found else None
-
-        return patch_scope(
-            cand.test_patch, read_base if repo else None, self.classifier.is_test_module
-        )
+        return patch_scope(cand.test_patch, self._base_reader(cand), self.classifier.is_test_module)
 
     def clock(self, cand: Candidate) -> dict[str, Any]:
         """Where the test modules the test patch touches read the calendar date (post-patch
         source, see :mod:`swe_forge.gates.clock`); recorded as ``audit.clock``."""
-        repo = self._repo(cand)
+        view = self.base_view(cand)
         sources: dict[str, bytes] = {}
         try:
             patches = parse_diff(cand.test_patch)
@@ -315,10 +304,10 @@ class Admitter:
                 continue
             base = b""
             if fp.old_path is not None:
-                found = repo.blob_at(cand.base_commit, fp.old_path) if repo else None
+                found = view.read(fp.old_path) if view else None
                 if found is None:
                     continue
-                base = found[1]
+                base = found
             try:
                 sources[path] = apply_file_patch(base, fp)
             except PatchApplyError:
@@ -484,21 +473,15 @@ class Admitter:
         if isinstance(env_vars, dict):
             env["env"] = dict(sorted(env_vars.items()))
         manifest.environment = env
-        repo = self._repo(cand)
+        view = self.base_view(cand)
         base: list[str] = []
-        if repo is not None:
-
-            def read(path: str) -> bytes | None:
-                assert repo is not None
-                found = repo.blob_at(cand.base_commit, path)
-                return found[1] if found else None
-
-            base = eco.base_capabilities(repo.paths(cand.base_commit), read)
+        if view is not None:
+            base = eco.base_capabilities(view.paths(), view.read)
         manifest.audit["capabilities"] = {
             "scope": "patch",
             "base": base,
             # The gold patch's files compared with their base (what they newly use).
-            "gold": eco.capabilities(cand.patch, read if repo is not None else None),
+            "gold": eco.capabilities(cand.patch, view.read if view is not None else None),
         }
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:

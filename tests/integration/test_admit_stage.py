@@ -275,3 +275,54 @@ def test_tests_reading_the_date_are_recorded(
     (cand,) = read_candidates(out)
     got = Admitter(load_config()).clock(cand)
     assert got["sites"] == ["tests/test_core.py:6 date.today()"] and not got["controlled"]
+
+
+def test_a_candidate_s_base_files_are_read_from_git_once(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.pr(
+        1,
+        {
+            "pkg/core.py": "def year(d):\n    return d.year\n",
+            "tests/test_core.py": (
+                "import datetime\nfrom pkg.core import year\n\n\n"
+                "def test_year():\n    assert year(datetime.date.today()) >= 2024\n"
+            ),
+        },
+        "Add year()",
+        "There is no way to get a date's year; add year(d).",
+    )
+    repo.pr(
+        2,
+        {
+            "pkg/core.py": "def year(d):\n    return int(d.year)\n",
+            "tests/test_core.py": (
+                "import datetime\nfrom pkg.core import year\n\n\n"
+                "def test_year():\n    assert year(datetime.date.today()) >= 2024\n\n\n"
+                "def test_int():\n    assert isinstance(year(datetime.date.today()), int)\n"
+            ),
+        },
+        "year() returns an int",
+        "year() returns whatever the date holds; make it an int.",
+    )
+    out = tmp_path / "candidates.jsonl"
+    run_mine([str(repo.path)], out, config=load_config(), options=MineOptions())
+    first, second = sorted(read_candidates(out), key=lambda c: c.provenance.pr_number)
+    admitter = Admitter(load_config())
+    # Detection, scope and the clock audit all ask about the same base files.
+    assert admitter.ecosystem(second) is None
+    scope = admitter.scope(second)
+    admitter.clock(second)
+    admitter.scope(second)
+    view = admitter.base_view(second)
+    assert view is not None and view.commit == second.base_commit
+    assert scope.covers("tests/test_core.py::test_int")
+    # Each file went to git once, however many questions read it.
+    assert view.reads == len(view._files)
+    assert view._files["tests/test_core.py"] is not None
+    # The next candidate gets its own base tree, never the previous one's.
+    other = admitter.base_view(first)
+    assert other is not view and other is not None and other.commit == first.base_commit
+    assert b"test_year" in (view.read("tests/test_core.py") or b"")
+    assert b"test_year" not in (other.read("tests/test_core.py") or b"")
