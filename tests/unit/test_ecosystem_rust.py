@@ -21,9 +21,9 @@ from swe_forge.ecosystems.rust import (
     lock_argv,
     scan_targets,
     target_file,
-    target_of,
     toolchain_pin,
 )
+from swe_forge.ecosystems.rust.runner import target_of
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
 from swe_forge.gates.runner import RunResult

@@ -38,11 +38,15 @@
   libtest's JSON, ``include!``...) unless the base code or the gold patch already does: read
   on the token stream of the syntax tree, macros and ``cfg_attr`` included, ``use`` aliases
   resolved and strings folded (:mod:`swe_forge.ecosystems.rust.scan`).
+
+Modules: ``toolchain`` (the release by date, fetched and merged), ``runner`` (cargo test, its
+scripts and the tree's test targets), ``scope`` (the tests a patch touches), ``canary`` (the
+decoys), ``scan`` (capabilities on the syntax tree); this module is the adapter that puts them
+together (images, judge's files, verification jobs).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -50,13 +54,9 @@ import re
 import shlex
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
-import tomllib
-import urllib.request
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,77 +85,46 @@ from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
-    from swe_forge.gates.runner import RunResult
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
-#: Minor releases: (minor, release date, the patch release pinned for it: the last of its
-#: line, bug and security fixes only).
-RUST_RELEASES: tuple[tuple[str, str, str], ...] = (
-    ("1.56", "2021-10-21", "1.56.1"),
-    ("1.57", "2021-12-02", "1.57.0"),
-    ("1.58", "2022-01-13", "1.58.1"),
-    ("1.59", "2022-02-24", "1.59.0"),
-    ("1.60", "2022-04-07", "1.60.0"),
-    ("1.61", "2022-05-19", "1.61.0"),
-    ("1.62", "2022-06-30", "1.62.1"),
-    ("1.63", "2022-08-11", "1.63.0"),
-    ("1.64", "2022-09-22", "1.64.0"),
-    ("1.65", "2022-11-03", "1.65.0"),
-    ("1.66", "2022-12-15", "1.66.1"),
-    ("1.67", "2023-01-26", "1.67.1"),
-    ("1.68", "2023-03-09", "1.68.2"),
-    ("1.69", "2023-04-20", "1.69.0"),
-    ("1.70", "2023-06-01", "1.70.0"),
-    ("1.71", "2023-07-13", "1.71.1"),
-    ("1.72", "2023-08-24", "1.72.1"),
-    ("1.73", "2023-10-05", "1.73.0"),
-    ("1.74", "2023-11-16", "1.74.1"),
-    ("1.75", "2023-12-28", "1.75.0"),
-    ("1.76", "2024-02-08", "1.76.0"),
-    ("1.77", "2024-03-21", "1.77.2"),
-    ("1.78", "2024-05-02", "1.78.0"),
-    ("1.79", "2024-06-13", "1.79.0"),
-    ("1.80", "2024-07-25", "1.80.1"),
-    ("1.81", "2024-09-05", "1.81.0"),
-    ("1.82", "2024-10-17", "1.82.0"),
-    ("1.83", "2024-11-28", "1.83.0"),
-    ("1.84", "2025-01-09", "1.84.1"),
-    ("1.85", "2025-02-20", "1.85.1"),
-    ("1.86", "2025-04-03", "1.86.0"),
-    ("1.87", "2025-05-15", "1.87.0"),
-    ("1.88", "2025-06-26", "1.88.0"),
-    ("1.89", "2025-08-07", "1.89.0"),
-    ("1.90", "2025-09-18", "1.90.0"),
-    ("1.91", "2025-10-30", "1.91.1"),
-    ("1.92", "2025-12-11", "1.92.0"),
-    ("1.93", "2026-01-22", "1.93.1"),
-    ("1.94", "2026-03-05", "1.94.1"),
-    ("1.95", "2026-04-16", "1.95.0"),
+from swe_forge.ecosystems.rust.runner import (
+    _TEST_FN,
+    BUILD_ENV,
+    CARGO_DIR,
+    RUN_ENV,
+    RUN_TARGET,
+    RUST_ENV,
+    RUST_PATH_ENV,
+    RUST_ROOT,
+    TARGET_DIR,
+    TWIN_BIN,
+    TWIN_BUILD,
+    RustRunner,
+    _script,
+    _target,
+    _twin_build_script,
+    _twin_run_script,
+    scan_targets,
+    target_file,
 )
-DIST = "https://static.rust-lang.org/dist"
-TRIPLE = "x86_64-unknown-linux-gnu"
-COMPONENTS = ("rustc", "cargo", "rust-std")
-#: Where the toolchain, the vendored crates and the warm target dir live in the image.
-RUST_ROOT = "/usr/local/rust"
-CARGO_DIR = "/opt/cargo"
-TARGET_DIR = "/opt/target"
-RUN_TARGET = "/tmp/target"
-RUN_HOME = "/tmp/cargo-home"
-RUST_PATH_ENV = f"{RUST_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: The environment of every cargo command in an image (build and tests).
-RUST_ENV = {
-    "CARGO_NET_OFFLINE": "true",
-    "CARGO_INCREMENTAL": "0",
-    "CARGO_TERM_COLOR": "never",
-    "RUSTC_BOOTSTRAP": "1",
-    "RUST_BACKTRACE": "0",
-}
-#: Test builds without debug info: the warm target dir is copied to the run's /tmp (a
-#: size-capped tmpfs), and debug info is most of its size (rust-base64 with criterion's
-#: dependencies outgrew 512 MB). Set where cargo runs (instance build, runs), not in the env
-#: image, so env images stay shared.
-BUILD_ENV = {"CARGO_PROFILE_DEV_DEBUG": "0", "CARGO_PROFILE_TEST_DEBUG": "0"}
+from swe_forge.ecosystems.rust.scope import (
+    RustScope,
+    _enclosing_fns,
+)
+from swe_forge.ecosystems.rust.toolchain import (
+    COMPONENTS,
+    DIST,
+    _cargo_run,
+    _vkey,
+    cargo_info,
+    choose_toolchain,
+    fetch_toolchain,
+    host_cargo,
+    lock_argv,
+    toolchain_pin,
+)
+
 CARGO_CONFIG = """\
 [source.crates-io]
 replace-with = "vendored-sources"
@@ -172,6 +141,8 @@ offline = true
 [build]
 rustflags = ["--cap-lints", "warn"]
 """
+
+
 ENV_DOCKERFILE = """\
 # vendored crates made world-readable on the host; cargo config {config}
 FROM {base}
@@ -179,6 +150,8 @@ COPY rust {root}
 COPY cargo {cargo}
 ENV PATH={path} CARGO_HOME={cargo} {env}
 """
+
+
 #: The instance's build step: every crate must resolve from the vendored sources (a missing
 #: one fails the build here, not a test later); then the integration tests are compiled.
 INSTALL = (
@@ -190,573 +163,26 @@ INSTALL = (
     "&& {{ cargo test --offline --workspace --no-run --tests >/dev/null 2>&1 || true; }} "
     "{features}&& mkdir -p {target} && chmod -R a+rX {target}"
 )
+
+
 #: The same for the test targets that ``[[test]]`` entries give ``required-features``.
 INSTALL_FEATURES = (
     "&& {{ cargo test --offline --no-run --tests --features {features} >/dev/null 2>&1 || true; }} "
 )
-#: The first line of every run: the warm target dir and a writable cargo home.
-RUN_PRELUDE = (
-    f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
-    # A partial copy (a full tmpfs) would leave crates cargo believes built: start cold.
-    f"&& {{ cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null || rm -rf {RUN_TARGET}; }}; "
-    f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
-)
-RUN_ENV = {**RUST_ENV, **BUILD_ENV, "CARGO_HOME": RUN_HOME, "CARGO_TARGET_DIR": RUN_TARGET}
-#: The framing lines of the run script (libtest's own events have a "type" of test/suite).
-MARK_TARGET = "swe-forge-target"
-MARK_DONE = "swe-forge-done"
-#: libtest's JSON format and shuffling exist since 1.58 (behind -Z unstable-options).
-SHUFFLE_SINCE = (1, 58)
 
-_TEST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)")
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
 #: Cargo.toml sections and keys that decide what is built and how tests run.
 _CONFIG_SECTION = re.compile(
     r"^\s*\[\[?\s*(profile|patch|replace|test|lib|bin|bench|example|workspace|target|"
     r"build-dependencies|features)\b"
 )
+
+
 _CONFIG_KEY = re.compile(
     r"^\s*(build|harness|autotests|autobins|autoexamples|autobenches|autolib|path|"
     r"proc-macro|links|cargo-features|test|doctest|default-run|members|rustflags|"
     r"package|workspace|resolver|edition|rust-version)\s*="
 )
-
-
-def _vkey(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split("."))
-
-
-def _minor(version: str) -> str:
-    m = _VERSION.match(version.strip())
-    return f"{m.group(1)}.{m.group(2)}" if m else ""
-
-
-def choose_toolchain(base_date: str, rust_version: str = "", pinned: str = "") -> str:
-    """The pinned Rust release for a commit made on ``base_date`` (ISO date), no older than
-    ``rust_version`` (Cargo.toml) and ``pinned`` (a version from rust-toolchain) ask for."""
-    day = base_date[:10]
-    released = [r for r in RUST_RELEASES if r[1] <= day] or [RUST_RELEASES[0]]
-    choice = released[-1]
-    floors = [_minor(v) for v in (rust_version, pinned) if v and _minor(v)]
-    if floors:
-        minor = max(floors, key=_vkey)
-        if _vkey(minor) > _vkey(choice[0]):
-            later = [r for r in RUST_RELEASES if _vkey(r[0]) >= _vkey(minor)]
-            if not later:
-                raise BuildError(
-                    f"the project asks for Rust {minor}, newer than any pinned toolchain",
-                    hint="add the release to swe_forge/ecosystems/rust/__init__.py RUST_RELEASES",
-                )
-            choice = later[0]
-    return choice[2]
-
-
-def cargo_info(text: str) -> dict[str, str]:
-    """name, rust-version and edition of a Cargo.toml ("" where absent or unreadable)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
-    out: dict[str, str] = {}
-    pkg = data.get("package")
-    if not isinstance(pkg, dict):
-        ws = data.get("workspace")
-        pkg = ws.get("package") if isinstance(ws, dict) else None
-        out["workspace"] = "1"
-    if isinstance(pkg, dict):
-        for key in ("name", "rust-version", "edition"):
-            value = pkg.get(key)
-            if isinstance(value, str):
-                out[key] = value
-    return out
-
-
-def toolchain_pin(text: str) -> str:
-    """The version a rust-toolchain(.toml) file pins ("" for a channel name or a nightly)."""
-    channel = text.strip()
-    try:
-        data = tomllib.loads(text)
-        tc = data.get("toolchain")
-        if isinstance(tc, dict) and isinstance(tc.get("channel"), str):
-            channel = tc["channel"]
-    except tomllib.TOMLDecodeError:
-        pass
-    channel = channel.strip().strip('"')
-    return channel if _VERSION.match(channel) else ""
-
-
-def _download(url: str, dest: Path) -> None:
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-    with urllib.request.urlopen(url, timeout=120) as resp, open(tmp, "wb") as fh:
-        shutil.copyfileobj(resp, fh, 1 << 20)
-    tmp.rename(dest)
-
-
-def fetch_toolchain(version: str, cache: Path) -> Path:
-    """The toolchain ``version`` (rustc, cargo, rust-std for x86_64 Linux) merged into one
-    prefix under ``cache/rust/toolchains`` (downloaded and checked once per machine)."""
-    from swe_forge.locks import file_lock
-
-    prefix = cache / "rust" / "toolchains" / version
-    if (prefix / "bin" / "cargo").is_file() and (prefix / "bin" / "rustc").is_file():
-        return prefix
-    dist = cache / "rust" / "dist"
-    dist.mkdir(parents=True, exist_ok=True)
-    with file_lock(cache / "rust" / f".toolchain-{version}.lock"):
-        if (prefix / "bin" / "cargo").is_file():
-            return prefix
-        tmp_prefix = prefix.with_name(f".{version}-{os.getpid()}")
-        shutil.rmtree(tmp_prefix, ignore_errors=True)
-        tmp_prefix.mkdir(parents=True)
-        for url, want in _component_urls(version, dist):
-            file = url.rsplit("/", 1)[-1]
-            name = file.removesuffix(".tar.xz").removesuffix(".tar.gz")
-            tarball = dist / file
-            try:
-                if not tarball.is_file():
-                    _download(url, tarball)
-            except OSError as exc:
-                raise BuildError(f"cannot download {url}: {exc}") from exc
-            if _sha256(tarball) != want:
-                tarball.unlink()
-                raise BuildError(f"{file} does not match the sha256 of its channel manifest")
-            _merge_component(tarball, name, tmp_prefix)
-        shutil.rmtree(prefix, ignore_errors=True)
-        tmp_prefix.rename(prefix)
-    return prefix
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _component_urls(version: str, dist: Path) -> list[tuple[str, str]]:
-    """(url, sha256) of each component of release ``version`` for x86_64 Linux, from its
-    channel manifest (itself checked against its published .sha256). The manifest names the
-    exact files: cargo's tarballs carried cargo's own version (0.57.0) before Rust 1.x..."""
-    manifest = dist / f"channel-rust-{version}.toml"
-    try:
-        if not manifest.is_file():
-            sums = dist / f"channel-rust-{version}.toml.sha256"
-            _download(f"{DIST}/channel-rust-{version}.toml.sha256", sums)
-            _download(f"{DIST}/channel-rust-{version}.toml", manifest)
-            if _sha256(manifest) != sums.read_text().split()[0]:
-                manifest.unlink()
-                raise BuildError(f"channel-rust-{version}.toml does not match its sha256")
-    except OSError as exc:
-        raise BuildError(f"cannot download the channel manifest of Rust {version}: {exc}") from exc
-    data = tomllib.loads(manifest.read_text())
-    out = []
-    for comp in COMPONENTS:
-        target = data.get("pkg", {}).get(comp, {}).get("target", {}).get(TRIPLE, {})
-        url, digest = target.get("xz_url"), target.get("xz_hash")
-        if not (url and digest):
-            url, digest = target.get("url"), target.get("hash")
-        if not (url and digest and target.get("available", True)):
-            raise BuildError(f"Rust {version} has no {comp} for {TRIPLE}")
-        out.append((str(url), str(digest)))
-    return out
-
-
-def _merge_component(tarball: Path, name: str, prefix: Path) -> None:
-    """Extract the component directories of a rust-installer tarball into ``prefix`` (what
-    its install.sh does, without the manifests and docs)."""
-    with tarfile.open(tarball, "r:*") as tar:
-        members = []
-        for m in tar.getmembers():
-            parts = m.name.split("/")
-            # <name>/<component dir>/<path>: keep bin/ and lib/ of every component dir.
-            if len(parts) < 3 or parts[0] != name or parts[2] not in ("bin", "lib"):
-                continue
-            if m.issym() or m.islnk() or ".." in parts:
-                continue
-            m.name = "/".join(parts[2:])
-            members.append(m)
-        tar.extractall(prefix, members=members, filter="data")
-    for path in (prefix / "bin").glob("*"):
-        path.chmod(0o755)
-
-
-def _cargo_run(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 1800
-) -> subprocess.CompletedProcess[str]:
-    full = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"),
-        "CARGO_TERM_COLOR": "never",
-        **{k: v for k, v in os.environ.items() if k.startswith(("HTTP", "HTTPS", "NO_PROXY"))},
-        **env,
-    }
-    return subprocess.run(
-        argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-def lock_argv(cargo: str, manifest: str, publish_time: str) -> list[str]:
-    """``cargo generate-lockfile`` for ``manifest``, seeing only crates published by
-    ``publish_time`` (``YYYY-MM-DDTHH:MM:SSZ``; "" for no limit)."""
-    argv = [cargo, "generate-lockfile", "--manifest-path", manifest]
-    if publish_time:
-        argv += ["-Zunstable-options", "--publish-time", publish_time]
-    return argv
-
-
-def host_cargo() -> str:
-    """The host's cargo (used when the chosen toolchain's cannot read a lockfile)."""
-    found = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
-    if not Path(found).is_file():
-        raise BuildError("no cargo on this machine", hint="install Rust on the host (rustup)")
-    return found
-
-
-def target_of(path: str) -> tuple[str, str] | None:
-    """(member dir, integration test target) of a test file, None for a helper module that
-    is no target of its own (``tests/common/mod.rs``)."""
-    parts = path.split("/")
-    if "tests" not in parts or not path.endswith(".rs"):
-        return None
-    i = len(parts) - 1 - parts[::-1].index("tests")
-    member = "/".join(parts[:i]) or "."
-    rest = parts[i + 1 :]
-    if len(rest) == 1:
-        return member, rest[0][:-3]
-    if len(rest) == 2 and rest[1] == "main.rs":
-        return member, rest[0]
-    return None
-
-
-def target_file(path: str) -> str | None:
-    """The file that is the root of the target a test file belongs to (itself, or
-    ``tests/<dir>/main.rs`` for a module in ``tests/<dir>/``; None when unknown)."""
-    if target_of(path):
-        return path
-    parts = path.split("/")
-    if "tests" not in parts:
-        return None
-    i = len(parts) - 1 - parts[::-1].index("tests")
-    rest = parts[i + 1 :]
-    # tests/<dir>/mod.rs makes <dir> a module other targets declare, not a target.
-    if len(rest) >= 2 and rest[0] != "common" and rest[1:] != ["mod.rs"]:
-        return "/".join([*parts[: i + 2], "main.rs"])
-    return None
-
-
-@dataclass(frozen=True)
-class RustScope:
-    """The tests a test patch defines or changes: test functions its added lines declare or
-    whose bodies it changes, and every test of a test file it creates."""
-
-    names: frozenset[tuple[str, str]]  # (target file, function name)
-    new_files: frozenset[str]
-
-    def covers(self, test: str) -> bool:
-        """Is ``test`` (``tests/x.rs::mod::name``) defined or changed by the test patch?"""
-        file, _, name = test.partition("::")
-        return file in self.new_files or (file, name.rsplit("::", 1)[-1]) in self.names
-
-
-def _script(
-    entries: list[tuple[str, str, list[str], list[str]]], *, seed: int | None, threads: int = 0
-) -> str:
-    """The run script: per target (root file, name, required features, test filters), a
-    framing line then cargo test with libtest JSON."""
-    lines = [RUN_PRELUDE]
-    for file, target, features, filters in entries:
-        member = target_of(file)
-        manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
-        mark = json.dumps({"type": MARK_TARGET, "file": file})
-        cmd = [
-            "cargo",
-            "test",
-            "--offline",
-            "--manifest-path",
-            manifest,
-            "--test",
-            target,
-            *(["--features", ",".join(features)] if features else []),
-            "--",
-            "-Z",
-            "unstable-options",
-            "--format",
-            "json",
-            "--report-time",
-        ]
-        if seed is not None:
-            cmd += ["--shuffle-seed", str(seed)]
-        if threads:
-            cmd.append(f"--test-threads={threads}")
-        if filters:
-            cmd += ["--exact", *filters]
-        lines.append(
-            f"printf '%s\\n' {shlex.quote(mark)}; "
-            + " ".join(shlex.quote(a) for a in cmd)
-            + " || rc=1"
-        )
-    lines.append(f"printf '%s\\n' {shlex.quote(json.dumps({'type': MARK_DONE}))}; exit $rc")
-    return "\n".join(lines)
-
-
-#: Where a twin's build puts its test binaries, and where its run finds them.
-TWIN_BUILD = "/tmp/swe-forge-bin"
-TWIN_BIN = "/swe-forge-run/bin/rust"
-
-
-def _member_dir(file: str) -> str:
-    member = target_of(file)
-    return "/testbed" if member is None or member[0] == "." else f"/testbed/{member[0]}"
-
-
-def _twin_build_script(entries: list[tuple[str, str, list[str], list[str]]]) -> str:
-    """A twin's build: each target's test binary (``cargo test --no-run``), copied out of the
-    target dir by the path cargo reports for it."""
-    # The warm target dir is copied once, for the first twin; the others build on it.
-    prelude = RUN_PRELUDE.replace(
-        f"cp -a {TARGET_DIR} {RUN_TARGET}",
-        f"[ -d {RUN_TARGET} ] || cp -a {TARGET_DIR} {RUN_TARGET}",
-    )
-    assert prelude != RUN_PRELUDE
-    lines = [prelude, f"mkdir -p {TWIN_BUILD}"]
-    for i, (file, target, features, _filters) in enumerate(entries):
-        member = target_of(file)
-        manifest = "Cargo.toml" if member is None or member[0] == "." else f"{member[0]}/Cargo.toml"
-        cmd = [
-            "cargo",
-            "test",
-            "--offline",
-            "--no-run",
-            "--message-format=json",
-            "--manifest-path",
-            manifest,
-            "--test",
-            target,
-            *(["--features", ",".join(features)] if features else []),
-        ]
-        lines.append(
-            "exe=$("
-            + " ".join(shlex.quote(a) for a in cmd)
-            + ' | grep -o \'"executable":"[^"]*"\' | tail -n 1 | cut -d\'"\' -f4)'
-            f' && [ -n "$exe" ] && cp "$exe" {TWIN_BUILD}/t{i} || rc=1'
-        )
-    lines.append("exit $rc")
-    return "\n".join(lines)
-
-
-def _twin_run_script(
-    entries: list[tuple[str, str, list[str], list[str]]], seed: int | None, timeout: float
-) -> str:
-    """A twin's run: per target a framing line, then its binary from the member's directory
-    (as cargo runs it) with libtest JSON; a target that did not build has no binary (a
-    collection error). ``timeout``: each test's limit, as a limit on the binary of that many
-    tests (libtest has none per test)."""
-    lines = ["rc=0"]
-    for i, (file, _target, _features, filters) in enumerate(entries):
-        mark = json.dumps({"type": MARK_TARGET, "file": file})
-        binary = f"{TWIN_BIN}/t{i}"
-        cmd = [binary, "-Z", "unstable-options", "--format", "json", "--report-time"]
-        if seed is not None:
-            cmd += ["--shuffle-seed", str(seed)]
-        if filters:
-            cmd += ["--exact", *filters]
-        limit = ""
-        if timeout > 0:
-            limit = f"timeout -k 5 {int(timeout) * max(1, len(filters))} "
-        where = _member_dir(file)
-        lines.append(
-            f"printf '%s\\n' {shlex.quote(mark)}; "
-            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
-            f"CARGO_MANIFEST_DIR={shlex.quote(where)} {limit}"
-            + " ".join(shlex.quote(a) for a in cmd)
-            + " || rc=1; else rc=1; fi"
-        )
-    lines.append(f"printf '%s\\n' {shlex.quote(json.dumps({'type': MARK_DONE}))}; exit $rc")
-    return "\n".join(lines)
-
-
-def scan_targets(tree: Path) -> dict[str, Any]:
-    """The integration test targets of the root package of ``tree`` as cargo sees them:
-    ``targets`` maps each target's root file to its ``name`` and the ``features`` its
-    ``[[test]]`` entry requires (cargo refuses to run it without them); ``modules`` maps a
-    shared helper module (``tests/common/mod.rs``, ``tests/helpers.rs`` under
-    ``autotests = false``...) to the target root files that declare it with ``mod``.
-
-    Targets come from the auto-discovered ``tests/*.rs`` and ``tests/*/main.rs`` (unless
-    ``autotests = false``) and from ``[[test]]`` entries, whose ``path`` may be anywhere and
-    whose ``name`` need not be the file's stem."""
-    try:
-        manifest = tomllib.loads(
-            (tree / "Cargo.toml").read_text(encoding="utf-8", errors="replace")
-        )
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return {}
-    pkg = manifest.get("package")
-    pkg = pkg if isinstance(pkg, dict) else {}
-    tests_dir = tree / "tests"
-    files = (
-        sorted(p.relative_to(tree).as_posix() for p in tests_dir.rglob("*.rs") if p.is_file())
-        if tests_dir.is_dir()
-        else []
-    )
-    targets: dict[str, dict[str, Any]] = {}
-    if pkg.get("autotests", True) is not False:
-        for f in files:
-            rest = f.split("/")[1:]
-            if len(rest) == 1:
-                targets[f] = {"name": rest[0][:-3], "features": []}
-            elif len(rest) == 2 and rest[1] == "main.rs":
-                targets[f] = {"name": rest[0], "features": []}
-    explicit = manifest.get("test")
-    for entry in explicit if isinstance(explicit, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        name = entry["name"]
-        path = entry.get("path")
-        if not isinstance(path, str):
-            path = f"tests/{name}.rs"
-            if not (tree / path).is_file() and (tree / f"tests/{name}/main.rs").is_file():
-                path = f"tests/{name}/main.rs"
-        path = path.removeprefix("./")
-        feats = entry.get("required-features")
-        targets[path] = {
-            "name": name,
-            "features": sorted(str(x) for x in feats) if isinstance(feats, list) else [],
-        }
-    modules: dict[str, list[str]] = {}
-    # tests/<dir>/main.rs: the modules in tests/<dir>/ are its own.
-    dirs = {r.rsplit("/", 1)[0] for r in targets if re.fullmatch(r"tests/[^/]+/main\.rs", r)}
-    for f in files:
-        if f in targets or f.rsplit("/", 1)[0] in dirs:
-            continue  # a target, or a module of a target directory (tests/<dir>/main.rs)
-        rest = f.split("/")[1:]
-        stem = rest[0][:-3] if len(rest) == 1 else rest[0]
-        decl = re.compile(
-            rf"^\s*(pub(\([^)]*\))?\s+)?mod\s+{re.escape(stem)}\s*;|{re.escape('/'.join(rest))}\"",
-            re.M,
-        )
-        users = []
-        for root in sorted(targets):
-            parent = root.rsplit("/", 1)[0]
-            own = [x for x in files if x.startswith(parent + "/")] if parent in dirs else [root]
-            for g in own:
-                try:
-                    text = (tree / g).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if decl.search(text):
-                    users.append(root)
-                    break
-        if users:
-            modules[f] = users
-    return {"targets": targets, "modules": modules}
-
-
-def _roots(file: str, layout: dict[str, Any] | None) -> list[str]:
-    """The target root files a test file belongs to (several for a shared helper module)."""
-    if not layout:
-        root = target_file(file)
-        return [root] if root and target_of(root) else []
-    targets = layout.get("targets") or {}
-    if file in targets:
-        return [file]
-    if file in (layout.get("modules") or {}):
-        return list(layout["modules"][file])
-    root = target_file(file)
-    return [root] if root and root in targets else []
-
-
-def _target(root: str, layout: dict[str, Any] | None) -> tuple[str, list[str]] | None:
-    """(target name, required features) of a target root file."""
-    if layout:
-        found = (layout.get("targets") or {}).get(root)
-        if found:
-            return str(found["name"]), [str(x) for x in found.get("features") or []]
-        return None
-    tgt = target_of(root)
-    return (tgt[1], []) if tgt else None
-
-
-def _entries(
-    test_files: list[str], layout: dict[str, Any] | None = None
-) -> list[tuple[str, str, list[str], list[str]]]:
-    roots: list[str] = []
-    for f in test_files:
-        for root in _roots(f, layout):
-            if root not in roots:
-                roots.append(root)
-    out: list[tuple[str, str, list[str], list[str]]] = []
-    for root in sorted(roots):
-        tgt = _target(root, layout)
-        if tgt:
-            out.append((root, tgt[0], tgt[1], []))
-    return out
-
-
-class RustRunner:
-    """``cargo test --test <target>`` per integration test target, libtest JSON events."""
-
-    name = "cargo-test"
-    #: A test target builds whole: when the test patch's targets do not build before the fix,
-    #: the gate runs the base's own tests too (PASS_TO_PASS from them, gates.gate.classify).
-    baseline_runs = True
-
-    def __init__(
-        self, module: str, toolchain: str = "", layout: dict[str, Any] | None = None
-    ) -> None:
-        self.module = module
-        self.toolchain = toolchain
-        #: The test targets of the tree (:func:`scan_targets`); None: guessed from paths.
-        self.layout = layout
-
-    def _shuffles(self) -> bool:
-        if not self.toolchain:
-            return True
-        return _vkey(self.toolchain)[:2] >= SHUFFLE_SINCE
-
-    def argv(self, test_files: list[str], *, order_seed: int = 0) -> list[str]:
-        """The test command (a shell script: one cargo test per target)."""
-        seed = order_seed if self._shuffles() else None
-        threads = 0 if self._shuffles() else 1 + order_seed % 4
-        return [
-            "/bin/sh",
-            "-c",
-            _script(_entries(test_files, self.layout), seed=seed, threads=threads),
-        ]
-
-    def command(self, test_files: list[str], *, order_seed: int) -> str:
-        """The command as one shell line (recorded in manifests)."""
-        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
-
-    def settle(self, result: RunResult) -> None:
-        """Mark the targets whose test binary died mid-run as crashed.
-
-        The harness reports a target whose suite started but never ended as a collection
-        error. When some of its tests were reported, the binary was built and ran: it died
-        (an abort, a double panic, a signal) at a point the shuffled order and the threads
-        decide, so the tests it had not reported were not run in this run and say nothing
-        about flakiness (``gates.gate._observed``). Which test killed it libtest does not
-        say (several run at once), so none of them is marked failed here."""
-        crashed = set(result.crashed)
-        for target in result.collect_errors:
-            if any(key.startswith(target + "::") for key in result.tests):
-                crashed.add(target)
-        result.crashed = sorted(crashed)
-
-    def run_spec(
-        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
-    ) -> dict[str, Any]:
-        """The supervisor's ``run`` fields for one gate run."""
-        return {
-            "argv": self.argv(test_files, order_seed=order_seed),
-            "env": dict(RUN_ENV),
-            "report": {
-                "format": "libtest-json",
-                "files": [e[0] for e in _entries(test_files, self.layout)],
-            },
-        }
 
 
 class RustEcosystem:
@@ -1162,31 +588,6 @@ class RustEcosystem:
             copies={"rust": prefix},
             dockerignore="cargo-home\n",
         )
-
-
-def _enclosing_fns(lines: list[str], index: int) -> list[str]:
-    """The functions ``lines[index]`` is in, innermost first (itself when it declares one).
-
-    By indentation, as rustfmt lays code out: a function encloses the line when every
-    non-blank line from its declaration down to the line is indented deeper than it (its
-    closing brace, at its own indentation, would end it)."""
-    found: list[str] = []
-    deepest = len(lines[index]) - len(lines[index].lstrip())
-    m = _TEST_FN.match(lines[index])
-    if m:
-        found.append(m.group(1))
-    for j in range(index - 1, -1, -1):
-        line = lines[j]
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        m = _TEST_FN.match(line)
-        if m and indent < deepest:
-            found.append(m.group(1))
-        deepest = min(deepest, indent)
-        if deepest == 0 and not m:
-            break
-    return found
 
 
 def _world_readable(root: Path) -> None:
