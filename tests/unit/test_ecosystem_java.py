@@ -23,10 +23,10 @@ from swe_forge.ecosystems.java import (
     ci_java_versions,
     class_of,
     image_jdk_on_host,
-    module_of,
     pom_info,
     probe_source,
 )
+from swe_forge.ecosystems.java.runner import module_of
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
 from swe_forge.mining.classify import PathClassifier

@@ -1,0 +1,77 @@
+"""Which Java tests a test patch defines or changes: test methods by their annotations, helpers by
+their callers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+
+_METHOD = re.compile(
+    r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|protected|private|static|final|synchronized|"
+    r"abstract|default)\s+)*(?:<[^>]+>\s+)?[\w.<>\[\], ?]+\s+(\w+)\s*\([^;]*$"
+)
+
+
+def method_base(name: str) -> str:
+    """``check[2]`` / ``check(String)[1]`` -> ``check``."""
+    return re.split(r"[\[(]", name, maxsplit=1)[0]
+
+
+@dataclass(frozen=True)
+class JavaScope:
+    """The tests a test patch defines or changes: methods its changed lines fall in, and every
+    test of a test class it creates."""
+
+    names: frozenset[tuple[str, str]]  # (class FQN, method)
+    new_classes: frozenset[str]
+
+    def covers(self, test: str) -> bool:
+        """Is ``test`` (``Class::method``) defined or changed by the test patch?"""
+        cls, _, name = test.partition("::")
+        outer = cls.split("$", 1)[0]
+        if outer in self.new_classes:
+            return True
+        return (cls, method_base(name)) in self.names or (outer, method_base(name)) in self.names
+
+
+_NOT_METHODS = ("if", "for", "while", "switch", "catch", "return", "synchronized", "new")
+
+
+_TEST_ANNOTATION = re.compile(
+    r"@(?:org\.junit\.(?:jupiter\.api\.|jupiter\.params\.)?)?(Test|ParameterizedTest|"
+    r"RepeatedTest|TestFactory|TestTemplate|Theory)\b"
+)
+
+
+def _enclosing(lines: list[str], index: int) -> tuple[str, int]:
+    """(name, line index) of the nearest method declared at or above ``lines[index]``."""
+    for i in range(min(index, len(lines) - 1), -1, -1):
+        m = _METHOD.match(lines[i])
+        if m and m.group(1) not in _NOT_METHODS:
+            return m.group(1), i
+    return "", -1
+
+
+def _is_helper(lines: list[str], name: str) -> bool:
+    """Is ``name`` declared in ``lines`` as a method without a test annotation?"""
+    for i, line in enumerate(lines):
+        m = _METHOD.match(line)
+        if not m or m.group(1) != name:
+            continue
+        if name.startswith("test"):  # JUnit 3
+            return False
+        j = i - 1
+        head = [line]
+        while j >= 0 and (
+            not lines[j].strip() or lines[j].lstrip().startswith(("@", "//", "*", "/*"))
+        ):
+            head.append(lines[j])
+            j -= 1
+        return not any(_TEST_ANNOTATION.search(h) for h in head)
+    return False
