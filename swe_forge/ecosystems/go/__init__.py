@@ -23,21 +23,23 @@
   ``go:linkname``, ``runtime``, the ``testing`` package, text shaped like test2json's frames...)
   unless the base code or the gold patch already does: read on the syntax tree, aliases and
   folded strings resolved (:mod:`swe_forge.ecosystems.go.scan`).
+
+Modules: ``toolchain`` (the release by date, fetched; modules downloaded), ``runner`` (go test
+through test2json, the twins' builds and runs), ``scope`` (the tests a patch touches),
+``canary`` (the decoys), ``scan`` (capabilities on the syntax tree); this module is the adapter
+that puts them together (images, judge's files, verification jobs).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,46 +67,40 @@ from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
-    from swe_forge.gates.runner import RunResult
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
-#: Minor releases: (minor, first release date, the patch release pinned for it). The patch
-#: is the last of its line on the proxy: bug and security fixes only, and fixed for good.
-GO_RELEASES: tuple[tuple[str, str, str], ...] = (
-    ("1.17", "2021-08-16", "1.17.13"),
-    ("1.18", "2022-03-15", "1.18.10"),
-    ("1.19", "2022-08-02", "1.19.13"),
-    ("1.20", "2023-02-01", "1.20.14"),
-    ("1.21", "2023-08-08", "1.21.13"),
-    ("1.22", "2024-02-06", "1.22.12"),
-    ("1.23", "2024-08-13", "1.23.12"),
-    ("1.24", "2025-02-11", "1.24.13"),
-    ("1.25", "2025-08-12", "1.25.14"),
-    ("1.26", "2026-02-10", "1.26.11"),
+from swe_forge.ecosystems.go.runner import (
+    BUILD_CACHE,
+    GO_ENV,
+    GO_PATH_ENV,
+    GOROOT,
+    MODCACHE,
+    TWIN_BIN,
+    TWIN_BUILD,
+    GoRunner,
+    twin_build_argv,
+    twin_run_argv,
 )
-#: Where the toolchain and the module cache live in the image.
-GOROOT = "/usr/local/go"
-MODCACHE = "/opt/go/modcache"
-BUILD_CACHE = "/opt/go/cache"
-GO_PATH_ENV = f"{GOROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: The environment of every go command in an image (build and tests).
-GO_ENV = {
-    "GOTOOLCHAIN": "local",
-    "GOPROXY": "off",
-    "GOSUMDB": "off",
-    "GOFLAGS": "-mod=readonly",
-    "GOMODCACHE": MODCACHE,
-    "CGO_ENABLED": "0",
-    "GOTELEMETRY": "off",
-    "GOWORK": "off",
-}
+from swe_forge.ecosystems.go.scope import (
+    GoScope,
+    package_dir,
+)
+from swe_forge.ecosystems.go.toolchain import (
+    choose_toolchain,
+    download_modules,
+    fetch_toolchain,
+    go_mod_info,
+)
+
 ENV_DOCKERFILE = """\
 FROM {base}
 COPY go {goroot}
 COPY modcache {modcache}
 ENV PATH={path} {env}
 """
+
+
 #: The instance's build step: every module the tests need must be in the cache (a missing
 #: one fails the build here, not a test later), and the build cache is warmed so that a test
 #: run compiles only what a patch changes.
@@ -114,227 +110,11 @@ INSTALL = (
     "&& chmod -R a+rX {cache}"
 )
 
-_GO_DIRECTIVE = re.compile(r"^go\s+(\d+\.\d+(?:\.\d+)?)\s*$", re.M)
-_TOOLCHAIN_DIRECTIVE = re.compile(r"^toolchain\s+go(\d+\.\d+(?:\.\d+)?)\s*$", re.M)
-_MODULE = re.compile(r"^module\s+(\S+)", re.M)
+
 _PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
+
+
 _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
-# A panic as the runtime prints it: the value, then the goroutine dump (the harness keeps the
-# first lines of a failed test's output, without blank ones).
-_GO_PANIC = re.compile(r"^panic: .*\n(?:.*\n)*?goroutine \d+ \[", re.M)
-
-
-def go_mod_info(text: str) -> dict[str, str]:
-    """module, go and toolchain lines of a go.mod."""
-    out: dict[str, str] = {}
-    pairs = (("module", _MODULE), ("go", _GO_DIRECTIVE), ("toolchain", _TOOLCHAIN_DIRECTIVE))
-    for key, rx in pairs:
-        m = rx.search(text)
-        if m:
-            out[key] = m.group(1)
-    return out
-
-
-def _vkey(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split("."))
-
-
-def choose_toolchain(base_date: str, go_line: str = "", toolchain_line: str = "") -> str:
-    """The pinned Go release for a commit made on ``base_date`` (ISO date), no older than the
-    ``go`` and ``toolchain`` lines of its go.mod ask for."""
-    day = base_date[:10]
-    released = [r for r in GO_RELEASES if r[1] <= day] or [GO_RELEASES[0]]
-    choice = released[-1]
-    floor = max((v for v in (go_line, toolchain_line) if v), key=_vkey, default="")
-    if floor:
-        minor = ".".join(floor.split(".")[:2])
-        if _vkey(minor) > _vkey(choice[0]):
-            later = [r for r in GO_RELEASES if _vkey(r[0]) >= _vkey(minor)]
-            if not later:
-                raise BuildError(
-                    f"go.mod asks for Go {floor}, newer than any pinned toolchain",
-                    hint="add the release to swe_forge/ecosystems/go/__init__.py GO_RELEASES",
-                )
-            choice = later[0]
-    return choice[2]
-
-
-def host_go() -> str:
-    """The host's go command (used only to fetch and check modules)."""
-    found = shutil.which("go")
-    if not found:
-        raise BuildError("the go command is not on this machine", hint="install Go on the host")
-    return found
-
-
-def _go(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 1800) -> str:
-    full = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"),
-        "GOFLAGS": "-mod=mod",
-        "GOTOOLCHAIN": "local",
-        "GOTELEMETRY": "off",
-        "CGO_ENABLED": "0",
-        **{k: v for k, v in os.environ.items() if k in ("GOPROXY", "GOSUMDB", "GONOSUMDB")},
-        **env,
-    }
-    proc = subprocess.run(
-        argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-        raise BuildError(f"{' '.join(argv[:4])} failed:\n{tail}")
-    return proc.stdout
-
-
-def fetch_toolchain(version: str, cache: Path) -> Path:
-    """The extracted toolchain ``go<version>`` for linux/amd64 (fetched once per machine)."""
-    store = cache / "go" / "toolchains"
-    store.mkdir(parents=True, exist_ok=True)
-    module = f"golang.org/toolchain@v0.0.1-go{version}.linux-amd64"
-    with tempfile.TemporaryDirectory(dir=store) as tmp:
-        out = _go(
-            [host_go(), "mod", "download", "-json", module],
-            cwd=Path(tmp),
-            env={"GOMODCACHE": str(store)},
-        )
-    data = json.loads(out)
-    extracted = Path(data["Dir"])
-    if not (extracted / "bin" / "go").is_file():
-        raise BuildError(f"the toolchain module {module} has no bin/go")
-    # Module zips keep no file modes: the SDK is copied out once, its programs made executable
-    # (as the go command does when it switches toolchains itself).
-    sdk = cache / "go" / "sdk" / f"go{version}"
-    if not (sdk / "bin" / "go").is_file():
-        tmp_sdk = sdk.with_name(f".go{version}-{os.getpid()}")
-        shutil.rmtree(tmp_sdk, ignore_errors=True)
-        shutil.copytree(extracted, tmp_sdk, symlinks=True)
-        for path in tmp_sdk.rglob("*"):
-            if path.is_symlink():
-                continue
-            mode = 0o755 if path.is_dir() else 0o644
-            rel = path.relative_to(tmp_sdk).parts
-            if path.is_file() and (rel[0] == "bin" or rel[:2] == ("pkg", "tool")):
-                mode = 0o755
-            path.chmod(mode)
-        tmp_sdk.chmod(0o755)
-        shutil.rmtree(sdk, ignore_errors=True)
-        tmp_sdk.rename(sdk)
-    return sdk
-
-
-def download_modules(go_bin: Path, tree: Path, modcache: Path) -> None:
-    """Every module the packages and tests of ``tree`` need, into ``modcache``."""
-    env = {"GOMODCACHE": str(modcache), "GOFLAGS": "-mod=mod", "GOWORK": "off"}
-    _go([str(go_bin), "mod", "download"], cwd=tree, env=env)
-    # ``download`` alone misses what only tests of dependencies import on old go.mod files.
-    _go([str(go_bin), "list", "-e", "-deps", "-test", "./..."], cwd=tree, env=env)
-
-
-def package_dir(path: str) -> str:
-    """The package directory of a file (``.`` at the root)."""
-    return path.rsplit("/", 1)[0] if "/" in path else "."
-
-
-@dataclass(frozen=True)
-class GoScope:
-    """The tests a test patch defines or changes: top-level test functions its added lines
-    declare, and every test of a test file it creates."""
-
-    names: frozenset[tuple[str, str]]  # (package dir, TestName)
-    new_dirs: frozenset[str]
-    #: The tests whose own function the patch adds or changes (the rest of ``names`` it
-    #: reaches through a changed table or helper). None: all of ``names``.
-    direct: frozenset[tuple[str, str]] | None = None
-
-    def covers(self, test: str) -> bool:
-        """Is ``test`` (``dir::TestName/sub``) defined or changed by the test patch?"""
-        pkg, _, name = test.partition("::")
-        top = name.split("/", 1)[0]
-        return (pkg, top) in self.names
-
-    def covers_directly(self, test: str) -> bool:
-        """Does the test patch add or change ``test``'s own function?"""
-        pkg, _, name = test.partition("::")
-        top = name.split("/", 1)[0]
-        return (pkg, top) in (self.names if self.direct is None else self.direct)
-
-
-class GoRunner:
-    """``go test -json`` on the packages of the test files."""
-
-    name = "go-test"
-    #: A package builds whole: when the test patch's tests do not build before the fix, the
-    #: gate runs the base's own tests too (PASS_TO_PASS from them, see gates.gate.classify).
-    baseline_runs = True
-
-    def __init__(self, module: str, packages: list[str] | None = None) -> None:
-        self.module = module
-        self.packages = packages
-
-    def _packages(self, test_files: list[str]) -> list[str]:
-        if self.packages is not None:
-            return self.packages
-        return sorted({package_dir(f) for f in test_files}) or ["..."]
-
-    def argv(
-        self,
-        test_files: list[str],
-        *,
-        order_seed: int = 0,
-        run: str = "",
-        timeout: float = 0.0,
-        vet: bool = True,
-    ) -> list[str]:
-        """The test command: a warm build cache copied to tmpfs, then go test (``timeout``:
-        go test's own limit on each test binary, 0 for none; ``vet``: go test's vet checks,
-        off for perturbed copies of tests, whose literals can fire one)."""
-        pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
-        pkgs = ["./..." if p == "./..." else p for p in pkgs]
-        limit = f"-timeout={int(timeout)}s" if timeout > 0 else "-timeout=0"
-        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", limit]
-        if not vet:
-            cmd.append("-vet=off")
-        if run:
-            cmd.append(f"-run={run}")
-        cmd += pkgs
-        script = (
-            'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null; '
-            "exec " + " ".join(shlex.quote(a) for a in cmd)
-        )
-        return ["/bin/sh", "-c", script]
-
-    def command(self, test_files: list[str], *, order_seed: int) -> str:
-        """The command as one shell line (recorded in manifests)."""
-        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
-
-    def settle(self, result: RunResult) -> None:
-        """Mark the packages whose test binary a panicking test took down as crashed.
-
-        ``testing`` reports a test that panics as failed, then panics again and the binary
-        dies: the tests the shuffled order put after it were not run, so a run that did not
-        reach them says nothing about them (not flaky; see ``gates.gate._observed``). A test
-        that exits the process (``os.Exit``) is recognised by the harness already (it has no
-        outcome at all)."""
-        crashed = set(result.crashed)
-        for key, message in result.messages.items():
-            if result.tests.get(key) == "failed" and _GO_PANIC.search(message):
-                crashed.add(key.split("::", 1)[0])
-        result.crashed = sorted(crashed)
-
-    def run_spec(
-        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
-    ) -> dict[str, Any]:
-        """The supervisor's ``run`` fields for one gate run."""
-        return {
-            "argv": self.argv(test_files, order_seed=order_seed, timeout=test_timeout),
-            "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
-            "report": {
-                "format": "go-test-json",
-                "module": self.module,
-                "packages": self._packages(test_files),
-            },
-        }
 
 
 class GoEcosystem:
@@ -666,71 +446,6 @@ class GoEcosystem:
             copies={"go": goroot},
             dockerignore="tree\n",
         )
-
-
-#: Where a twin's build puts its test binaries, and where its run finds them.
-TWIN_BUILD = "/tmp/swe-forge-bin"
-TWIN_BIN = "/swe-forge-run/bin/go"
-#: Before Go 1.21 ``go test -json`` ran binaries with -test.v, since then -test.v=test2json.
-TEST2JSON_V_SINCE = (1, 21)
-
-
-def _binary(i: int) -> str:
-    return f"p{i}.test"
-
-
-def twin_build_argv(packages: list[str]) -> list[str]:
-    """A twin's build: one test binary per package (compiling runs nothing of the project's:
-    no cgo, no generators). Without go vet: a decoy's or a calibration copy's literal can
-    make a check of vet's fire (``x[2] != "a" || x[2] != "b"``: "suspect or"), which would
-    fail the whole package's build; the tests decide, as they do for the gold patch."""
-    lines = [
-        'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null',
-        f"mkdir -p {TWIN_BUILD}; rc=0",
-    ]
-    for i, pkg in enumerate(packages):
-        target = "." if pkg == "." else "./" + pkg
-        out = f"{TWIN_BUILD}/{_binary(i)}"
-        lines.append(f"go test -c -vet=off -o {out} {shlex.quote(target)} || rc=1")
-    lines.append("exit $rc")
-    return ["/bin/sh", "-c", "cd /testbed\n" + "\n".join(lines)]
-
-
-def twin_run_argv(
-    module: str, packages: list[str], *, run: str, seed: int, timeout: float, version: str
-) -> list[str]:
-    """A twin's run: each package's binary, from its directory, through test2json (the
-    stream ``go test -json`` gives); a package with no binary had no test files."""
-    try:
-        newer = _vkey(".".join(version.split(".")[:2])) >= TEST2JSON_V_SINCE
-    except ValueError:
-        newer = True
-    verbose = "-test.v=test2json" if newer else "-test.v=true"
-    limit = f"-test.timeout={int(timeout)}s" if timeout > 0 else "-test.timeout=0"
-    lines = ["rc=0"]
-    for i, pkg in enumerate(packages):
-        path = module if pkg == "." else f"{module}/{pkg}"
-        binary = f"{TWIN_BIN}/{_binary(i)}"
-        cmd = [
-            f"{GOROOT}/pkg/tool/linux_amd64/test2json",
-            "-t",
-            "-p",
-            path,
-            binary,
-            verbose,
-            "-test.count=1",
-            f"-test.shuffle={seed}",
-            f"-test.run={run}",
-            limit,
-        ]
-        where = "/testbed" if pkg == "." else "/testbed/" + pkg
-        lines.append(
-            f"if [ -x {binary} ]; then cd {shlex.quote(where)} && "
-            + " ".join(shlex.quote(a) for a in cmd)
-            + " || rc=1; fi"
-        )
-    lines.append("exit $rc")
-    return ["/bin/sh", "-c", "\n".join(lines)]
 
 
 def apply_to_tree(tree: Path, patch: str) -> None:
