@@ -13,7 +13,7 @@ from swe_forge.gates.runner import RunResult, protect_spec, read_answer
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify import capabilities
-from swe_forge.verify.verifier import judge
+from swe_forge.verify.judge import judge
 
 F2P = ["tests/test_a.py::test_fix"]
 P2P = ["tests/test_a.py::test_old"]
