@@ -47,7 +47,8 @@ from swe_forge.config import load_config
 from swe_forge.engine import Engine
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier
 
 PY_WRAP = '''
 

@@ -37,7 +37,8 @@ def _verifier(config: Config | None) -> Any:
     """The process's verifier for this configuration (made on first use)."""
     from swe_forge.engine import Engine
     from swe_forge.mining.classify import PathClassifier
-    from swe_forge.verify.verifier import Verifier, VerifySettings
+    from swe_forge.verify.settings import VerifySettings
+    from swe_forge.verify.verifier import Verifier
 
     cfg = config or load_config()
     key = cfg.digest()

@@ -42,7 +42,8 @@ from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, state
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
 from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, Rejection, TaskManifest
 from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
-from swe_forge.verify.verifier import Verifier, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier
 
 
 def sha256(text: str | bytes) -> str:

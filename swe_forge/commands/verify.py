@@ -20,7 +20,8 @@ from swe_forge.jsonl import AtomicWriter, read_jsonl, write_jsonl
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifyResult, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier, VerifyResult
 
 
 @dataclass(frozen=True)

@@ -33,21 +33,19 @@ import tempfile
 import time
 import traceback
 import uuid
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from swe_forge.config import VerifyConfig
 from swe_forge.ecosystems import for_runner
 from swe_forge.ecosystems.base import Ecosystem, capability_violations, touched_paths
-from swe_forge.engine import Engine, Limits
+from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
 from swe_forge.gates.runner import PytestRunner, protect_spec
 from swe_forge.gates.sandbox import (
     Sandbox,
     SandboxError,
     SandboxOverflow,
-    SandboxSettings,
     SandboxTimeout,
     Session,
 )
@@ -64,98 +62,21 @@ from swe_forge.verify.judge import (
     judge,
     judge_twins,
 )
-from swe_forge.verify.twins import TwinPlan, armed_entries, kind_of, plan_twins
-
-#: Calibrated perturbations checked in place as decoys at admission (the task keeps those):
-#: each is one more run of the tests, a pytest process or a build and run of the others'.
-VALIDATED_DECOYS = {"pytest": 12}
-
-
-VALIDATED_DECOYS_OTHERS = 6
-
-
-STATUSES = (
-    "resolved",
-    "unresolved",
-    "invalid_patch",
-    "apply_failed",
-    "timeout",
-    "resource_limit",
-    "tamper_detected",
-    "infra_error",
+from swe_forge.verify.pytest_settings import (
+    runner_settings_changes,
 )
-
-
-@dataclass(frozen=True)
-class VerifySettings:
-    """Limits, clocks and checks of a verification."""
-
-    timeout_seconds: float = 900.0
-    limits: Limits = field(default_factory=Limits)
-    tmpfs_size: str = "512m"
-    testbed_size: str = "2g"
-    inodes: int = 400_000
-    infra_retries: int = 2
-    capability_scope: str = "repository"
-    canary_limit: int = 40
-    #: Per test (0: none): a test past it fails alone (the run's own limit still holds).
-    test_timeout_seconds: float = 300.0
-    #: Decoy twins per verification (see :func:`plan_twins`).
-    decoys: int = 2
-
-    @classmethod
-    def from_config(cls, v: VerifyConfig) -> VerifySettings:
-        """The settings of ``configs/default.yaml``'s ``verify`` section."""
-        limits = Limits(
-            memory=v.memory, pids=v.pids, cpus=v.cpus, nofile=v.nofile, fsize_bytes=v.fsize_bytes
-        )
-        return cls(
-            v.timeout_seconds,
-            limits,
-            v.tmpfs_size,
-            v.testbed_size,
-            v.inodes,
-            v.infra_retries,
-            v.capability_scope,
-            v.canary_limit,
-            v.test_timeout_seconds,
-            v.decoys,
-        )
-
-    def sandbox(self) -> SandboxSettings:
-        """The judge's container of these settings."""
-        return SandboxSettings(
-            limits=self.limits,
-            testbed_size=self.testbed_size,
-            tmp_size=self.tmpfs_size,
-            home_size=self.tmpfs_size,
-            inodes=self.inodes,
-        )
+from swe_forge.verify.settings import (
+    VALIDATED_DECOYS,
+    VALIDATED_DECOYS_OTHERS,
+    Calibration,
+    VerifySettings,
+)
+from swe_forge.verify.twins import TwinPlan, armed_entries, kind_of, plan_twins
 
 
 def sha256(text: str) -> str:
     """Hex sha256 of UTF-8 text."""
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-@dataclass
-class Calibration:
-    """What admission learns by grading the gold patch once with every canary and a scan of
-    the whole base tree: the canaries a correct fix fails, and the capabilities in use."""
-
-    #: The decoys the gold patch fails: [{"test", "site", "seed"}, ...] (see verify/twins.py).
-    armed: list[dict[str, Any]] = field(default_factory=list)
-    made: int = 0
-    disarmed: list[dict[str, Any]] = field(default_factory=list)
-    base_capabilities: dict[str, list[str]] = field(default_factory=dict)
-    gold_capabilities: list[str] = field(default_factory=list)
-    result: VerifyResult | None = None
-    #: Why every canary was dropped: with them all run before the real tests, a real test
-    #: failed that passes without them (a canary stops its test before the test's own
-    #: clean-up and leaves state behind). Empty when they were kept.
-    leaked: str = ""
-    #: Set for the second calibration run, the one without canaries.
-    without_canaries: bool = False
 
 
 class Verifier:
@@ -755,53 +676,6 @@ def _canary_summary(run: dict[str, Any]) -> dict[str, Any]:
         outcome = tests.get(node, "missing")
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     return {"run": len(mapping), "outcomes": dict(sorted(outcomes.items()))}
-
-
-def runner_settings_changes(texts: dict[str, Any]) -> list[str]:
-    """pytest settings a candidate changed, by parsing the files before and after.
-
-    ``pyproject.toml``: the ``[tool.pytest...]`` tables as TOML sees them (pytest's own
-    parser), so an escaped key (``"\\u0061ddopts"``) is the key it spells. INI files
-    (``setup.cfg``, ``tox.ini``, ``pytest.ini``): the raw text of their pytest sections.
-    """
-    import tomllib
-
-    found = []
-    for path, pair in sorted(texts.items()):
-        before, after = pair.get("before"), pair.get("after")
-        if path.rsplit("/", 1)[-1] == "pyproject.toml":
-
-            def pytest_table(text: str | None) -> Any:
-                if text is None:
-                    return None
-                try:
-                    return tomllib.loads(text).get("tool", {}).get("pytest")
-                except (tomllib.TOMLDecodeError, AttributeError):
-                    return "unparsable"
-
-            if pytest_table(before) != pytest_table(after):
-                found.append(f"{path}: the patch changes pytest's settings")
-        elif _ini_pytest_sections(before) != _ini_pytest_sections(after):
-            found.append(f"{path}: the patch changes pytest's settings")
-    return found
-
-
-def _ini_pytest_sections(text: str | None) -> list[str]:
-    """The raw lines of every section that pytest could read as its own (``[pytest]``,
-    ``[tool:pytest]``, any spelling with "pytest" in the header). Generous where pytest's
-    line parser is strict: a section starts at any bracketed line naming pytest, and ends only
-    at a header in column 0 (an indented bracket is a continuation line to pytest)."""
-    out: list[str] = []
-    inside = False
-    for line in (text or "").splitlines():
-        stripped = line.strip().lstrip("\ufeff").strip()
-        if stripped.startswith("[") and "pytest" in stripped.lower():
-            inside = True
-        elif line.lstrip("\ufeff")[:1] == "[":
-            inside = False
-        if inside:
-            out.append(line)
-    return out
 
 
 def remove_stale_scratch() -> int:

@@ -33,7 +33,8 @@ from swe_forge.example import create_example
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.miner import MineOptions
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -18,7 +18,8 @@ from swe_forge.engine import Engine, Limits
 from swe_forge.example.js_example import EXPECTED_JS, create_js_example
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import (
     AdmittedExample,
     attack_from_inside,

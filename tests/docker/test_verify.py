@@ -35,7 +35,8 @@ from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
-from swe_forge.verify.verifier import Verifier, VerifySettings
+from swe_forge.verify.settings import VerifySettings
+from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import ExampleImages, ExampleTasks
 
 TASK = "swe-forge__textkit-1"  # wrap(): `>=` should be `>`; F2P asserts with ==
