@@ -36,6 +36,11 @@
   replaced, text shaped like a report...) unless the base code or the gold patch already
   does: read on the syntax tree, scopes, aliases and folded strings resolved
   (:mod:`swe_forge.ecosystems.js.scan`).
+
+Modules: ``toolchain`` (Node by date, the framework a project uses), ``runner`` (Jest, Vitest
+and Mocha with their reports), ``scope`` (the tests a patch touches), ``canary`` (the decoys),
+``scan`` (capabilities on the syntax tree); this module is the adapter that puts them together
+(resolution with npm, images, judge's files, verification jobs).
 """
 
 from __future__ import annotations
@@ -44,13 +49,12 @@ import json
 import os
 import random
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,41 +80,48 @@ from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.js.scan import scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
-from swe_forge.gates.sandbox import MOUNT
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
-#: Debian releases whose nodejs we use: (distro, first day we use it, Node version).
-NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
-    ("bookworm", "0000-00-00", "18.19"),
-    ("trixie", "2025-08-09", "20.19"),
+from swe_forge.ecosystems.js.runner import (
+    JS_ENV,
+    NODE_MODULES,
+    JsRunner,
+    _full_name,
+    _grep,
 )
-FRAMEWORKS = ("jest", "vitest", "mocha")
-NODE_MODULES = "/opt/node_modules"
-#: The judge's Mocha reporter (brought in with the harness; see swe_forge_mocha_reporter.js).
-MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
-#: The environment of every test run.
-JS_ENV = {
-    "CI": "true",
-    "NODE_ENV": "test",
-    "FORCE_COLOR": "0",
-    "NO_COLOR": "1",
-    "NODE_OPTIONS": "",
-    "npm_config_offline": "true",
-}
+from swe_forge.ecosystems.js.scope import (
+    JsScope,
+)
+from swe_forge.ecosystems.js.toolchain import (
+    choose_node,
+    detect_framework,
+    read_package_json,
+)
+
 ENV_DOCKERFILE = """\
 FROM {base}
 COPY node_modules {modules}
 RUN chmod -R a+rX,go-w {modules}
 ENV {env}
 """
+
+
 INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
+
+
 LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
+
+
 OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
+
+
 _TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
+
+
 #: Runner configuration by file name (any directory).
 _CONFIG_NAME = re.compile(
     r"^(jest\.config|vitest\.config|vitest\.workspace|vitest\.projects|vite\.config|"
@@ -119,184 +130,9 @@ _CONFIG_NAME = re.compile(
     r"^(tsconfig|jsconfig)([.\w-]*)\.json$|^\.npmrc$|^\.yarnrc(\.yml)?$|^\.pnpmfile\.cjs$|"
     r"^(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?)$"
 )
+
+
 _CONFIG_DIRS = ("node_modules", "__mocks__", ".yarn", ".pnp")
-
-
-def node_for_date(base_date: str) -> tuple[str, str]:
-    """(Debian release, Node version) for a commit made on ``base_date`` (ISO date)."""
-    day = base_date[:10]
-    chosen = [r for r in NODE_RELEASES if r[1] <= day] or [NODE_RELEASES[0]]
-    return chosen[-1][0], chosen[-1][2]
-
-
-def engines_floor(spec: str) -> int:
-    """The lowest Node major an ``engines.node`` range allows (0 when it says nothing)."""
-    floors = []
-    for alt in (spec or "").split("||"):
-        alt = alt.strip()
-        if not alt or alt in ("*", "x", "latest"):
-            floors.append(0)
-            continue
-        m = re.match(r"(>=|>|\^|~|=)?\s*v?(\d+)(\.\d+)?", alt)
-        if m is None:
-            floors.append(0)  # "<16", "- 1.2": no lower bound we read
-            continue
-        major = int(m.group(2))
-        floors.append(major + 1 if m.group(1) == ">" and not m.group(3) else major)
-    return min(floors) if floors else 0
-
-
-def choose_node(base_date: str, *ranges: str) -> tuple[str, str]:
-    """The Debian release and Node version for ``base_date``, raised to what the
-    ``engines.node`` ``ranges`` need (a BuildError when no Debian Node is new enough)."""
-    distro, version = node_for_date(base_date)
-    floor = max((engines_floor(r) for r in ranges), default=0)
-    if floor > int(version.split(".")[0]):
-        later = [r for r in NODE_RELEASES if int(r[2].split(".")[0]) >= floor]
-        if not later:
-            wanted = "; ".join(r for r in ranges if r)
-            raise BuildError(
-                f"engines.node asks for Node {floor} or newer ({wanted}); Debian's packages "
-                f"give at most Node {NODE_RELEASES[-1][2]}",
-                hint="add a newer Debian release to NODE_RELEASES in swe_forge/ecosystems/js/",
-            )
-        distro, version = later[0][0], later[0][2]
-    return distro, version
-
-
-def read_package_json(read: Reader, path: str = "package.json") -> dict[str, Any] | None:
-    """The parsed package.json at ``path`` (None when missing or not an object)."""
-    data = read(path)
-    if data is None:
-        return None
-    try:
-        obj = json.loads(data.decode("utf-8-sig", "replace"))
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-def detect_framework(pkg: dict[str, Any]) -> str:
-    """jest, vitest or mocha: the one the ``test`` script runs, else one of the dependencies."""
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    test = str((scripts or {}).get("test") or "")
-    hits = [(test.find(f), f) for f in FRAMEWORKS if re.search(rf"\b{f}\b", test)]
-    if hits:
-        return min(hits)[1]
-    deps: dict[str, Any] = {}
-    for key in ("devDependencies", "dependencies"):
-        if isinstance(pkg.get(key), dict):
-            deps.update(pkg[key])
-    for f in FRAMEWORKS:
-        if f in deps:
-            return f
-    # A test script that names another script (``npm run test:unit``) that runs one.
-    for value in (scripts or {}).values():
-        for f in FRAMEWORKS:
-            if re.search(rf"\b{f}\b", str(value)):
-                return f
-    return ""
-
-
-def _vtuple(version: str) -> tuple[int, ...]:
-    out = []
-    for part in re.split(r"[.+-]", version)[:3]:
-        out.append(int(part) if part.isdigit() else 0)
-    return tuple(out)
-
-
-def split_module(module: str) -> tuple[str, str]:
-    """``jest@29.7.0`` -> (``jest``, ``29.7.0``)."""
-    name, _, version = module.partition("@")
-    return name or "jest", version
-
-
-@dataclass(frozen=True)
-class JsScope:
-    """The tests a test patch defines or changes: every test of the test files it touches
-    (JavaScript test titles are often computed, so the file is the unit)."""
-
-    files: frozenset[str]
-
-    def covers(self, test: str) -> bool:
-        """Is ``test`` (``file::title``) in a file the test patch touches?"""
-        return test.split("::", 1)[0] in self.files
-
-
-class JsRunner:
-    """The framework's command with its JSON report on stdout."""
-
-    name = "node-test"
-
-    def __init__(self, module: str, packages: list[str] | None = None) -> None:
-        self.module = module
-        self.framework, self.version = split_module(module)
-        self.packages = packages
-
-    def argv(
-        self, files: list[str], *, order_seed: int = 0, grep: str = "", timeout: float = 0.0
-    ) -> list[str]:
-        """The test command for explicit test files (``grep``: a full-name regex; ``timeout``:
-        each test's limit in seconds, 0 for the framework's own)."""
-        fw = self.framework
-        ms = str(int(timeout * 1000)) if timeout > 0 else ""
-        if fw == "vitest":
-            cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
-            cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
-            if ms:
-                cmd.append(f"--testTimeout={ms}")
-            if grep:
-                cmd += ["-t", grep]
-            return cmd + list(files)
-        if fw == "mocha":
-            ordered = list(files)
-            random.Random(order_seed).shuffle(ordered)
-            # bin/_mocha is the in-process CLI in every Mocha release (bin/mocha.js only
-            # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
-            # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
-            # Our reporter: Mocha's JSON shape with each test's file at every version.
-            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
-            if ms:
-                cmd += ["--timeout", ms]
-            cmd += ["--exit"]
-            if grep:
-                cmd += ["--grep", grep]
-            return cmd + ordered
-        cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
-        cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
-        if ms:
-            cmd.append(f"--testTimeout={ms}")
-        if _vtuple(self.version or "0") >= (29, 2):
-            cmd += ["--randomize", f"--seed={order_seed}"]
-        if grep:
-            cmd += ["-t", grep]
-        return [*cmd, "--runTestsByPath", *files]
-
-    def command(self, test_files: list[str], *, order_seed: int) -> str:
-        """The command as one shell line (recorded in manifests)."""
-        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
-
-    def report(self, files: list[str]) -> dict[str, Any]:
-        """The supervisor's report spec."""
-        fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
-        return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
-
-    def run_spec(
-        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
-    ) -> dict[str, Any]:
-        """The supervisor's ``run`` fields for one gate run."""
-        seed = order_seed % (2**31 - 1)
-        return {
-            "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
-            "env": dict(JS_ENV),
-            "report": self.report(test_files),
-        }
-
-
-def _grep(names: Iterable[str], framework: str) -> str:
-    """An anchored regex of full test names (Jest and Vitest join titles with a space)."""
-    parts = sorted({re.escape(n) for n in names})
-    return "^(" + "|".join(parts) + ")$"
 
 
 class JsEcosystem:
@@ -634,14 +470,6 @@ def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> N
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise BuildError(f"npm {args[0]} failed:\n{tail}")
-
-
-def _full_name(title: str, framework: str) -> str:
-    """A test id's title as the framework's name filter sees it (titles joined by a space)."""
-    if framework == "mocha":
-        return title
-    base = re.sub(r" \[\d+\]$", "", title)
-    return base.replace(" > ", " ")
 
 
 def canary_path(test_file: str, stem: str) -> str:

@@ -1,0 +1,125 @@
+"""The JS runners: Jest, Vitest and Mocha with their per-test reports, the test name filter, and the
+environment of a run.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.gates.sandbox import MOUNT
+
+if TYPE_CHECKING:
+    pass
+
+from swe_forge.ecosystems.js.toolchain import _vtuple
+
+NODE_MODULES = "/opt/node_modules"
+
+
+#: The judge's Mocha reporter (brought in with the harness; see swe_forge_mocha_reporter.js).
+MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
+
+
+#: The environment of every test run.
+JS_ENV = {
+    "CI": "true",
+    "NODE_ENV": "test",
+    "FORCE_COLOR": "0",
+    "NO_COLOR": "1",
+    "NODE_OPTIONS": "",
+    "npm_config_offline": "true",
+}
+
+
+def split_module(module: str) -> tuple[str, str]:
+    """``jest@29.7.0`` -> (``jest``, ``29.7.0``)."""
+    name, _, version = module.partition("@")
+    return name or "jest", version
+
+
+class JsRunner:
+    """The framework's command with its JSON report on stdout."""
+
+    name = "node-test"
+
+    def __init__(self, module: str, packages: list[str] | None = None) -> None:
+        self.module = module
+        self.framework, self.version = split_module(module)
+        self.packages = packages
+
+    def argv(
+        self, files: list[str], *, order_seed: int = 0, grep: str = "", timeout: float = 0.0
+    ) -> list[str]:
+        """The test command for explicit test files (``grep``: a full-name regex; ``timeout``:
+        each test's limit in seconds, 0 for the framework's own)."""
+        fw = self.framework
+        ms = str(int(timeout * 1000)) if timeout > 0 else ""
+        if fw == "vitest":
+            cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
+            cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
+            if ms:
+                cmd.append(f"--testTimeout={ms}")
+            if grep:
+                cmd += ["-t", grep]
+            return cmd + list(files)
+        if fw == "mocha":
+            ordered = list(files)
+            random.Random(order_seed).shuffle(ordered)
+            # bin/_mocha is the in-process CLI in every Mocha release (bin/mocha.js only
+            # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
+            # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
+            # Our reporter: Mocha's JSON shape with each test's file at every version.
+            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            if ms:
+                cmd += ["--timeout", ms]
+            cmd += ["--exit"]
+            if grep:
+                cmd += ["--grep", grep]
+            return cmd + ordered
+        cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
+        cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
+        if ms:
+            cmd.append(f"--testTimeout={ms}")
+        if _vtuple(self.version or "0") >= (29, 2):
+            cmd += ["--randomize", f"--seed={order_seed}"]
+        if grep:
+            cmd += ["-t", grep]
+        return [*cmd, "--runTestsByPath", *files]
+
+    def command(self, test_files: list[str], *, order_seed: int) -> str:
+        """The command as one shell line (recorded in manifests)."""
+        return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
+
+    def report(self, files: list[str]) -> dict[str, Any]:
+        """The supervisor's report spec."""
+        fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
+        return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
+
+    def run_spec(
+        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+    ) -> dict[str, Any]:
+        """The supervisor's ``run`` fields for one gate run."""
+        seed = order_seed % (2**31 - 1)
+        return {
+            "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
+            "env": dict(JS_ENV),
+            "report": self.report(test_files),
+        }
+
+
+def _grep(names: Iterable[str], framework: str) -> str:
+    """An anchored regex of full test names (Jest and Vitest join titles with a space)."""
+    parts = sorted({re.escape(n) for n in names})
+    return "^(" + "|".join(parts) + ")$"
+
+
+def _full_name(title: str, framework: str) -> str:
+    """A test id's title as the framework's name filter sees it (titles joined by a space)."""
+    if framework == "mocha":
+        return title
+    base = re.sub(r" \[\d+\]$", "", title)
+    return base.replace(" > ", " ")

@@ -1,0 +1,110 @@
+"""Node.js by date: the release current at a base commit, raised to package.json's ``engines``, and
+the test framework a project uses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from swe_forge.ecosystems.base import (
+    Reader,
+)
+from swe_forge.errors import BuildError
+
+if TYPE_CHECKING:
+    pass
+
+
+#: Debian releases whose nodejs we use: (distro, first day we use it, Node version).
+NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
+    ("bookworm", "0000-00-00", "18.19"),
+    ("trixie", "2025-08-09", "20.19"),
+)
+
+
+FRAMEWORKS = ("jest", "vitest", "mocha")
+
+
+def node_for_date(base_date: str) -> tuple[str, str]:
+    """(Debian release, Node version) for a commit made on ``base_date`` (ISO date)."""
+    day = base_date[:10]
+    chosen = [r for r in NODE_RELEASES if r[1] <= day] or [NODE_RELEASES[0]]
+    return chosen[-1][0], chosen[-1][2]
+
+
+def engines_floor(spec: str) -> int:
+    """The lowest Node major an ``engines.node`` range allows (0 when it says nothing)."""
+    floors = []
+    for alt in (spec or "").split("||"):
+        alt = alt.strip()
+        if not alt or alt in ("*", "x", "latest"):
+            floors.append(0)
+            continue
+        m = re.match(r"(>=|>|\^|~|=)?\s*v?(\d+)(\.\d+)?", alt)
+        if m is None:
+            floors.append(0)  # "<16", "- 1.2": no lower bound we read
+            continue
+        major = int(m.group(2))
+        floors.append(major + 1 if m.group(1) == ">" and not m.group(3) else major)
+    return min(floors) if floors else 0
+
+
+def choose_node(base_date: str, *ranges: str) -> tuple[str, str]:
+    """The Debian release and Node version for ``base_date``, raised to what the
+    ``engines.node`` ``ranges`` need (a BuildError when no Debian Node is new enough)."""
+    distro, version = node_for_date(base_date)
+    floor = max((engines_floor(r) for r in ranges), default=0)
+    if floor > int(version.split(".")[0]):
+        later = [r for r in NODE_RELEASES if int(r[2].split(".")[0]) >= floor]
+        if not later:
+            wanted = "; ".join(r for r in ranges if r)
+            raise BuildError(
+                f"engines.node asks for Node {floor} or newer ({wanted}); Debian's packages "
+                f"give at most Node {NODE_RELEASES[-1][2]}",
+                hint="add a newer Debian release to NODE_RELEASES in swe_forge/ecosystems/js/",
+            )
+        distro, version = later[0][0], later[0][2]
+    return distro, version
+
+
+def read_package_json(read: Reader, path: str = "package.json") -> dict[str, Any] | None:
+    """The parsed package.json at ``path`` (None when missing or not an object)."""
+    data = read(path)
+    if data is None:
+        return None
+    try:
+        obj = json.loads(data.decode("utf-8-sig", "replace"))
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def detect_framework(pkg: dict[str, Any]) -> str:
+    """jest, vitest or mocha: the one the ``test`` script runs, else one of the dependencies."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    test = str((scripts or {}).get("test") or "")
+    hits = [(test.find(f), f) for f in FRAMEWORKS if re.search(rf"\b{f}\b", test)]
+    if hits:
+        return min(hits)[1]
+    deps: dict[str, Any] = {}
+    for key in ("devDependencies", "dependencies"):
+        if isinstance(pkg.get(key), dict):
+            deps.update(pkg[key])
+    for f in FRAMEWORKS:
+        if f in deps:
+            return f
+    # A test script that names another script (``npm run test:unit``) that runs one.
+    for value in (scripts or {}).values():
+        for f in FRAMEWORKS:
+            if re.search(rf"\b{f}\b", str(value)):
+                return f
+    return ""
+
+
+def _vtuple(version: str) -> tuple[int, ...]:
+    out = []
+    for part in re.split(r"[.+-]", version)[:3]:
+        out.append(int(part) if part.isdigit() else 0)
+    return tuple(out)
