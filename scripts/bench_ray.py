@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.bench_verify import prepare
+from scripts.bench_verify import admit
 from swe_forge.commands.verify import read_tasks, run_verify
 from swe_forge.config import load_config
 from tests.docker.raycluster import LocalRayCluster
@@ -36,7 +36,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("bench-ray"))
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    tasks_path = args.tasks or prepare(args.work)
+    # The Python example's admitted tasks, admitted here unless given.
+    tasks_path = args.tasks or admit("python", args.work, load_config())
     ids = sorted(read_tasks(tasks_path))
     tasks = {
         json.loads(x)["instance_id"]: json.loads(x) for x in tasks_path.read_text().splitlines()
