@@ -66,3 +66,28 @@ def test_the_ecosystem_base_imports_no_adapter() -> None:
         if re.search(rf"^\s*(from|import) swe_forge\.ecosystems\.{a}\b", text, re.M)
     ]
     assert found == []
+
+
+#: Scripts that run only in another environment: SWE-bench's harness lives in its own venv
+#: (scripts/swebench-venv.sh), and tests/docker/test_swebench.py runs it there.
+OTHER_VENV_SCRIPTS = {"swebench_eval.py"}
+
+
+def test_every_script_starts() -> None:
+    # A script whose import broke (bench_ray.py imported a function bench_verify.py no longer
+    # had) is found when someone needs the benchmark; --help finds it now.
+    scripts = sorted(p for p in (ROOT / "scripts").glob("*.py") if p.name not in OTHER_VENV_SCRIPTS)
+    assert len(scripts) >= 10
+    broken = {}
+    for script in scripts:
+        proc = subprocess.run(
+            [sys.executable, str(script), "--help"],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+            timeout=60,
+        )
+        if proc.returncode != 0 or "usage" not in (proc.stdout + proc.stderr).lower():
+            broken[script.name] = (proc.stderr or proc.stdout)[-300:]
+    assert broken == {}
