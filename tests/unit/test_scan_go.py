@@ -65,6 +65,12 @@ POSITIVES = [
     ("file_read", file('"os"', "func F(p string) { os.ReadFile(p) }")),
     ("file_read", file('fp "path/filepath"', "func F() { fp.WalkDir(root, fn) }")),
     ("file_read", file('"io/fs"', "")),
+    # other packages' file readers (a red team read its own test binary through http.Dir)
+    ("file_read", file('"net/http"', 'func F() { f, _ := http.Dir("/").Open("x"); _ = f }')),
+    ("file_read", file('h "net/http"', "func F() { _ = h.FileServer(nil) }")),
+    ("file_read", file('"debug/elf"', "")),
+    ("file_read", file('"text/template"', 'func F() { template.ParseFiles("x") }')),
+    ("file_read", file('"go/parser"', 'func F() { parser.ParseFile(nil, "x", nil, 0) }')),
     ("command line", file('"os"', "func F() { _ = os.Args[1:] }")),
     ("command line", file('f "flag"', 'func F() { f.Lookup("test.run") }')),
     # folded strings
@@ -108,6 +114,8 @@ def test_findings_carry_line_and_evidence() -> None:
 
 # Honest code that must not be flagged.
 NEGATIVES = [
+    file('"net/http"', "func F(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) }"),
+    file('"text/template"', 'func F() { template.Must(template.New("t").Parse("x")) }'),
     file(
         '"strings"',
         'func F() string { var b strings.Builder; b.WriteString("x"); return b.String() }',

@@ -88,6 +88,11 @@ POSITIVES = [
     ("file_read", method("Files.walk(p);", "import java.nio.file.*;")),
     ("file_read", method('new java.io.FileInputStream("x");')),
     ("file_read", method('getClass().getResourceAsStream("/x.txt");')),
+    # a URL reads what it names (a red team read its test source through a file: URL)
+    ("file_read", method('new java.net.URL("file:/x").openStream();')),
+    ("file_read", method('java.net.URI.create("file:/x").toURL();')),
+    ("file_read", method("java.net.URLConnection c = u.openConnection();")),
+    ("file_read", method('new java.util.zip.ZipFile("x");')),
     ("reads_test_tree", method('java.nio.file.Paths.get("src", "test", "java");')),
     ("reads_test_tree", method('java.nio.file.Path.of("src/te" + "st/java/a/ATest.java");')),
     ("reads_test_tree", method('new java.io.File(root, "src/test/resources");')),
@@ -128,6 +133,7 @@ def test_findings_carry_line_and_evidence() -> None:
 
 
 NEGATIVES = [
+    method('String s = java.net.URLEncoder.encode("a b", "UTF-8");'),
     method('String s = String.format("%d items", 3);'),
     method('StringBuilder b = new StringBuilder(); b.append("x").append(1).toString();'),
     method("String s = \"a\" + 1 + 'c';"),

@@ -114,6 +114,13 @@ POSITIVES = [
     ("dynamic process access", inside("return [process];")),
     ("dynamic process access", inside("return { process };")),
     ("file_read", "import fs from 'fs';"),
+    # built-ins that open the paths they are given (a red team read its test file with the
+    # REPL's .load)
+    ("file_read", inside("const r = require('repl').start({}); r.commands.load.action(p);")),
+    ("file_read", "import { start } from 'node:repl';"),
+    ("file_read", "import { WASI } from 'node:wasi';"),
+    ("file_read", inside("require('node:sqlite');")),
+    ("inspector", inside("require('diagnostics_channel').subscribe('x', f);")),
     ("file_read", "import { readFileSync as r } from 'node:fs';"),
     ("file_read", inside("require('f' + 's').readdirSync(x);")),
     ("file_read", "const { promises } = require('fs/promises');"),

@@ -90,6 +90,8 @@ _IMPORTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^testing(/|$)"), TESTING),
     (re.compile(r"^C$|^plugin$"), CGO),
     (re.compile(r"^io/fs$"), FILE_READ),
+    # Readers of executables and object files: the test binary holds the tests' literals.
+    (re.compile(r"^debug/(elf|macho|pe|plan9obj|gosym|dwarf|buildinfo)$"), FILE_READ),
 )
 
 #: Package members (import path, name) that are a capability wherever they are referred to
@@ -115,6 +117,17 @@ _MEMBERS: dict[tuple[str, str], str] = {
         for n in ("ReadFile", "Open", "OpenFile", "ReadDir", "DirFS", "Readlink", "OpenRoot")
     },
     **{("io/ioutil", n): FILE_READ for n in ("ReadFile", "ReadDir")},
+    # Files read by other packages than os (a red team read its own test binary through
+    # http.Dir): every standard-library function that opens a path it is given.
+    **{
+        ("net/http", n): FILE_READ
+        for n in ("Dir", "FileServer", "FileServerFS", "ServeFile", "ServeFileFS", "FS")
+    },
+    **{("archive/zip", n): FILE_READ for n in ("OpenReader",)},
+    **{("text/template", n): FILE_READ for n in ("ParseFiles", "ParseGlob", "ParseFS")},
+    **{("html/template", n): FILE_READ for n in ("ParseFiles", "ParseGlob", "ParseFS")},
+    **{("go/parser", n): FILE_READ for n in ("ParseFile", "ParseDir")},
+    **{("go/build", n): FILE_READ for n in ("Import", "ImportDir", "Default")},
     **{("path/filepath", n): FILE_READ for n in ("Walk", "WalkDir", "Glob")},
     ("os", "Args"): COMMAND_LINE,
     **{
@@ -155,6 +168,7 @@ _DEFAULT_NAMES = {
     "filepath": "path/filepath",
     "fs": "io/fs",
     "flag": "flag",
+    "http": "net/http",
 }
 
 #: Text shaped like what test2json and the test binary print: a test's verdict line, its

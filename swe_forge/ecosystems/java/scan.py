@@ -121,7 +121,17 @@ _TYPES: tuple[tuple[str, str], ...] = tuple(
             "java.io.RandomAccessFile",
             "java.nio.channels.FileChannel",
         ),
-        FILE_READ: ("java.io.FileInputStream", "java.io.FileReader"),
+        FILE_READ: (
+            "java.io.FileInputStream",
+            "java.io.FileReader",
+            # A URL reads what it names, "file:" included (a red team read its test source
+            # and listed directories through URL.openStream).
+            "java.net.URLConnection",
+            "java.net.JarURLConnection",
+            "java.util.zip.ZipFile",
+            "java.util.jar.JarFile",
+            "java.nio.channels.AsynchronousFileChannel",
+        ),
         STDOUT: ("java.io.Console",),
         FRAMEWORK: (
             "org.junit.",
@@ -198,6 +208,13 @@ _MEMBERS: dict[str, str] = {
         )
     },
     **{f"java.io.File#{m}": FILE_READ for m in ("listFiles", "list")},
+    **{f"java.net.URL#{m}": FILE_READ for m in ("openStream", "openConnection", "getContent")},
+    "java.net.URI#toURL": FILE_READ,
+    **{
+        f"java.lang.{c}#{m}": FILE_READ
+        for c in ("Class", "Module")
+        for m in ("getResource", "getResourceAsStream")
+    },
     **{
         f"java.nio.file.Files.{m}": FILE_WRITES
         for m in (
@@ -282,6 +299,11 @@ _RETURNS: dict[str, str] = {
     "java.nio.file.Paths.get": "java.nio.file.Path",
     "java.nio.file.Path.of": "java.nio.file.Path",
     "java.nio.file.Path#toFile": "java.io.File",
+    "java.net.URI.create": "java.net.URI",
+    "java.io.File#toURI": "java.net.URI",
+    "java.nio.file.Path#toUri": "java.net.URI",
+    "java.net.URI#toURL": "java.net.URL",
+    "java.net.URL#openConnection": "java.net.URLConnection",
 }
 #: Classes of java.lang (known without an import).
 _JAVA_LANG = frozenset(

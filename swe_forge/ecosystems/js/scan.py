@@ -281,7 +281,13 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
         CHILD: ("module:child_process", "module:cluster"),
         VM: ("module:vm",),
         WORKERS: ("module:worker_threads",),
-        INSPECTOR: ("module:inspector", "module:v8", "module:async_hooks", "module:trace_events"),
+        INSPECTOR: (
+            "module:inspector",
+            "module:v8",
+            "module:async_hooks",
+            "module:trace_events",
+            "module:diagnostics_channel",
+        ),
         FRAMEWORK: (
             *(f"global.{name}" for name in _FRAMEWORK_GLOBALS),
             "module:jest",
@@ -306,7 +312,16 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
             "global.Function.call",
             "global.Function.bind",
         ),
-        FILE_READ: ("module:fs", "module:graceful-fs", "module:fs-extra"),
+        FILE_READ: (
+            "module:fs",
+            "module:graceful-fs",
+            "module:fs-extra",
+            # Built-ins that open the paths they are given: the REPL's .load and .save (a red
+            # team's file reader and writer), WASI's preopened directories, SQLite files.
+            "module:repl",
+            "module:wasi",
+            "module:sqlite",
+        ),
         SOURCE_PATHS: (
             "global.__dirname",
             "global.__filename",
