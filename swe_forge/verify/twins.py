@@ -4,8 +4,8 @@ The code under test runs inside the test process, before and around the tests: i
 with any status, write any report in the runner's own format to the runner's own channel,
 replace the comparisons the assertions use, or read the test files and return what they
 expect. Nothing the test process says about itself can make a test pass. So a verification
-runs the held-out tests several times in one container (the *twins*), in an order only the
-host knows:
+runs the held-out tests several times (the *twins*), each in a judge's container of its own
+(:mod:`swe_forge.verify.apart`), in an order only the host knows:
 
 - the **honest** twin: the test files as the test patch left them;
 - **decoys**: the same files with exactly one literal of one assertion of one test changed to

@@ -33,6 +33,8 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,7 @@ from swe_forge.records import TaskManifest
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities
+from swe_forge.verify.apart import Prepared, run_apart
 from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
@@ -294,10 +297,14 @@ class Verifier:
             )
             return self._final(result, "infra_error", timings, start, detail)
         t = time.perf_counter()
-        with self.sandbox.open(image_id, labels=self.engine.default_labels) as session:
+
+        def opener() -> AbstractContextManager[Session]:
+            return self.sandbox.open(image_id, labels=self.engine.default_labels)
+
+        with opener() as session:
             timings["container_start"] = time.perf_counter() - t
             return self._in_container(
-                session, task, patch, guard, result, timings, start, calibrate, decoys
+                session, task, patch, guard, result, timings, start, calibrate, decoys, opener
             )
 
     def _in_container(
@@ -311,6 +318,7 @@ class Verifier:
         start: float,
         calibrate: Calibration | None,
         decoys: list[dict[str, Any]] | None = None,
+        opener: Callable[[], AbstractContextManager[Session]] | None = None,
     ) -> VerifyResult:
         t = time.perf_counter()
         cand = session.put("candidate.patch", patch)
@@ -323,16 +331,14 @@ class Verifier:
             show = touched_paths(patch)
             if calibrate is not None and not calibrate.without_canaries:
                 show = sorted(set(show) | set(touched_paths(task.test_patch)))
-        prep = session.call(
-            "prepare",
-            {
-                "patches": [{"name": "candidate", "path": cand, "scan": True}],
-                "scan_all": calibrate is not None,
-                "show": show,
-            },
-            timeout=600,
-        )
-        timings["prepare"] = time.perf_counter() - t
+        prepare_job = {
+            "patches": [{"name": "candidate", "path": cand, "scan": True}],
+            "scan_all": calibrate is not None,
+            "show": show,
+        }
+        prep = session.call("prepare", prepare_job, timeout=600)
+        prepared = time.perf_counter()
+        timings["prepare"] = prepared - t
         _merge_seconds(timings, prep)
         if prep["status"] == "apply_failed":
             return self._final(result, "apply_failed", timings, start, prep.get("detail", ""))
@@ -394,27 +400,13 @@ class Verifier:
             decoys=decoys,
             shown=prep.get("shown") or {},
         )
-        _materialize(session, job)
-        runs = len(plan.twins) if plan is not None else 1
         try:
-            run = session.call("run", job, timeout=self.settings.timeout_seconds * runs + 120)
-        except SandboxOverflow as exc:
-            # The supervisor bounds its answer; what outgrew it was fed by the candidate.
-            result.violations = [{"code": "runtime_tamper", "detail": str(exc)}]
-            return self._final(result, "tamper_detected", timings, start, str(exc))
-        except SandboxTimeout:
-            return self._final(
-                result,
-                "timeout",
-                timings,
-                start,
-                f"the tests ran past {self.settings.timeout_seconds:.0f}s",
-            )
-        except SandboxError as exc:
-            # No answer from the supervisor: the engine says whether a limit killed it.
-            if session.oom_killed():
-                return self._final(result, "resource_limit", timings, start, f"memory: {exc}")
-            raise
+            again = Prepared(patch, task.test_patch, prepare_job, prepared)
+            run = self._run(session, job, plan, opener, again)
+        except _Ended as end:
+            if end.violations:
+                result.violations = end.violations
+            return self._final(result, end.status, timings, start, end.detail)
         timings["run"] = time.perf_counter() - t
         _merge_seconds(timings, run)
         twin_block: dict[str, Any] | None = None
@@ -455,6 +447,47 @@ class Verifier:
             ]
             status = "invalid_patch"
         return self._final(result, status, timings, start, detail)
+
+    def _run(
+        self,
+        session: Session,
+        job: dict[str, Any],
+        plan: TwinPlan | None,
+        opener: Callable[[], AbstractContextManager[Session]] | None,
+        again: Prepared,
+    ) -> dict[str, Any]:
+        """The supervisor's answer to ``job``: in ``session`` for one run, or the twins apart
+        (see :mod:`swe_forge.verify.apart`), each in a container of its own."""
+        timeout = self.settings.timeout_seconds
+        if plan is None or len(plan.twins) < 2 or opener is None:
+            _materialize(session, job)
+            runs = len(plan.twins) if plan is not None else 1
+            return self._call(session, job, timeout * runs + 120)
+        # A twin's call builds (where tests are compiled) and runs it.
+        per_twin = timeout * (2 if (job.get("run") or {}).get("build") else 1) + 120
+
+        def call(here: Session, one: dict[str, Any]) -> dict[str, Any]:
+            _materialize(here, one)
+            return self._call(here, one, per_twin)
+
+        return run_apart(session, job, opener, again, call)
+
+    def _call(self, session: Session, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One ``run`` call; its ends that are the candidate's doing become :class:`_Ended`."""
+        try:
+            return session.call("run", job, timeout=timeout)
+        except SandboxOverflow as exc:
+            # The supervisor bounds its answer; what outgrew it was fed by the candidate.
+            code = [{"code": "runtime_tamper", "detail": str(exc)}]
+            raise _Ended("tamper_detected", str(exc), code) from exc
+        except SandboxTimeout as exc:
+            detail = f"the tests ran past {self.settings.timeout_seconds:.0f}s"
+            raise _Ended("timeout", detail) from exc
+        except SandboxError as exc:
+            # No answer from the supervisor: the engine says whether a limit killed it.
+            if session.oom_killed():
+                raise _Ended("resource_limit", f"memory: {exc}") from exc
+            raise
 
     def _run_job(
         self,
@@ -624,6 +657,16 @@ class Verifier:
 
 #: Characters of the test run's output a result keeps.
 LOG_EXCERPT_CHARS = 4000
+
+
+class _Ended(Exception):
+    """A run that ended the grading with a status of the candidate's doing."""
+
+    def __init__(self, status: str, detail: str, violations: list[dict[str, str]] | None = None):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.violations = violations or []
 
 
 def log_excerpt(run: dict[str, Any]) -> str:

@@ -1418,6 +1418,35 @@ def test_a_twin_cannot_leave_the_next_a_message_in_a_posix_queue(
         assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
 
 
+# A twin's place in the run order read from its process id: import-time code that breaks the
+# fix when its pid says other twins ran before it, then uses up 300 pids (forks that exit at
+# once). In one container for every twin, pids are handed out in sequence and only the first
+# twin is correct (the honest one is paid a third of the time); each twin in a container of
+# its own starts from the same pids, so the fix holds in every twin.
+_PID_PLACE = (
+    "import os as _os\n"
+    "if _os.getpid() > 250:\n"
+    "    import sys as _sys\n"
+    "    _sys.modules['textkit.wrap'].wrap = lambda *a, **k: ['not the first twin']\n"
+    "for _n in range(300):\n"
+    "    _c = _os.fork()\n"
+    "    if _c == 0:\n"
+    "        _os._exit(0)\n"
+    "    _os.waitpid(_c, 0)\n"
+)
+
+
+def test_a_twin_cannot_tell_its_place_from_its_process_id(
+    verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
+) -> None:
+    task = tasks[TASK]
+    patch = task.patch + append_to(base_file, "src/textkit/__init__.py", _PID_PLACE)
+    for n in range(3):  # the honest twin's place is random: each run must hold
+        result = verifier.verify(permissive(task), patch, f"pid-place-{n}")
+        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
+        assert result.verifier["twins"]["decoys"] == 2
+
+
 def test_a_twin_cannot_leave_the_next_a_message_in_the_work_tree(
     verifier: Verifier, tasks: dict[str, TaskManifest], base_file: dict[str, str]
 ) -> None:

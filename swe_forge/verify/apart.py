@@ -1,0 +1,142 @@
+"""Twins apart: each twin of a verification in a judge's container of its own.
+
+Twins must not be told apart from inside (see :mod:`swe_forge.verify.twins`): a patch that can
+read the expected values (where the base code already reads files, the gate lets it) and knows
+its twin's place in the run order can pass at one place and fail at the others, and be paid
+whenever the honest twin runs there: 1/(K+1) of the time, against p(1-p)^K (0.148 for two
+decoys) when it must guess blind. In one container the place shows everywhere without a
+gated step: process ids are handed out in sequence (``getpid()`` of the first twin's runner
+is smaller than the next one's), the container's cgroup counters (CPU time, page faults,
+forks) only grow, and the container's age at the start of a twin grows with every twin that
+ran before it. A red team read its place from the pids.
+
+So every twin gets a fresh container that went through the same steps, one container at a
+time and in the plan's order: start it, apply the candidate exactly as the first one did,
+then build and run that twin alone. Each twin then starts from the same process ids, the same
+counters and the same age of its container, whichever place it has. Nothing of the host's
+runs while a twin runs: the next container starts only when the last twin ended, and the
+containers are removed only when every twin ended (a removal is work a twin could feel).
+
+Every twin's job still writes the same set of files (the honest one its untouched copies, a
+decoy its one literal changed and the others' files untouched): which files were rewritten
+must not say which twin a container holds.
+
+What this does not close, because the kernel is shared: state of the host that outlives a
+container and that code under test can both change and observe (the page cache of the image's
+files, the host's fork counter in ``/proc/stat``). See README, "What remains possible".
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from swe_forge.gates.sandbox import Session
+from swe_forge.verify.judge import InfraError
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """How the first container was prepared, for the others to be prepared the same way."""
+
+    patch: str
+    test_patch: str
+    #: The supervisor's ``prepare`` job (the patches' paths are the same in every container).
+    job: dict[str, Any]
+    #: When the first container's prepare ended (``time.perf_counter()``).
+    ended: float
+
+
+def _paths_of(twin: dict[str, Any]) -> set[str]:
+    """The files a twin's entry makes the supervisor write (its edits, its files, the test
+    file of a Python decoy)."""
+    paths = {str(e.get("path") or "") for e in twin.get("edits") or ()}
+    paths |= {str(e.get("path") or "") for e in twin.get("files") or ()}
+    decoy = twin.get("decoy")
+    if isinstance(decoy, dict):
+        paths.add(str(decoy.get("test") or "").split("::", 1)[0])
+    return {p for p in paths if p}
+
+
+def twin_jobs(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``run`` job per twin of ``job`` (in its order), each with that twin alone.
+
+    A twin that does not write every file some twin writes gets an edit that changes nothing
+    in each missing one (the file is written as the test patch left it), as the supervisor does
+    when the twins share a container."""
+    twins = list((job.get("run") or {}).get("twins") or ())
+    everyone: set[str] = set()
+    for twin in twins:
+        everyone |= _paths_of(twin)
+    out = []
+    for twin in twins:
+        alone = copy.deepcopy(twin)
+        missing = sorted(everyone - _paths_of(alone))
+        if missing:
+            # An empty edit at offset 0: the supervisor writes the file unchanged.
+            alone["edits"] = [
+                *(alone.get("edits") or ()),
+                *({"path": p, "start": 0, "end": 0, "text": "", "new": ""} for p in missing),
+            ]
+        one = copy.deepcopy(job)
+        one["run"]["twins"] = [alone]
+        out.append(one)
+    return out
+
+
+def merged(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The supervisor's answers of the twins apart as one answer of every twin: the first
+    answer's fields (as one container's answer gives its first twin's), ``twins`` in order,
+    and the seconds the twins took added up.
+
+    An answer without exactly one twin (the held-out tests did not apply, the judge failed)
+    is returned as it is: it says why no twin ran."""
+    for answer in answers:
+        if len(answer.get("twins") or ()) != 1:
+            return answer
+    run = dict(answers[0]) if answers else {"twins": []}
+    run["twins"] = [a["twins"][0] for a in answers]
+    seconds: dict[str, float] = {}
+    for answer in answers:
+        for key, value in (answer.get("seconds") or {}).items():
+            if isinstance(value, int | float):
+                seconds[key] = round(seconds.get(key, 0.0) + float(value), 3)
+    run["seconds"] = seconds
+    return run
+
+
+def run_apart(
+    first: Session,
+    job: dict[str, Any],
+    opener: Callable[[], AbstractContextManager[Session]],
+    prepared: Prepared,
+    call: Callable[[Session, dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run each twin of ``job`` in its own container, in order: the first in ``first``
+    (prepared already), every other in a new one from ``opener`` prepared as ``first`` was;
+    ``call`` runs one twin's job in one container. Returns the answers :func:`merged`."""
+    # The first container waited for the host's checks between its prepare and its twin;
+    # every other one waits as long, so that no container is older at its twin's start than
+    # the others (a container's age is there for its twin to read).
+    gap = max(0.0, time.perf_counter() - prepared.ended)
+    answers: list[dict[str, Any]] = []
+    with ExitStack() as later:
+        for i, one in enumerate(twin_jobs(job)):
+            here = first
+            if i:
+                here = later.enter_context(opener())
+                here.put("candidate.patch", prepared.patch)
+                here.put("test.patch", prepared.test_patch)
+                prep = here.call("prepare", prepared.job, timeout=600)
+                if prep.get("status") == "apply_failed":
+                    raise InfraError("the candidate applied in one container, not in another")
+                time.sleep(gap)
+            answers.append(call(here, one))
+            if len(answers[-1].get("twins") or ()) != 1:
+                break
+        # The containers go only now: removing one is work a running twin could feel.
+    return merged(answers)
