@@ -4,34 +4,38 @@ Twins must not be told apart from inside (see :mod:`swe_forge.verify.twins`): a 
 read the expected values (where the base code already reads files, the gate lets it) and knows
 its twin's place in the run order can pass at one place and fail at the others, and be paid
 whenever the honest twin runs there: 1/(K+1) of the time, against p(1-p)^K (0.148 for two
-decoys) when it must guess blind. In one container the place shows everywhere without a
-gated step: process ids are handed out in sequence (``getpid()`` of the first twin's runner
-is smaller than the next one's), the container's cgroup counters (CPU time, page faults,
-forks) only grow, and the container's age at the start of a twin grows with every twin that
-ran before it. A red team read its place from the pids.
+decoys) when it must guess blind. In one container the place shows without any gated step:
+process ids are handed out in sequence (``getpid()`` of the first twin's runner is smaller
+than the next one's), and the container's cgroup counters (CPU time, page faults, forks) only
+grow. A red team read its place from the pids.
 
-So every twin gets a fresh container that went through the same steps, one container at a
-time and in the plan's order: start it, apply the candidate exactly as the first one did,
-then build and run that twin alone. Each twin then starts from the same process ids, the same
-counters and the same age of its container, whichever place it has. Nothing of the host's
-runs while a twin runs: the next container starts only when the last twin ended, and the
-containers are removed only when every twin ended (a removal is work a twin could feel).
+So every twin gets a fresh container that went through the same steps: each started and
+given the candidate exactly as the first one was (the same supervisor calls, so the same
+process ids are handed out), all of them before the first twin runs; then each builds and
+runs its one twin, one after another in the plan's order. The containers are removed only
+when every twin ended (a removal is work a running twin could feel). Each twin then starts
+from the same process ids and fresh counters whichever place it has, and nothing it leaves in
+its container (files, IPC objects, processes) reaches another twin.
 
 Every twin's job still writes the same set of files (the honest one its untouched copies, a
 decoy its one literal changed and the others' files untouched): which files were rewritten
 must not say which twin a container holds.
 
-What this does not close, because the kernel is shared: state of the host that outlives a
-container and that code under test can both change and observe (the page cache of the image's
-files, the host's fork counter in ``/proc/stat``). See README, "What remains possible".
+What this does not close, because the kernel is shared, is what a file read can learn: a
+container's age at its twin's start (``/proc/1/stat``, the work tree's ctimes) grows with the
+twins before it, and the host's state outlives a container (the page cache of the image's
+files, ``/proc/stat``'s count of forks). Any forging needs a file read anyway (the expected
+values are in the test files), which the gate allows only where the base code reads files.
+See README, "What remains possible".
 """
 
 from __future__ import annotations
 
 import copy
-import time
+import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +51,6 @@ class Prepared:
     test_patch: str
     #: The supervisor's ``prepare`` job (the patches' paths are the same in every container).
     job: dict[str, Any]
-    #: When the first container's prepare ended (``time.perf_counter()``).
-    ended: float
 
 
 def _paths_of(twin: dict[str, Any]) -> set[str]:
@@ -116,27 +118,50 @@ def run_apart(
     prepared: Prepared,
     call: Callable[[Session, dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run each twin of ``job`` in its own container, in order: the first in ``first``
-    (prepared already), every other in a new one from ``opener`` prepared as ``first`` was;
-    ``call`` runs one twin's job in one container. Returns the answers :func:`merged`."""
-    # The first container waited for the host's checks between its prepare and its twin;
-    # every other one waits as long, so that no container is older at its twin's start than
-    # the others (a container's age is there for its twin to read).
-    gap = max(0.0, time.perf_counter() - prepared.ended)
+    """Run each twin of ``job`` in its own container, one after another in the plan's order:
+    the first in ``first`` (prepared already), every other in a new one from ``opener``
+    prepared as ``first`` was, all of them before any twin runs; ``call`` runs one twin's job
+    in one container. Returns the answers :func:`merged`."""
+    jobs = twin_jobs(job)
+    opened: list[AbstractContextManager[Session]] = []
+    lock = threading.Lock()
+
+    def open_one(_: int) -> Session:
+        ctx = opener()
+        here = ctx.__enter__()
+        with lock:
+            opened.append(ctx)
+        here.put("candidate.patch", prepared.patch)
+        here.put("test.patch", prepared.test_patch)
+        prep = here.call("prepare", prepared.job, timeout=600)
+        if prep.get("status") == "apply_failed":
+            raise InfraError("the candidate applied in one container, not in another")
+        return here
+
     answers: list[dict[str, Any]] = []
-    with ExitStack() as later:
-        for i, one in enumerate(twin_jobs(job)):
-            here = first
-            if i:
-                here = later.enter_context(opener())
-                here.put("candidate.patch", prepared.patch)
-                here.put("test.patch", prepared.test_patch)
-                prep = here.call("prepare", prepared.job, timeout=600)
-                if prep.get("status") == "apply_failed":
-                    raise InfraError("the candidate applied in one container, not in another")
-                time.sleep(gap)
+    try:
+        others: list[Session] = []
+        if len(jobs) > 1:
+            # Together, and done before the first twin starts: while a twin runs, nothing
+            # of the host's runs for this verification (what a twin could feel is the same
+            # for every twin: the others' quiet).
+            with ThreadPoolExecutor(len(jobs) - 1, thread_name_prefix="twin-open") as pool:
+                others = list(pool.map(open_one, range(len(jobs) - 1)))
+        for here, one in zip([first, *others], jobs, strict=True):
             answers.append(call(here, one))
             if len(answers[-1].get("twins") or ()) != 1:
                 break
-        # The containers go only now: removing one is work a running twin could feel.
+    finally:
+        # The containers go only now (removing one is work a running twin could feel), all
+        # at once: no twin runs any more.
+        _close_all(opened)
     return merged(answers)
+
+
+def _close_all(opened: list[AbstractContextManager[Session]]) -> None:
+    """Leave every opened container's context (each removes its container), in parallel."""
+    if not opened:
+        return
+    with ThreadPoolExecutor(max_workers=len(opened), thread_name_prefix="twin-rm") as pool:
+        for done in [pool.submit(ctx.__exit__, None, None, None) for ctx in opened]:
+            done.result()

@@ -337,8 +337,7 @@ class Verifier:
             "show": show,
         }
         prep = session.call("prepare", prepare_job, timeout=600)
-        prepared = time.perf_counter()
-        timings["prepare"] = prepared - t
+        timings["prepare"] = time.perf_counter() - t
         _merge_seconds(timings, prep)
         if prep["status"] == "apply_failed":
             return self._final(result, "apply_failed", timings, start, prep.get("detail", ""))
@@ -401,7 +400,7 @@ class Verifier:
             shown=prep.get("shown") or {},
         )
         try:
-            again = Prepared(patch, task.test_patch, prepare_job, prepared)
+            again = Prepared(patch, task.test_patch, prepare_job)
             run = self._run(session, job, plan, opener, again)
         except _Ended as end:
             if end.violations:
