@@ -138,6 +138,11 @@ POSITIVES = [
     ("device paths", inside("return Buffer.from('2f70726f632f73656c66', 'hex').toString();")),
     ("device paths", inside("return 'tuodts/ved/'.split('').reverse().join('');")),
     ("device paths", inside("return ['', 'proc', 'self'].join('/');")),
+    # Jest's equality protocol: toEqual asks the returned object (a red team's 10/10 forgery).
+    ("test framework", inside("return { asymmetricMatch(e) { return ok(e); } };")),
+    ("test framework", inside("const o = {}; o.asymmetricMatch = ok; return o;")),
+    ("test framework", inside("return { ['asymmetric' + 'Match']: ok };")),
+    ("test framework", "class W { asymmetricMatch(x) { return true } }"),
     ("unparsable", "function f( {"),
 ]
 

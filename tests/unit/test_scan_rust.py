@@ -18,6 +18,21 @@ def caps(source: str, *, fragment: bool = False) -> set[str]:
 
 # (capability, source): plain uses, renamed or braced imports, folded strings, wrappers.
 POSITIVES = [
+    # A hand-written comparison: assert_eq! calls it with the expected value (a red team's
+    # 5/5 forgery); under another name too. derive(PartialEq) is not one (NEGATIVES).
+    ("comparison impls", "impl PartialEq<&str> for S { fn eq(&self, o: &&str) -> bool { true } }"),
+    (
+        "comparison impls",
+        "impl<'a> core::cmp::PartialEq<str> for S<'a> { fn eq(&self, _: &str) -> bool { true } }",
+    ),
+    (
+        "comparison impls",
+        "use std::cmp::PartialEq as E;\nimpl E<String> for S { fn eq(&self, _: &String) -> bool { true } }",
+    ),
+    (
+        "comparison impls",
+        "macro_rules! m { () => { impl PartialOrd for S { fn partial_cmp(&self, _: &S) -> Option<std::cmp::Ordering> { None } } } }",
+    ),
     ("process::exit/abort", "fn f() { std::process::exit(0) }"),
     ("process::exit/abort", "fn f() { ::std::process::abort() }"),
     ("process::exit/abort", "use std::{env as e, process as p};\nfn f() { p::exit(0) }"),
@@ -117,6 +132,8 @@ def test_findings_carry_line_and_evidence() -> None:
 
 
 NEGATIVES = [
+    "#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]\npub struct S(String);",
+    "impl S { fn eq_len(&self, o: &S) -> bool { self.0.len() == o.0.len() } }",
     'pub fn squeeze(s: &str) -> String { s.replace("  ", " ") }',
     'fn f(n: u8) -> String { format!("{} items", n) }',
     'fn f(w: &mut impl std::fmt::Write) { write!(w, "x").unwrap(); }',

@@ -379,7 +379,11 @@ _REPORT_TEXT = re.compile(r"\b(?:" + "|".join(sorted(_REPORT_KEYS)) + r")\b")
 #: What the frameworks' workers are recognised by.
 _FRAMEWORK_TEXT = re.compile(
     r"^(?:JEST_WORKER_ID|VITEST(?:_\w+)?|__vitest_\w+__|\$\$jest[-\w]*|jest-circus[-\w]*"
-    r"|jest-matchers[-\w]*|mocha)$"
+    r"|jest-matchers[-\w]*|mocha"
+    # Jest's and Vitest's equality protocol: an object with an ``asymmetricMatch`` method is
+    # asked by ``toEqual`` whether it equals the expected value (a red team's forged 10/10:
+    # a return value that accepts what the honest twin expects and rejects the decoys').
+    r"|asymmetricMatch|jest\.asymmetricMatcher)$"
 )
 
 _FUNCTIONS = frozenset(

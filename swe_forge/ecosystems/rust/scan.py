@@ -58,9 +58,11 @@ FILE_READ = "file_read"
 TEST_HARNESS = "test harness"
 TEST_TREE = "reads_test_tree"
 DEVICE = "device paths"
+COMPARISON = "comparison impls"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
+    COMPARISON,
     ASM,
     CTOR,
     DEVICE,
@@ -156,12 +158,20 @@ _PATHS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
             "glob::glob",
         ),
         PROC_MACRO: ("proc_macro",),
+        # Under another name (``use std::cmp::PartialEq as E``), an impl would not show it.
+        COMPARISON: tuple(
+            f"{root}::cmp::{name}"
+            for root in ("std", "core")
+            for name in ("PartialEq", "PartialOrd", "Ord", "Eq")
+        ),
     }.items()
     for prefix in prefixes
 )
 _PATHS_BY_ROOT: dict[str, list[tuple[tuple[str, ...], str]]] = {}
 for _prefix, _cap in _PATHS:
     _PATHS_BY_ROOT.setdefault(_prefix[0], []).append((_prefix, _cap))
+#: Traits whose hand-written ``impl`` is what a comparison in a test calls.
+_COMPARISON_TRAITS = frozenset({"PartialEq", "PartialOrd", "Ord", "Eq"})
 #: Names that are a capability at the end of any path (traits and methods of raw handles).
 _LAST_SEGMENTS = {
     **dict.fromkeys(
@@ -294,8 +304,21 @@ class _Scan:
                 self._extern(i)
             elif kind == "#":
                 self._attribute(i)
+            elif kind == "impl" or (kind == "identifier" and tok.text == "impl"):
+                self._impl(i)
             elif kind in _NAMES and not self._continues_path(i):
                 self._path(i)
+
+    def _impl(self, i: int) -> None:
+        """An ``impl`` of a comparison trait written by hand: ``assert_eq!`` and ``==`` call
+        it with the test's expected value (a red team's forged 5/5: a return value equal to
+        what the honest twin expects and to no decoy's). ``derive`` is not an ``impl``."""
+        for tok in self.toks[i + 1 : i + 64]:
+            if tok.kind in ("{", ";"):
+                return
+            if tok.text in _COMPARISON_TRAITS:
+                self.add(COMPARISON, tok.line, self._context(i))
+                return
 
     # --------------------------------------------------------------------------- tokens
     def _tokenize(self) -> None:
