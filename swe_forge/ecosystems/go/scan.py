@@ -112,9 +112,19 @@ _MEMBERS: dict[tuple[str, str], str] = {
         ("runtime", n): CALLER for n in ("Caller", "Callers", "CallersFrames", "FuncForPC", "Stack")
     },
     **{("runtime/debug", n): CALLER for n in ("Stack", "PrintStack")},
+    # os.Create opens an existing path read-write (a red team read /proc/self/mem through it).
     **{
         ("os", n): FILE_READ
-        for n in ("ReadFile", "Open", "OpenFile", "ReadDir", "DirFS", "Readlink", "OpenRoot")
+        for n in (
+            "ReadFile",
+            "Open",
+            "OpenFile",
+            "Create",
+            "ReadDir",
+            "DirFS",
+            "Readlink",
+            "OpenRoot",
+        )
     },
     **{("io/ioutil", n): FILE_READ for n in ("ReadFile", "ReadDir")},
     # Files read by other packages than os (a red team read its own test binary through
