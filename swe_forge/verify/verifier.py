@@ -317,8 +317,8 @@ class Verifier:
         timings: dict[str, float],
         start: float,
         calibrate: Calibration | None,
-        decoys: list[dict[str, Any]] | None = None,
-        opener: Callable[[], AbstractContextManager[Session]] | None = None,
+        decoys: list[dict[str, Any]] | None,
+        opener: Callable[[], AbstractContextManager[Session]],
     ) -> VerifyResult:
         t = time.perf_counter()
         cand = session.put("candidate.patch", patch)
@@ -452,13 +452,13 @@ class Verifier:
         session: Session,
         job: dict[str, Any],
         plan: TwinPlan | None,
-        opener: Callable[[], AbstractContextManager[Session]] | None,
+        opener: Callable[[], AbstractContextManager[Session]],
         again: Prepared,
     ) -> dict[str, Any]:
         """The supervisor's answer to ``job``: in ``session`` for one run, or the twins apart
         (see :mod:`swe_forge.verify.apart`), each in a container of its own."""
         timeout = self.settings.timeout_seconds
-        if plan is None or len(plan.twins) < 2 or opener is None:
+        if plan is None or len(plan.twins) < 2:
             _materialize(session, job)
             runs = len(plan.twins) if plan is not None else 1
             return self._call(session, job, timeout * runs + 120)

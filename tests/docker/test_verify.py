@@ -34,7 +34,7 @@ from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
 from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
-from swe_forge.records import TaskManifest
+from swe_forge.records import TaskManifest, VerifyResult
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import ExampleImages, ExampleTasks
@@ -1369,6 +1369,19 @@ def test_startup_files_already_in_the_repository_are_locked_not_tamper(
     assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
 
 
+def resolved_in_every_place(
+    verifier: Verifier, task: TaskManifest, patch: str, name: str
+) -> list[VerifyResult]:
+    """Verify ``patch`` three times (the honest twin's place is random: each run must hold)
+    with the gate open; every one must be resolved."""
+    results = []
+    for n in range(3):
+        result = verifier.verify(permissive(task), patch, f"{name}-{n}")
+        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
+        results.append(result)
+    return results
+
+
 # A twin that leaves the next one a message, in a file the patch created and in one of the
 # seed's (README.md): the correct fix, plus import-time code that counts the twins before it
 # from those files and breaks the fix unless it is the first. Without every file put back
@@ -1413,9 +1426,7 @@ def test_a_twin_cannot_leave_the_next_a_message_in_a_posix_queue(
 ) -> None:
     task = tasks[TASK]
     patch = task.patch + append_to(base_file, "src/textkit/__init__.py", _MQUEUE_MEMO)
-    for n in range(3):  # the honest twin's place is random: each run must hold
-        result = verifier.verify(permissive(task), patch, f"mqueue-{n}")
-        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
+    resolved_in_every_place(verifier, task, patch, "mqueue")
 
 
 # A twin's place in the run order read from its process id: import-time code that breaks the
@@ -1441,9 +1452,7 @@ def test_a_twin_cannot_tell_its_place_from_its_process_id(
 ) -> None:
     task = tasks[TASK]
     patch = task.patch + append_to(base_file, "src/textkit/__init__.py", _PID_PLACE)
-    for n in range(3):  # the honest twin's place is random: each run must hold
-        result = verifier.verify(permissive(task), patch, f"pid-place-{n}")
-        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
+    for result in resolved_in_every_place(verifier, task, patch, "pid-place"):
         assert result.verifier["twins"]["decoys"] == 2
 
 
@@ -1457,6 +1466,4 @@ def test_a_twin_cannot_leave_the_next_a_message_in_the_work_tree(
         + append_to(base_file, init_py, _MEMO)
         + new_file("src/textkit/memo.txt", "the patch's own file\n")
     )
-    for n in range(3):  # the honest twin's place is random: each run must hold
-        result = verifier.verify(permissive(task), patch, f"memo-{n}")
-        assert (result.status, result.reward) == ("resolved", 1.0), result.detail[:600]
+    resolved_in_every_place(verifier, task, patch, "memo")
