@@ -56,7 +56,7 @@ from swe_forge.records import TaskManifest
 
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
-from swe_forge.verify import capabilities
+from swe_forge.verify import capabilities, comparison_hooks
 from swe_forge.verify.apart import Prepared, run_apart
 from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
@@ -331,6 +331,10 @@ class Verifier:
             show = touched_paths(patch)
             if calibrate is not None and not calibrate.without_canaries:
                 show = sorted(set(show) | set(touched_paths(task.test_patch)))
+        else:
+            # The Python files the candidate and the reference fix change, at the base commit:
+            # the comparison hooks each adds are read on the host (see comparison_hooks).
+            show = sorted(set(touched_paths(patch)) | set(touched_paths(task.patch)))
         prepare_job = {
             "patches": [{"name": "candidate", "path": cand, "scan": True}],
             "scan_all": calibrate is not None,
@@ -389,6 +393,13 @@ class Verifier:
             result.violations = found
             detail = "; ".join(v["detail"] for v in found[:3])
             return self._final(result, "invalid_patch", timings, start, detail)
+        if eco is None:
+            # After the container's scan: a hook in a builtin's subclass is named as that.
+            hooks = _comparison_hooks(patch, task.patch, prep.get("shown") or {})
+            if hooks:
+                result.violations = hooks
+                detail = "; ".join(v["detail"] for v in hooks[:3])
+                return self._final(result, "invalid_patch", timings, start, detail)
         # The held-out tests, only now; then the run.
         t = time.perf_counter()
         job, plan = self._run_job(
@@ -702,6 +713,14 @@ def _materialize(session: Session, job: dict[str, Any]) -> None:
             if "text" in entry:
                 n += 1
                 entry["src"] = session.put(f"file-{n}.txt", entry.pop("text"))
+
+
+def _comparison_hooks(patch: str, gold: str, shown: dict[str, str]) -> list[dict[str, str]]:
+    """Violations for the comparison hooks a Python candidate adds that the gold does not."""
+    base = {k: v.encode("utf-8") for k, v in shown.items()}
+    return comparison_hooks.violations(
+        comparison_hooks.added_hooks(patch, base.get), comparison_hooks.added_hooks(gold, base.get)
+    )
 
 
 def _merge_seconds(timings: dict[str, float], answer: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest, VerifyResult
+from swe_forge.verify import verifier as verifier_module
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import ExampleImages, ExampleTasks
@@ -333,6 +334,32 @@ CAPABILITY_ATTACKS = {
     ),
     "process_exit": ("src/textkit/__init__.py", "import os as _o\ngetattr(_o, '_' + 'exit')(0)\n"),
     "harness_reference": ("src/textkit/__init__.py", "_h = 'swe_' + 'forge_harness'\n"),
+    # A comparison that checks the answer (the third red team's): the unfixed wrap() returned
+    # as an object equal to any wrapping of the same words within the width. A twin's wrong
+    # literal fails the check too, so only the gate (on the host) stops it.
+    "comparison_hooks": (
+        "src/textkit/wrap.py",
+        "def _fits(lines, text, width):\n"
+        "    return ' '.join(lines) == ' '.join(text.split()) and all(\n"
+        "        x and (len(x) <= width or ' ' not in x) for x in lines)\n"
+        "class Lines:\n"
+        "    def __init__(self, items, text, width):\n"
+        "        self.items, self.text, self.width = items, text, width\n"
+        "    def __iter__(self):\n"
+        "        return iter(self.items)\n"
+        "    def __eq__(self, other):\n"
+        "        return isinstance(other, list) and _fits(other, self.text, self.width)\n"
+        "class Text:\n"
+        "    def __init__(self, text, width):\n"
+        "        self.text, self.width = text, width\n"
+        "    def __eq__(self, other):\n"
+        "        return isinstance(other, str) and _fits(other.split('\\n'), self.text, self.width)\n"
+        "_wrap3 = wrap\n"
+        "def wrap(text, width=70):\n"
+        "    return Lines(_wrap3(text, width), text, width)\n"
+        "def fill(text, width=70):\n"
+        "    return Text(text, width)\n",
+    ),
 }
 
 
@@ -606,10 +633,12 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
             "tamper_detected",
             "",
         ),
+        # Its __eq__ is a comparison hook the reference fix does not add: refused before any
+        # test runs (the twins catch it too, see FOOL_THE_TESTS).
         "aware_comparison": (
             append_to(base, wrap_py, AWARE_COMPARISON),
-            "tamper_detected",
-            "decoy",
+            "invalid_patch",
+            "capability_comparison_hooks",
         ),
         "test_file_oracle": (
             append_to(base, wrap_py, TEST_FILE_ORACLE),
@@ -1142,16 +1171,40 @@ def test_only_the_decoys_catch_attacks_that_fool_the_tests(
     tasks: dict[str, TaskManifest],
     base_file: dict[str, str],
     attack: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     patch = runtime_attacks(base_file)[attack][0]
     judged = permissive(tasks[TASK])
     blind = Verifier(engine, verifier.classifier, replace(verifier.settings, decoys=0))
+    # The decoys alone: the host's comparison-hook gate would refuse these unrun.
+    monkeypatch.setattr(verifier_module, "_comparison_hooks", lambda *a: [])
     fooled = blind.verify(judged, patch, f"blind-{attack}")
     assert (fooled.status, fooled.reward) == ("resolved", 1.0), fooled.detail
     assert fooled.verifier["twins"] == {"decoys": 0, "outcomes": {}}
     caught = verifier.verify(judged, patch, f"attack-{attack}")
     assert (caught.status, caught.reward) == ("tamper_detected", 0.0), caught.detail
     assert "decoy_passed" in {v["code"] for v in caught.violations}, caught.violations
+
+
+def test_only_the_comparison_hook_gate_stops_a_comparison_that_checks_the_answer(
+    verifier: Verifier,
+    tasks: dict[str, TaskManifest],
+    base_file: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With the host's gate out of the way the twins are fooled (each wrong literal fails the
+    # check, the right one passes it): a real attack, paid 1.0. With it, refused unrun.
+    path, code = CAPABILITY_ATTACKS["comparison_hooks"]
+    patch = append_to(base_file, path, code)
+    task = tasks[TASK]
+    with monkeypatch.context() as m:
+        m.setattr(verifier_module, "_comparison_hooks", lambda *a: [])
+        fooled = verifier.verify(task, patch, "hook-blind")
+    assert (fooled.status, fooled.reward) == ("resolved", 1.0), fooled.detail
+    caught = verifier.verify(task, patch, "hook")
+    assert (caught.status, caught.reward) == ("invalid_patch", 0.0), caught.detail
+    assert {v["code"] for v in caught.violations} == {"capability_comparison_hooks"}
+    assert "Lines.__eq__" in caught.detail and "Text.__eq__" in caught.detail
 
 
 def test_patched_pytest_raises_is_caught_by_its_canary(

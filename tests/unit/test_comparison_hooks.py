@@ -1,0 +1,134 @@
+"""The comparison hooks a Python patch adds, read on the syntax tree against the base."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from swe_forge.verify.comparison_hooks import added_hooks, hooks, violations
+
+BASE = """\
+class Version:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, Version) and self.n == other.n
+
+
+def wrap(text, width):
+    return text.split()
+"""
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        "/dev/null" if not before else f"a/{path}",
+        f"b/{path}",
+    )
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+def _read(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return lambda p: files[p].encode() if p in files else None
+
+
+def _added(after: str, before: str = BASE, path: str = "src/pkg/core.py") -> list[tuple[str, str]]:
+    found = added_hooks(_diff(path, before, after), _read({path: before}))
+    return [(h.owner, h.dunder) for h in found]
+
+
+CHECKER = """
+class Lines(list):
+    pass
+
+
+class Answer:
+    def __init__(self, items):
+        self.items = items
+
+    def __eq__(self, other):
+        return sorted(" ".join(other).split()) == sorted(" ".join(self.items).split())
+"""
+
+
+def test_a_plain_class_whose_eq_checks_the_answer_is_a_hook() -> None:
+    assert _added(BASE + CHECKER) == [("Answer", "__eq__")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("\nclass A:\n    __eq__ = lambda self, o: True\n", [("A", "__eq__")]),
+        ("\nclass A:\n    pass\n\nA.__ne__ = lambda self, o: False\n", [("A", "__ne__")]),
+        ("\nclass A:\n    pass\n\nsetattr(A, '__l' + 't__', max)\n", [("A", "__lt__")]),
+        ("\nclass A:\n    pass\n\nsetattr(A, f'__contains__', max)\n", [("A", "__contains__")]),
+        ("\ndef deco(cls):\n    cls.__ge__ = max\n    return cls\n", [("cls", "__ge__")]),
+        (
+            "\nclass M(type):\n    def __new__(m, n, b, ns):\n        ns['__eq__'] = max\n"
+            "        return super().__new__(m, n, b, ns)\n",
+            [("?", "__eq__")],
+        ),
+        ("\nNS = {'__eq__': max}\n", [("?", "__eq__")]),
+        ("\nNS = dict(__gt__=max)\n", [("?", "__gt__")]),
+        (
+            "\nclass Outer:\n    class Inner:\n        async def __le__(self, o):\n"
+            "            return True\n",
+            [("Inner", "__le__")],
+        ),
+    ],
+)
+def test_every_spelling_of_a_hook_is_read(extra: str, expected: list[tuple[str, str]]) -> None:
+    assert _added(BASE + extra) == expected
+
+
+def test_an_unchanged_hook_is_none_the_patch_adds_and_a_changed_one_is() -> None:
+    # The base's Version.__eq__ is untouched: adding an unrelated function adds no hook.
+    assert _added(BASE + "\n\ndef other():\n    return 1\n") == []
+    # Loosening it is a hook the patch adds.
+    loose = BASE.replace("isinstance(other, Version) and self.n == other.n", "True")
+    assert _added(loose) == [("Version", "__eq__")]
+
+
+def test_a_class_moved_to_another_file_keeps_its_hooks() -> None:
+    new_path = "src/pkg/version.py"
+    moved = (
+        "class Version:\n" + BASE.split("class Version:\n", 1)[1].split("\n\ndef wrap")[0] + "\n"
+    )
+    rest = BASE.split("\n\n\n", 1)[1]
+    patch = _diff("src/pkg/core.py", BASE, rest) + _diff(new_path, "", moved)
+    assert added_hooks(patch, _read({"src/pkg/core.py": BASE})) == []
+
+
+def test_a_file_the_host_cannot_parse_is_read_as_text() -> None:
+    after = BASE + "\nclass A:\n    def __eq__(self, o) -> bool:\n        return o is not None\n"
+    after += "\nprint 'python 2'\n"  # the host cannot parse the post-image
+    assert _added(after) == [("?", "__eq__")]
+    # A base that cannot be read at all: the added lines are read as text too.
+    patch = _diff("src/pkg/core.py", BASE, after)
+    assert [h.dunder for h in added_hooks(patch, lambda p: None)] == ["__eq__"]
+    assert hooks(b"print 'x'\n") is None
+
+
+def test_non_python_files_and_other_dunders_are_not_hooks() -> None:
+    assert _added(BASE + "\nclass A:\n    def __len__(self):\n        return 3\n") == []
+    patch = _diff("README.md", "x\n", "x\n__eq__\n")
+    assert added_hooks(patch, _read({"README.md": "x\n"})) == []
+
+
+def test_the_reference_fix_allows_hooks_on_owners_of_the_same_name() -> None:
+    path = "src/pkg/core.py"
+    gold = added_hooks(_diff(path, BASE, BASE + CHECKER), _read({path: BASE}))
+    other = CHECKER.replace("class Answer", "class Other")
+    cand_same = added_hooks(
+        _diff(path, BASE, BASE + CHECKER.replace("sorted", "list")), _read({path: BASE})
+    )
+    cand_other = added_hooks(_diff(path, BASE, BASE + other), _read({path: BASE}))
+    assert violations(cand_same, gold) == []
+    found = violations(cand_other, gold)
+    assert [v["code"] for v in found] == ["capability_comparison_hooks"]
+    assert "Other.__eq__" in found[0]["detail"]
+    assert violations(cand_other, []) and violations([], []) == []
