@@ -616,8 +616,14 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
     wrap_py = "src/textkit/wrap.py"
     init_py = "src/textkit/__init__.py"
     return {
-        # Universal objects and forged framework parts: the canaries fire.
-        "universal_objects": (append_to(base, wrap_py, UNIVERSAL), "tamper_detected", "decoy"),
+        # Universal objects (their type() namespaces write __eq__: comparison hooks, refused
+        # unrun; the twins catch them too, see FOOL_THE_TESTS) and forged framework parts
+        # (the canaries fire).
+        "universal_objects": (
+            append_to(base, wrap_py, UNIVERSAL),
+            "invalid_patch",
+            "capability_comparison_hooks",
+        ),
         "function_base_class": (
             append_to(base, init_py, FUNCTION_BASE),
             "tamper_detected",
