@@ -33,6 +33,18 @@ POSITIVES = [
         "comparison impls",
         "macro_rules! m { () => { impl PartialOrd for S { fn partial_cmp(&self, _: &S) -> Option<std::cmp::Ordering> { None } } } }",
     ),
+    # The trait a macro's metavariable names, and a header longer than the old window (a
+    # second red team's forgeries, 12 of 12).
+    (
+        "comparison impls",
+        "macro_rules! agree { ($tr:ident :: $m:ident for $t:ty) => { impl $tr<$t> for S "
+        "{ fn $m(&self, _: &$t) -> bool { true } } } }\nagree!(PartialEq::eq for &str);",
+    ),
+    (
+        "comparison impls",
+        "impl<" + ", ".join(f"'l{i}" for i in range(40)) + "> PartialEq<&'l0 str> for S "
+        "{ fn eq(&self, _: &&str) -> bool { true } }",
+    ),
     ("process::exit/abort", "fn f() { std::process::exit(0) }"),
     ("process::exit/abort", "fn f() { ::std::process::abort() }"),
     ("process::exit/abort", "use std::{env as e, process as p};\nfn f() { p::exit(0) }"),

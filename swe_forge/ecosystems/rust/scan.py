@@ -170,6 +170,10 @@ _PATHS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
 _PATHS_BY_ROOT: dict[str, list[tuple[tuple[str, ...], str]]] = {}
 for _prefix, _cap in _PATHS:
     _PATHS_BY_ROOT.setdefault(_prefix[0], []).append((_prefix, _cap))
+#: Tokens of an impl header read before it counts as unreadable.
+_HEADER_LIMIT = 2048
+#: Token kinds of a macro's metavariables (``$tr``).
+_METAVARIABLES = frozenset({"metavariable", "$"})
 #: Traits whose hand-written ``impl`` is what a comparison in a test calls.
 _COMPARISON_TRAITS = frozenset({"PartialEq", "PartialOrd", "Ord", "Eq"})
 #: Names that are a capability at the end of any path (traits and methods of raw handles).
@@ -312,13 +316,20 @@ class _Scan:
     def _impl(self, i: int) -> None:
         """An ``impl`` of a comparison trait written by hand: ``assert_eq!`` and ``==`` call
         it with the test's expected value (a red team's forged 5/5: a return value equal to
-        what the honest twin expects and to no decoy's). ``derive`` is not an ``impl``."""
-        for tok in self.toks[i + 1 : i + 64]:
+        what the honest twin expects and to no decoy's). ``derive`` is not an ``impl``.
+
+        The whole header is read (a second red team pushed the trait past a window with 40
+        lifetimes), and an impl whose trait or type is a macro's metavariable (``impl $tr<$t>
+        for X`` in a ``macro_rules!`` body) counts too: what it implements is known only where
+        the macro is called, with names no path says."""
+        for tok in self.toks[i + 1 : i + 1 + _HEADER_LIMIT]:
             if tok.kind in ("{", ";"):
                 return
-            if tok.text in _COMPARISON_TRAITS:
+            if tok.text in _COMPARISON_TRAITS or tok.kind in _METAVARIABLES or tok.text == "$":
                 self.add(COMPARISON, tok.line, self._context(i))
                 return
+        # A header longer than any written by hand: what it implements is not read.
+        self.add(COMPARISON, self.toks[i].line, self._context(i))
 
     # --------------------------------------------------------------------------- tokens
     def _tokenize(self) -> None:
