@@ -87,6 +87,20 @@ POSITIVES = [
     ("file_read", method("Files.lines(p);", "import java.nio.file.Files;")),
     ("file_read", method("Files.walk(p);", "import java.nio.file.*;")),
     ("file_read", method('new java.io.FileInputStream("x");')),
+    # A path at all (a fourth red team read its test source with new Scanner(File)).
+    (
+        "file_read",
+        method('new java.util.Scanner(new File(d, n), "UTF-8");', "import java.io.File;"),
+    ),
+    ("file_read", method("new java.util.Scanner(new File(n));", "import java.io.*;")),
+    (
+        "file_read",
+        method(
+            "java.util.Scanner s = new java.util.Scanner(Path.of(n));", "import java.nio.file.Path;"
+        ),
+    ),
+    ("file_read", method('Object p = java.nio.file.Paths.get("src");')),
+    ("file_read", method("javax.xml.parsers.DocumentBuilderFactory.newInstance();")),
     ("file_read", method('getClass().getResourceAsStream("/x.txt");')),
     # a URL reads what it names (a red team read its test source through a file: URL)
     ("file_read", method('new java.net.URL("file:/x").openStream();')),
@@ -133,6 +147,8 @@ def test_findings_carry_line_and_evidence() -> None:
 
 
 NEGATIVES = [
+    method('java.util.Scanner s = new java.util.Scanner("1 2 3");'),
+    method("java.io.FileDescriptor d = null;"),
     method('String s = java.net.URLEncoder.encode("a b", "UTF-8");'),
     method('String s = String.format("%d items", 3);'),
     method('StringBuilder b = new StringBuilder(); b.append("x").append(1).toString();'),

@@ -124,6 +124,18 @@ _TYPES: tuple[tuple[str, str], ...] = tuple(
         FILE_READ: (
             "java.io.FileInputStream",
             "java.io.FileReader",
+            # A path itself: whatever takes one reads what it names (a fourth red team read its
+            # twin's test source through `new java.util.Scanner(File)`, on no list of readers).
+            "java.io.File",
+            "java.nio.file.Path",
+            "java.nio.file.Paths",
+            "java.nio.file.FileSystem",
+            "java.nio.file.FileSystems",
+            # Readers of a URI given as a string (a system id is a path).
+            "javax.xml.parsers.",
+            "javax.xml.transform.stream.",
+            "javax.xml.stream.",
+            "org.xml.sax.",
             # A URL reads what it names, "file:" included (a red team read its test source
             # and listed directories through URL.openStream).
             "java.net.URLConnection",
