@@ -21,6 +21,16 @@ def file(imports: str, body: str) -> str:
 
 # (capability, source): plain uses, aliased or dot imports, folded strings, wrappers.
 POSITIVES = [
+    # A method that opens a path, on a value of the package's type (a fourth red team's 6/6).
+    (
+        "file_read",
+        file(
+            '"text/template"',
+            'func F(p string) { t, _ := template.New("").Delims("a", "b").ParseFiles(p); _ = t }',
+        ),
+    ),
+    ("file_read", file('h "html/template"', 'var t = h.New("")\nfunc F() { t.ParseGlob("*") }')),
+    ("file_read", file('"os"', "func F() { p, _ := os.Executable(); _ = p }")),
     ("os.Exit", file('"os"', "func F() { os.Exit(0) }")),
     ("os.Exit", file('o "os"', "func F() { o.Exit(0) }")),
     ("os.Exit", file('. "os"', "func F() { Exit(0) }")),

@@ -124,6 +124,8 @@ _MEMBERS: dict[tuple[str, str], str] = {
             "DirFS",
             "Readlink",
             "OpenRoot",
+            # The test binary's own path: what a twin reads its literals from.
+            "Executable",
         )
     },
     **{("io/ioutil", n): FILE_READ for n in ("ReadFile", "ReadDir")},
@@ -159,6 +161,10 @@ _MEMBERS: dict[tuple[str, str], str] = {
 }
 #: Methods that end the process on any logger (log.Logger, logrus, zap's sugar, klog...).
 _FATAL_METHODS = frozenset({"Fatal", "Fatalf", "Fatalln"})
+#: Methods that open the paths they are given, on any receiver: a type's methods are not
+#: the package's functions (a fourth red team read its own test binary through
+#: ``template.New("").Delims(a, b).ParseFiles(path)`` with the function form gated).
+_READING_METHODS = frozenset({"ParseFiles", "ParseGlob"})
 
 #: Default names of the packages a hunk refers to when its file's imports are not in view.
 _DEFAULT_NAMES = {
@@ -460,6 +466,8 @@ class _Scan:
                 self._member(path, member, node)
         if member in _FATAL_METHODS:
             self.add(EXIT, node)
+        if member in _READING_METHODS:
+            self.add(FILE_READ, node)
 
     def _member(self, path: str, member: str, node: Any) -> None:
         cap = _MEMBERS.get((path, member))
