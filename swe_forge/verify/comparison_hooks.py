@@ -28,7 +28,10 @@ part of the judge's digest: tasks admitted before it keep their judge.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import sys
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -86,11 +89,101 @@ def _text(node: ast.AST) -> str:
         return "?"
 
 
+#: Standard-library modules safe to import on the host (a patch names the module: some,
+#: ``antigravity`` for one, do things when imported). Their classes are the values a return
+#: can be made of; a base from another module gives no inherited hook (README: what remains).
+_IMPORTABLE = frozenset(
+    (
+        "builtins",
+        "collections",
+        "collections.abc",
+        "datetime",
+        "decimal",
+        "fractions",
+        "ipaddress",
+        "numbers",
+        "pathlib",
+        "string",
+        "uuid",
+        "xmlrpc.client",
+        "email.message",
+        "email.headerregistry",
+        "urllib.parse",
+        "json",
+        "array",
+        "enum",
+        "typing",
+        "dataclasses",
+        "functools",
+        "argparse",
+        "configparser",
+        "http.cookies",
+        "tomllib",
+    )
+)
+
+
+def _stdlib_comparisons(dotted: str) -> list[str]:
+    """The hooks a standard-library class inherits written in Python (``UserList.__eq__`` is
+    ``self.data == self.__cast(other)``: a subclass that overrides ``_UserList__cast`` has a
+    comparison of its own without defining a dunder). Only the standard library is imported
+    (on the host, never the project's code); anything else gives none."""
+    module, _, name = dotted.rpartition(".")
+    if module not in _IMPORTABLE or module.split(".")[0] not in sys.stdlib_module_names:
+        return []
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except Exception:  # a module this host lacks, a name it does not have
+        return []
+    if not isinstance(cls, type):
+        return []
+    found = set()
+    for klass in cls.__mro__:
+        for dunder in HOOK_DUNDERS:
+            if isinstance(klass.__dict__.get(dunder), types.FunctionType):
+                found.add(dunder)
+    return sorted(found)
+
+
 class _Sites(ast.NodeVisitor):
     def __init__(self, path: str) -> None:
         self.path = path
         self.classes: list[str] = []
         self.found: list[Hook] = []
+        #: Local name -> dotted name, from the file's imports (``from collections import
+        #: UserList as U``, ``import collections as c``).
+        self.names: dict[str, str] = {}
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.names[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.names[head] = head
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and not node.level:
+            for alias in node.names:
+                self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def _dotted(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Subscript):  # Generic[T], UserList[str]
+            return self._dotted(node.value)
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id, "builtins." + node.id)
+        if isinstance(node, ast.Attribute):
+            head = self._dotted(node.value)
+            return f"{head}.{node.attr}" if head else None
+        return None
+
+    def _inherited(self, node: ast.ClassDef) -> None:
+        """A hook for each comparison the class inherits, in Python, from a standard-library
+        base (the body is the class's: what it overrides is what the comparison calls)."""
+        for base in node.bases:
+            dotted = self._dotted(base)
+            for dunder in _stdlib_comparisons(dotted) if dotted else ():
+                self._add(node.name, dunder, node)
 
     def _add(self, owner: str, dunder: str, node: ast.AST) -> None:
         body = ast.dump(node, include_attributes=False)
@@ -112,6 +205,7 @@ class _Sites(ast.NodeVisitor):
                 for name in _names(t):
                     if name in HOOK_DUNDERS:
                         self._add(node.name, name, stmt)
+        self._inherited(node)
         self.classes.append(node.name)
         self.generic_visit(node)
         self.classes.pop()

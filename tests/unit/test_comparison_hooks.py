@@ -132,3 +132,38 @@ def test_the_reference_fix_allows_hooks_on_owners_of_the_same_name() -> None:
     assert [v["code"] for v in found] == ["capability_comparison_hooks"]
     assert "Other.__eq__" in found[0]["detail"]
     assert violations(cand_other, []) and violations([], []) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "owner"),
+    [
+        # UserList.__eq__ calls the mangled _UserList__cast: overriding it is a comparison of
+        # the subclass's own (a fourth red team's 20 of 20).
+        (
+            "\nfrom collections import UserList\nclass L(UserList):\n"
+            "    def _UserList__cast(self, o):\n        return o\n",
+            "L",
+        ),
+        (
+            "\nimport xmlrpc.client as x\nclass D(x.DateTime):\n"
+            "    def make_comparable(self, o):\n        return 1, 1\n",
+            "D",
+        ),
+        ("\nimport collections\nclass C(collections.UserDict[str, int]):\n    pass\n", "C"),
+    ],
+)
+def test_a_comparison_inherited_from_python_code_is_a_hook(extra: str, owner: str) -> None:
+    found = _added(BASE + extra)
+    assert found and {o for o, _ in found} == {owner}
+    assert (owner, "__eq__") in found
+
+
+def test_bases_without_python_comparisons_and_unknown_modules_add_none() -> None:
+    extra = (
+        "\nimport enum\nfrom typing import Generic, TypeVar\nT = TypeVar('T')\n"
+        "class E(Exception):\n    pass\nclass G(dict):\n    pass\n"
+        "class H(Generic[T]):\n    pass\nclass Z(enum.Enum):\n    A = 1\n"
+        # never imported on the host: a module that acts when imported
+        "import antigravity\nclass W(antigravity.X):\n    pass\n"
+    )
+    assert _added(BASE + extra) == []
