@@ -28,6 +28,7 @@ part of the judge's digest: tasks admitted before it keep their judge.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 import sys
@@ -36,8 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from swe_forge.diffs import FilePatch, PatchApplyError, apply_file_patch, parse_diff
-
-_ADDED, _REMOVED = 0x2B, 0x2D  # a hunk line's tag: "+", "-"
+from swe_forge.ecosystems.base import ADDED, REMOVED
 
 #: The comparisons whose other operand is the test's expected value.
 HOOK_DUNDERS = frozenset(
@@ -123,32 +123,32 @@ _IMPORTABLE = frozenset(
 )
 
 
-def _stdlib_comparisons(dotted: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _stdlib_comparisons(dotted: str) -> tuple[str, ...]:
     """The hooks a standard-library class inherits written in Python (``UserList.__eq__`` is
     ``self.data == self.__cast(other)``: a subclass that overrides ``_UserList__cast`` has a
     comparison of its own without defining a dunder). Only the standard library is imported
     (on the host, never the project's code); anything else gives none."""
     module, _, name = dotted.rpartition(".")
     if module not in _IMPORTABLE or module.split(".")[0] not in sys.stdlib_module_names:
-        return []
+        return ()
     try:
         cls = getattr(importlib.import_module(module), name)
     except Exception:  # a module this host lacks, a name it does not have
-        return []
+        return ()
     if not isinstance(cls, type):
-        return []
+        return ()
     found = set()
     for klass in cls.__mro__:
         for dunder in HOOK_DUNDERS:
             if isinstance(klass.__dict__.get(dunder), types.FunctionType):
                 found.add(dunder)
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 class _Sites(ast.NodeVisitor):
     def __init__(self, path: str) -> None:
         self.path = path
-        self.classes: list[str] = []
         self.found: list[Hook] = []
         #: Local name -> dotted name, from the file's imports (``from collections import
         #: UserList as U``, ``import collections as c``).
@@ -206,9 +206,7 @@ class _Sites(ast.NodeVisitor):
                     if name in HOOK_DUNDERS:
                         self._add(node.name, name, stmt)
         self._inherited(node)
-        self.classes.append(node.name)
         self.generic_visit(node)
-        self.classes.pop()
 
     def _targets(
         self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, targets: Iterable[ast.expr]
@@ -285,12 +283,12 @@ def _added_lines_hooks(fp: FilePatch, path: str) -> list[Hook]:
     for hunk in fp.hunks:
         line = hunk.new_start
         for tag, body in hunk.lines:
-            if tag == _ADDED:
+            if tag == ADDED:
                 text = body.strip().decode("utf-8", "replace")
                 out.extend(
                     Hook("?", m.group().decode(), text, path, line) for m in _TOKEN.finditer(body)
                 )
-            if tag != _REMOVED:
+            if tag != REMOVED:
                 line += 1
     return out
 
