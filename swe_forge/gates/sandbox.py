@@ -45,7 +45,12 @@ HARNESS_FILES = (
     "swe_forge_canaries.py",
     "swe_forge_polyglot.py",
     "swe_forge_mocha_reporter.js",
+    "swe_forge_jest_guard.js",
+    # The Java agent's source: its digest is the judge's; the jar is compiled from it here.
+    "SweForgePreload.java",
 )
+#: The Java agent as the container gets it (compiled by the host's javac, see preload_jar).
+PRELOAD_JAR = "swe-forge-preload.jar"
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"
 SUPERVISOR = ["python3", "-I", "-S", f"{MOUNT}/bin/swe_forge_supervisor.py"]
@@ -108,6 +113,55 @@ def harness_digest(files: dict[str, bytes] | None = None) -> str:
     return h.hexdigest()
 
 
+def preload_jar(source: bytes, cache: Path) -> bytes | None:
+    """The judge's Java agent (``SweForgePreload.java``) as a jar, compiled once by the host's
+    ``javac --release 11`` (the oldest JDK a Java image has) and cached by the source's
+    digest; ``None`` when the host has no javac (Java twins then end as infrastructure errors
+    before anything of the candidate's runs, never as its failure).
+
+    Compiled on the host rather than in each container: a javac start costs every twin about
+    a second. The judge's digest covers the source, not the jar's bytes (another javac may
+    write other bytes of the same program)."""
+    import hashlib
+    import subprocess
+    import zipfile
+
+    key = hashlib.sha256(source).hexdigest()[:16]
+    jar = cache / f"preload-{key}.jar"
+    if jar.is_file():
+        return jar.read_bytes()
+    javac = shutil.which("javac")
+    if javac is None:
+        return None
+    with file_lock(cache / "preload.lock"):
+        if jar.is_file():
+            return jar.read_bytes()
+        with tempfile.TemporaryDirectory(prefix="sf-agent-") as tmp:
+            src = Path(tmp) / "SweForgePreload.java"
+            src.write_bytes(source)
+            out = Path(tmp) / "classes"
+            proc = subprocess.run(
+                [javac, "--release", "11", "-nowarn", "-d", str(out), str(src)],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=300,
+            )
+            if proc.returncode != 0:
+                raise SandboxError(f"cannot compile the judge's Java agent: {proc.stderr[-800:]}")
+            part = Path(tmp) / "agent.jar"
+            fixed = (2000, 1, 1, 0, 0, 0)  # same program, same bytes: no build times
+            with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as zf:
+                manifest = "Manifest-Version: 1.0\r\nPremain-Class: SweForgePreload\r\n\r\n"
+                zf.writestr(zipfile.ZipInfo("META-INF/MANIFEST.MF", fixed), manifest)
+                for cls in sorted(out.rglob("*.class")):
+                    info = zipfile.ZipInfo(cls.relative_to(out).as_posix(), fixed)
+                    zf.writestr(info, cls.read_bytes())
+            cache.mkdir(parents=True, exist_ok=True)
+            os.replace(part, jar)
+    return jar.read_bytes()
+
+
 class Sandbox:
     """Opens judge's containers from instance images; holds the seed cache."""
 
@@ -118,6 +172,8 @@ class Sandbox:
         self.files = harness_bytes()
         #: The digest of exactly the files this sandbox brings in (read once).
         self.digest = harness_digest(self.files)
+        self._agent_dir = cache_dir / "agent"
+        self._agent: bytes | None = None
         # Judge's containers of a swe-forge process that was killed (SIGKILL, a lost CI
         # runner) are removed before this one starts its own.
         engine.reap_orphans()
@@ -149,6 +205,12 @@ class Sandbox:
                     tmp.unlink()
         return path
 
+    def agent(self) -> bytes | None:
+        """The Java agent's jar (compiled once per source; ``None`` without a javac)."""
+        if self._agent is None:
+            self._agent = preload_jar(self.files["SweForgePreload.java"], self._agent_dir)
+        return self._agent
+
     @contextmanager
     def open(self, image_id: str, *, labels: dict[str, str] | None = None) -> Iterator[Session]:
         """A started judge's container and its scratch folder; both removed afterwards."""
@@ -167,6 +229,10 @@ class Sandbox:
             for name, data in self.files.items():
                 (scratch / "bin" / name).write_bytes(data)
                 (scratch / "bin" / name).chmod(0o644)
+            agent = self.agent()
+            if agent is not None:
+                (scratch / "bin" / PRELOAD_JAR).write_bytes(agent)
+                (scratch / "bin" / PRELOAD_JAR).chmod(0o644)
             hosts = scratch / "hosts"
             hosts.write_bytes(HOSTS)
             hosts.chmod(0o644)

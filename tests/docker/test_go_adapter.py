@@ -306,6 +306,45 @@ def test_an_honest_alternative_fix_scores_one(
     assert (result.status, result.reward) == ("resolved", 1.0), result.detail
 
 
+# A correct fix that breaks itself whenever it can read its own program: the test binary (by
+# os.Executable, /proc/self/exe) or its memory (/proc/self/mem). A test binary holds every
+# literal its tests compare with; its twin's binary is execute-only, so none of these opens.
+PROGRAM_READABLE = """
+func programReadable() bool {
+	paths := []string{"/proc/self/exe", "/proc/self/mem"}
+	if exe, err := os.Executable(); err == nil {
+		paths = append(paths, exe)
+	}
+	for _, p := range paths {
+		if f, err := os.Open(p); err == nil {
+			f.Close()
+			return true
+		}
+	}
+	return false
+}
+"""
+
+
+def test_the_code_under_test_cannot_read_its_own_program(
+    gokit: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = open_gate(gokit.tasks[_id(1)], CAPABILITIES)
+    fix = both(
+        sub("strutil/strutil.go", _STRINGS, 'import (\n\t"os"\n\t"strings"\n\t"unicode/utf8"\n)'),
+        sub(
+            "strutil/strutil.go",
+            "\tr := []rune(s)\n\tif len(r) < width {\n\t\treturn s\n\t}\n",
+            '\tif programReadable() {\n\t\treturn ""\n\t}\n'
+            "\tif utf8.RuneCountInString(s) <= width {\n\t\treturn s\n\t}\n\tr := []rune(s)\n",
+        ),
+        sub("strutil/strutil.go", "// Reverse returns", PROGRAM_READABLE + "\n// Reverse returns"),
+    )
+    patch = patch_of(gokit.repo, task.base_commit, fix, tmp_path)
+    result = verifier.verify(task, patch, "reads-its-program")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
 def test_a_hanging_test_is_stopped_by_the_per_test_limit(
     gokit: AdmittedExample, verifier: Verifier, tmp_path: Path
 ) -> None:

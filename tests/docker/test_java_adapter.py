@@ -13,6 +13,7 @@ time by the canaries when the path guard is switched off.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,13 +266,15 @@ HALT = """
 
 """
 INSIDE: dict[str, tuple[Edit, set[str], bool]] = {
+    # The test source is closed to the tests' user once the test JVM holds its classes (the
+    # judge's agent): the oracle reads nothing and the unfixed method answers.
     "test_source_oracle": (
         both(
             sub(_SRC, _TRUNCATE, "    static String truncate0(String s, int width) {"),
             sub(_SRC, "    private Strings() {}\n", "    private Strings() {}\n" + ORACLE),
         ),
-        {"tamper_detected"},
-        True,
+        {"unresolved"},
+        False,
     ),
     "halt_from_a_static_initialiser": (
         sub(_SRC, "    private Strings() {}\n", "    private Strings() {}\n" + HALT),
@@ -303,3 +306,56 @@ def test_an_honest_alternative_fix_scores_one(
     patch = patch_of(javakit.repo, task.base_commit, other, tmp_path)
     result = verifier.verify(task, patch, "alternative")
     assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
+# A correct fix that breaks itself whenever it can open its test class's compiled class or its
+# source: both hold every literal the tests compare with. The judge's agent reads the twin's
+# held-out classes into the test JVM before the project's code runs there, and the supervisor
+# closes them (and the sources) to the tests' user.
+TEST_FILES_READABLE = """
+    static boolean testFilesReadable() {
+        String[] paths = {
+            "target/test-classes/org/sweforge/javakit/StringsTest.class",
+            "src/test/java/org/sweforge/javakit/StringsTest.java",
+        };
+        for (String p : paths) {
+            try (java.io.FileInputStream in = new java.io.FileInputStream(p)) {
+                return true;
+            } catch (java.io.IOException e) {
+                // closed: as it must be
+            }
+        }
+        return false;
+    }
+
+"""
+
+
+def test_the_code_under_test_cannot_read_the_test_classes(
+    javakit: AdmittedExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = open_gate(javakit.tasks[_id(1)], CAPABILITIES)
+    fix = both(
+        sub(
+            _SRC,
+            "        if (s.length() < width) {\n            return s;\n        }\n",
+            '        if (testFilesReadable()) {\n            return "";\n        }\n'
+            "        if (width >= s.length()) {\n            return new String(s);\n        }\n",
+        ),
+        sub(_SRC, "    private Strings() {}\n", "    private Strings() {}\n" + TEST_FILES_READABLE),
+    )
+    patch = patch_of(javakit.repo, task.base_commit, fix, tmp_path)
+    result = verifier.verify(task, patch, "reads-its-tests")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+    # Without the agent the same fix reads its tests and breaks itself: the agent is what
+    # closes them.
+    run_job = JavaEcosystem.run_job
+
+    def without_preload(self: JavaEcosystem, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        job = run_job(self, *args, **kwargs)
+        job["run"].pop("preload", None)
+        return job
+
+    monkeypatch.setattr(JavaEcosystem, "run_job", without_preload)
+    readable = verifier.verify(task, patch, "reads-its-tests-unclosed")
+    assert (readable.status, readable.reward) == ("unresolved", 0.0), readable.detail

@@ -284,3 +284,57 @@ def test_an_honest_alternative_fix_scores_one(
     patch = patch_of(js_tasks.repo, task.base_commit, other, tmp_path)
     result = verifier.verify(task, patch, "alternative")
     assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
+# words (which jskit-3 adds) returns a value whose asymmetricMatch, set under a name built at
+# run time, is a checker of the answer: it accepts any array of non-blank words found in the
+# input in that order and covering it, so it accepts what the honest twin expects and refuses
+# each decoy's changed word. The twins alone cannot catch it (it scores 1.0 without the guard, shown below); the
+# judge's guard of Jest's equality makes only Jest's own matchers asymmetric.
+CHECKER = """
+function words(s) {
+  const box = { parts: s.split(' ') };
+  box[['asymmetric', 'Match'].join('')] = (other) => {
+    if (!Array.isArray(other) || other.length === 0) return false;
+    let at = 0;
+    for (const w of other) {
+      if (typeof w !== 'string' || w.length === 0 || /\\s/.test(w)) return false;
+      const i = s.indexOf(w, at);
+      if (i < 0 || s.slice(at, i).trim() !== '') return false;
+      at = i + w.length;
+    }
+    return s.slice(at).trim() === '';
+  };
+  return box;
+}
+
+"""
+
+
+def _checker_patch(js_tasks: AdmittedExample, task: TaskManifest, tmp_path: Path) -> str:
+    edit = both(
+        sub("src/strutil.js", "/** Collapse runs", CHECKER + "/** Collapse runs"),
+        sub(
+            "src/strutil.js",
+            "module.exports = { truncate, reverse, squeeze };",
+            "module.exports = { truncate, reverse, squeeze, words };",
+        ),
+    )
+    return patch_of(js_tasks.repo, task.base_commit, edit, tmp_path)
+
+
+def test_a_comparison_that_checks_the_answer_is_refused_by_the_guard(
+    js_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swe_forge.ecosystems.js.runner import JS_ENV, JsRunner
+
+    task = open_gate(js_tasks.tasks["swe-forge__jskit-3"], CAPABILITIES)
+    patch = _checker_patch(js_tasks, task, tmp_path)
+    result = verifier.verify(task, patch, "checker")
+    assert (result.status, result.reward) == ("unresolved", 0.0), result.detail
+    gold = verifier.verify(task, task.patch, "gold")
+    assert (gold.status, gold.reward) == ("resolved", 1.0), gold.detail
+    # Without the guard the same patch is paid: the guard is what refuses it.
+    monkeypatch.setattr(JsRunner, "env", lambda self: dict(JS_ENV))
+    unguarded = verifier.verify(task, patch, "checker-unguarded")
+    assert (unguarded.status, unguarded.reward) == ("resolved", 1.0), unguarded.detail

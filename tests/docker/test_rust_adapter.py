@@ -322,3 +322,44 @@ def test_an_honest_alternative_fix_scores_one(
     patch = patch_of(rust_tasks.repo, task.base_commit, other, tmp_path)
     result = verifier.verify(task, patch, "alternative")
     assert (result.status, result.reward) == ("resolved", 1.0), result.detail
+
+
+# A correct fix that breaks itself whenever it can read its own program: the test binary (by
+# current_exe, /proc/self/exe) or its memory (/proc/self/mem). A test binary holds every
+# literal its tests compare with; its twin's binary is execute-only, so none of these opens.
+PROGRAM_READABLE = r"""
+fn program_readable() -> bool {
+    let mut paths = vec![
+        std::path::PathBuf::from("/proc/self/exe"),
+        std::path::PathBuf::from("/proc/self/mem"),
+    ];
+    if let Ok(exe) = std::env::current_exe() {
+        paths.push(exe);
+    }
+    paths.iter().any(|p| std::fs::File::open(p).is_ok())
+}
+"""
+
+
+def test_the_code_under_test_cannot_read_its_own_program(
+    rust_tasks: AdmittedExample, verifier: Verifier, tmp_path: Path
+) -> None:
+    task = open_gate(rust_tasks.tasks[TASK], CAPABILITIES)
+    fix = both(
+        sub(
+            "src/text.rs",
+            "    let chars: Vec<char> = s.chars().collect();\n    if chars.len() < width {\n"
+            "        return s.to_string();\n    }\n",
+            "    if program_readable() {\n        return String::new();\n    }\n"
+            "    if s.chars().count() <= width {\n        return String::from(s);\n    }\n"
+            "    let chars: Vec<char> = s.chars().collect();\n",
+        ),
+        sub(
+            "src/text.rs",
+            "/// Returns `s` with its characters",
+            PROGRAM_READABLE + "\n/// Returns `s` with its characters",
+        ),
+    )
+    patch = patch_of(rust_tasks.repo, task.base_commit, fix, tmp_path)
+    result = verifier.verify(task, patch, "reads-its-program")
+    assert (result.status, result.reward) == ("resolved", 1.0), result.detail

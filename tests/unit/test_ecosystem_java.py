@@ -527,3 +527,45 @@ def test_run_job_selects_methods_and_the_calibration_copies() -> None:
     }
     twins = JAVA.run_job(task, "/t", timeout=10, output_limit=100, twins=[{}, {}])["run"]
     assert twins["twins"] == [{}, {}] and "-Dsurefire.timeout" not in " ".join(twins["argv"])
+
+
+def test_twins_preload_the_held_out_test_classes() -> None:
+    # The judge's agent takes every Java test file of the test patch into the test JVM (its
+    # module's test classes, its class and nested classes by prefix) and has it closed, with
+    # its source, before the project's code runs; a one-run calibration does not.
+    from swe_forge.records import TaskManifest
+
+    patch = (
+        f"diff --git a/core/{T}FooTest.java b/core/{T}FooTest.java\n"
+        f"--- a/core/{T}FooTest.java\n+++ b/core/{T}FooTest.java\n"
+        "@@ -1 +1,2 @@\n class FooTest {}\n+// more\n"
+        f"diff --git a/{T}BarTest.java b/{T}BarTest.java\nnew file mode 100644\n"
+        f"--- /dev/null\n+++ b/{T}BarTest.java\n@@ -0,0 +1 @@\n+class BarTest {{}}\n"
+        "diff --git a/src/main/java/org/x/Foo.java b/src/main/java/org/x/Foo.java\n"
+        "--- a/src/main/java/org/x/Foo.java\n+++ b/src/main/java/org/x/Foo.java\n"
+        "@@ -1 +1 @@\n-class Foo {}\n+class Foo { }\n"
+    )
+    task = TaskManifest.__new__(TaskManifest)
+    object.__setattr__(task, "FAIL_TO_PASS", ["org.x.FooTest::a"])
+    object.__setattr__(task, "PASS_TO_PASS", ["org.x.BarTest::c"])
+    object.__setattr__(
+        task, "harness", {"test_files": [f"core/{T}FooTest.java", f"{T}BarTest.java"]}
+    )
+    object.__setattr__(task, "test_patch", patch)
+    twins = JAVA.run_job(task, "/t", timeout=10, output_limit=100, twins=[{}, {}])["run"]
+    assert twins["preload"] == {
+        "entries": [
+            {
+                "dir": "/testbed/core/target/test-classes",
+                "prefix": "org/x/FooTest",
+                "sources": [f"core/{T}FooTest.java"],
+            },
+            {
+                "dir": "/testbed/target/test-classes",
+                "prefix": "org/x/BarTest",
+                "sources": [f"{T}BarTest.java"],
+            },
+        ]
+    }
+    one = JAVA.run_job(task, "/t", timeout=10, output_limit=100)["run"]
+    assert "preload" not in one

@@ -96,6 +96,7 @@ from swe_forge.ecosystems.java.runner import (
     SUREFIRE_GOAL,
     SurefireRunner,
     class_of,
+    module_of,
     report_spec,
 )
 from swe_forge.ecosystems.java.scope import (
@@ -346,7 +347,7 @@ class JavaEcosystem:
             pats = sorted({method_base(n) + ("*" if method_base(n) != n else "") for n in names})
             selection.append(cls + "#" + "+".join(pats))
         classes = {c: sources.get(c.split("$", 1)[0], "") for c in methods}
-        return verify_job(
+        job = verify_job(
             test_patch_path,
             self.protect(task.test_patch),
             argv=SurefireRunner.argv(
@@ -360,6 +361,9 @@ class JavaEcosystem:
             files=files,
             canary_map=extra,
         )
+        if twins is not None:
+            job["run"]["preload"] = {"entries": preload_entries(task.test_patch, self.is_test_file)}
+        return job
 
     def unit_of(self, test: str) -> str:
         """Surefire forks one JVM for every class."""
@@ -517,6 +521,27 @@ class JavaEcosystem:
 
 
 _BOOKKEEPING = ("_remote.repositories", "resolver-status.properties")
+
+
+def preload_entries(test_patch: str, is_test: Any) -> list[dict[str, Any]]:
+    """What the judge's Java agent takes into a twin's test JVM before the project's code runs
+    there (see ``Preloader`` in the supervisor): per Java test file the test patch adds or
+    changes, its module's test classes directory, its class's path prefix (its nested and
+    anonymous classes are ``prefix$*``) and its source, all closed to the tests' user once
+    the JVM holds them."""
+    entries = []
+    for path in patched_test_files(test_patch, is_test):
+        fqn = class_of(path)
+        if not fqn:
+            continue
+        entries.append(
+            {
+                "dir": f"/testbed/{module_of(path)}target/test-classes",
+                "prefix": fqn.replace(".", "/"),
+                "sources": [path],
+            }
+        )
+    return entries
 
 
 def _tree_digest(root: Path) -> str:

@@ -273,7 +273,7 @@ class JsEcosystem:
             argv=runner.argv(
                 test_files, order_seed=rng.randrange(2**31 - 1), grep=grep, timeout=test_timeout
             ),
-            env=dict(JS_ENV),
+            env=runner.env(),
             timeout=timeout,
             output_limit=output_limit,
             report=runner.report(test_files),

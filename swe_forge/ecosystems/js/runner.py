@@ -24,6 +24,11 @@ NODE_MODULES = "/opt/node_modules"
 MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
 
 
+#: The judge's guard of Jest's equality (brought in with the harness; see
+#: swe_forge_jest_guard.js): only matchers Jest itself made are asymmetric.
+JEST_GUARD = f"{MOUNT}/bin/swe_forge_jest_guard.js"
+
+
 #: The environment of every test run.
 JS_ENV = {
     "CI": "true",
@@ -94,6 +99,15 @@ class JsRunner:
         """The command as one shell line (recorded in manifests)."""
         return " ".join(shlex.quote(a) for a in self.argv(test_files, order_seed=order_seed))
 
+    def env(self) -> dict[str, str]:
+        """The environment of a run: Jest's with the judge's guard preloaded (in gate runs
+        too, so that a test that relies on a value of its own with ``asymmetricMatch`` is
+        judged the same way at admission as when graded)."""
+        env = dict(JS_ENV)
+        if self.framework == "jest":
+            env["NODE_OPTIONS"] = f"--require {JEST_GUARD}"
+        return env
+
     def report(self, files: list[str]) -> dict[str, Any]:
         """The supervisor's report spec."""
         fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
@@ -106,7 +120,7 @@ class JsRunner:
         seed = order_seed % (2**31 - 1)
         return {
             "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
-            "env": dict(JS_ENV),
+            "env": self.env(),
             "report": self.report(test_files),
         }
 

@@ -1229,7 +1229,14 @@ def build_twin(job, build, i):
 
 
 def install_twin(build, i):
-    """Put twin ``i``'s build outputs where its run expects them (root-owned, readable)."""
+    """Put twin ``i``'s build outputs where its run expects them: root's, and a program
+    execute-only (0711), never readable by the tests' user.
+
+    A test binary holds every literal its tests compare with. Readable, the code under test
+    could read it (``os.Executable``, ``/proc/self/exe``, any path) and pick the expected
+    value out of it. Execute-only, the kernel still runs it, but the process it becomes is
+    not dumpable: its ``/proc/self/mem``, ``/proc/self/exe`` target and the file itself are
+    closed to uid 1000, so what the code can learn of its tests is what it is passed."""
     import shutil
 
     store = os.path.join(TWIN_STORE, str(i))
@@ -1246,9 +1253,11 @@ def install_twin(build, i):
             shutil.copy2(src, dest)
         else:
             continue
-        for path in [dest, *walk_files(dest)] if os.path.isdir(dest) else [dest]:
+        for path in [*walk_files(dest)] if os.path.isdir(dest) else [dest]:
             with contextlib.suppress(OSError):
-                os.chmod(path, 0o755)
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    os.chmod(path, 0o711 if st.st_mode & 0o111 else 0o600)
         for dirpath, _dirs, _files in walk_tree(dest) if os.path.isdir(dest) else ():
             with contextlib.suppress(OSError):
                 os.chmod(dirpath, 0o755)
@@ -1471,6 +1480,141 @@ def clean_scratch(baseline):
                     os.unlink(full)
 
 
+#: Where the Java twins' preloading FIFOs and spec live (root's; see Preloader).
+PRELOAD_DIR = RUN_DIR + "/preload"
+#: The judge's Java agent (SweForgePreload.java, compiled by the host: sandbox.py).
+PRELOAD_JAR = BIN + "/swe-forge-preload.jar"
+
+
+class Preloader:
+    """Closes a Java twin's held-out test classes and sources once its test JVM holds them.
+
+    A JVM reads a class file when the class is first used, and the code under test runs in
+    that JVM: the file, readable then, is an oracle of every literal its assertions compare
+    with. So the judge's agent (``SweForgePreload.java``, on every JVM of the run through
+    ``JAVA_TOOL_OPTIONS``, active in Surefire's fork only) reads them before the JVM's main
+    class runs, writes the directories it read to a FIFO, and waits; this server then makes
+    those class files and the test sources root's and 0600 (and their directories not
+    writable by the tests' user, so nothing can be put in their place), and answers. The agent
+    defines the classes from memory.
+
+    A request is served however often it comes (a project may fork a JVM per module); one the
+    code under test sends only closes files early, which fails its own tests.
+    """
+
+    MAX_REQUEST = 64 * 1024
+
+    def __init__(self, entries, watcher):
+        if not os.path.isfile(PRELOAD_JAR):
+            # Ours, never the candidate's: nothing of its has run yet.
+            raise RuntimeError(
+                "the judge's Java agent is missing (swe-forge-preload.jar: is javac on the host?)"
+            )
+        self.entries = [e for e in entries if isinstance(e, dict)]
+        self.watcher = watcher
+        self.served = []
+        self.stopped = False
+        os.makedirs(PRELOAD_DIR, mode=0o755, exist_ok=True)
+        os.chown(PRELOAD_DIR, 0, 0)
+        os.chmod(PRELOAD_DIR, 0o755)
+        self.request = os.path.join(PRELOAD_DIR, "request")
+        self.answer = os.path.join(PRELOAD_DIR, "answer")
+        self.spec = os.path.join(PRELOAD_DIR, "spec")
+        for path, mode in ((self.request, 0o622), (self.answer, 0o644)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            os.mkfifo(path)
+            os.chmod(path, mode)
+        lines = [self.request, self.answer]
+        for e in self.entries:
+            lines.append("{}\t{}".format(e.get("dir", ""), e.get("prefix", "")))
+        with open(self.spec, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        os.chmod(self.spec, 0o644)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def env(self):
+        """What every JVM of the run gets: the agent and where its spec is."""
+        return {"SWE_FORGE_PRELOAD": self.spec, "JAVA_TOOL_OPTIONS": "-javaagent:" + PRELOAD_JAR}
+
+    def start(self):
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stopped:
+            try:
+                fd = os.open(self.request, os.O_RDONLY)
+            except OSError:
+                return
+            data = b""
+            try:
+                while len(data) < self.MAX_REQUEST:
+                    chunk = os.read(fd, 4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            if self.stopped:
+                return
+            dirs = {ln for ln in data.decode("utf-8", "replace").splitlines() if ln}
+            self.close(dirs)
+            try:
+                fd = os.open(self.answer, os.O_WRONLY)
+            except OSError:
+                return
+            try:
+                os.write(fd, b"1")
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def close(self, dirs):
+        """Make the held-out classes of ``dirs`` and their sources root's and unreadable."""
+        for e in self.entries:
+            d = str(e.get("dir", ""))
+            if d not in dirs or not inside_testbed(d) or ".." in d.split("/"):
+                continue
+            prefix = str(e.get("prefix", ""))
+            if not prefix or ".." in prefix.split("/"):
+                continue
+            base = os.path.join(d, prefix)
+            parent, stem = os.path.dirname(base), os.path.basename(base)
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                names = []
+            closed = [
+                os.path.join(parent, n)
+                for n in names
+                if n == stem + ".class" or (n.startswith(stem + "$") and n.endswith(".class"))
+            ]
+            hide_paths(closed)
+            if os.path.isdir(parent) and not os.path.islink(parent):
+                with contextlib.suppress(OSError):
+                    os.chown(parent, 0, 0)
+                    os.chmod(parent, 0o755)
+            sources = [str(p) for p in e.get("sources") or ()]
+            self.watcher.own_attrib.update(os.path.join(TESTBED, p) for p in sources)
+            hide_paths(sources)
+            self.served.append({"dir": d, "prefix": prefix, "classes": len(closed)})
+
+    def stop(self):
+        """Wake a server blocked on either FIFO, and take the FIFOs away."""
+        self.stopped = True
+        for path, flags in ((self.request, os.O_WRONLY), (self.answer, os.O_RDONLY)):
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, flags | os.O_NONBLOCK))
+        self.thread.join(1)
+        for path in (self.request, self.answer):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return self.served
+
+
 def run_once(job, spec, files, dirs, canary_map, polyglot):
     """One run of the test command as the tests' user, watched; the fields of its record."""
     result = {"seconds": {}}
@@ -1516,6 +1660,10 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     if not env["VIRTUAL_ENV"]:
         del env["VIRTUAL_ENV"]
     env.update({str(k): str(v) for k, v in spec.get("env", {}).items()})
+    preloader = None
+    if spec.get("preload") and report:
+        preloader = Preloader((spec["preload"] or {}).get("entries") or (), watcher)
+        env.update(preloader.env())
     deadline = now() + float(spec.get("timeout", 900))
     limit = int(spec.get("output_limit", 4 << 20))
     # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
@@ -1608,6 +1756,8 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
         rep_reader = threading.Thread(target=pump_report, daemon=True)
         rep_reader.start()
     giver.start()
+    if preloader is not None:
+        preloader.start()
     t = now()
     argv = list(spec["argv"])
     if not report and pytest_cov_installed(env.get("VIRTUAL_ENV")) and "--no-cov" not in argv:
@@ -1671,6 +1821,8 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     # before anything is looked at.
     kill_user_processes(job["uid"])
     close_ack()
+    if preloader is not None:
+        result["preloaded"] = preloader.stop()
     if timed_out or bomb or over.is_set():
         # Killed by us: its status says nothing (and a reaped child may read as 0).
         returncode = None
