@@ -31,6 +31,7 @@ See README, "What remains possible".
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections.abc import Callable
@@ -111,50 +112,81 @@ def merged(answers: list[dict[str, Any]]) -> dict[str, Any]:
     return run
 
 
-def run_apart(
-    first: Session,
-    job: dict[str, Any],
-    opener: Callable[[], AbstractContextManager[Session]],
-    prepared: Prepared,
-    call: Callable[[Session, dict[str, Any]], dict[str, Any]],
-) -> dict[str, Any]:
-    """Run each twin of ``job`` in its own container, one after another in the plan's order:
-    the first in ``first`` (prepared already), every other in a new one from ``opener``
-    prepared as ``first`` was, all of them before any twin runs; ``call`` runs one twin's job
-    in one container. Returns the answers :func:`merged`."""
-    jobs = twin_jobs(job)
-    opened: list[AbstractContextManager[Session]] = []
-    lock = threading.Lock()
+class Spares:
+    """The other twins' containers, each opened and prepared as the first was (see
+    :class:`Prepared`), in the background from the moment the candidate is known: while the
+    first container is prepared and its candidate checked, not after.
 
-    def open_one(_: int) -> Session:
-        ctx = opener()
+    Nothing of the candidate's runs while they are prepared (``prepare`` applies and scans, it
+    runs nothing of the project's), so this overlaps work of the host's, never a twin. Call
+    :meth:`take` for the containers a plan needs (it waits for them, and opens more if the
+    plan needs more) and :meth:`close` when the verification ends, whatever way it ends."""
+
+    def __init__(
+        self,
+        opener: Callable[[], AbstractContextManager[Session]],
+        prepared: Prepared,
+        count: int,
+    ) -> None:
+        self.opener = opener
+        self.prepared = prepared
+        self.opened: list[AbstractContextManager[Session]] = []
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max(1, count), thread_name_prefix="twin-open")
+        self._pending = [self._pool.submit(self._open) for _ in range(max(0, count))]
+
+    def _open(self) -> Session:
+        ctx = self.opener()
         here = ctx.__enter__()
-        with lock:
-            opened.append(ctx)
-        here.put("candidate.patch", prepared.patch)
-        here.put("test.patch", prepared.test_patch)
-        prep = here.call("prepare", prepared.job, timeout=600)
+        with self._lock:
+            self.opened.append(ctx)
+        here.put("candidate.patch", self.prepared.patch)
+        here.put("test.patch", self.prepared.test_patch)
+        prep = here.call("prepare", self.prepared.job, timeout=600)
         if prep.get("status") == "apply_failed":
             raise InfraError("the candidate applied in one container, not in another")
         return here
 
-    answers: list[dict[str, Any]] = []
-    try:
-        others: list[Session] = []
-        if len(jobs) > 1:
-            # Together, and done before the first twin starts: while a twin runs, nothing
-            # of the host's runs for this verification (what a twin could feel is the same
-            # for every twin: the others' quiet).
-            with ThreadPoolExecutor(len(jobs) - 1, thread_name_prefix="twin-open") as pool:
-                others = list(pool.map(open_one, range(len(jobs) - 1)))
-        for here, one in zip([first, *others], jobs, strict=True):
-            answers.append(call(here, one))
-            if len(answers[-1].get("twins") or ()) != 1:
-                break
-    finally:
-        # The containers go only now (removing one is work a running twin could feel), all
-        # at once: no twin runs any more.
+    def take(self, count: int) -> list[Session]:
+        """``count`` prepared containers (waits for them; opens what is missing)."""
+        while len(self._pending) < count:
+            self._pending.append(self._pool.submit(self._open))
+        return [f.result() for f in self._pending[:count]]
+
+    def close(self) -> None:
+        """Remove every container opened (those still opening first finish, then go)."""
+        for f in self._pending:
+            f.cancel()
+        for f in self._pending:
+            if not f.cancelled():
+                with contextlib.suppress(Exception):
+                    f.result()
+        self._pool.shutdown(wait=True)
+        with self._lock:
+            opened, self.opened = list(self.opened), []
         _close_all(opened)
+
+
+def run_apart(
+    first: Session,
+    job: dict[str, Any],
+    spares: Spares,
+    call: Callable[[Session, dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run each twin of ``job`` in its own container, one after another in the plan's order:
+    the first in ``first`` (prepared already), every other in one of ``spares``, all of them
+    prepared before any twin runs; ``call`` runs one twin's job in one container. Returns the
+    answers :func:`merged`. The caller closes ``spares`` (after the last twin: removing a
+    container is work a running twin could feel)."""
+    jobs = twin_jobs(job)
+    answers: list[dict[str, Any]] = []
+    # Every container ready before the first twin starts: while a twin runs, nothing of the
+    # host's runs for this verification (what a twin could feel is the same for every twin).
+    others = spares.take(len(jobs) - 1) if len(jobs) > 1 else []
+    for here, one in zip([first, *others], jobs, strict=True):
+        answers.append(call(here, one))
+        if len(answers[-1].get("twins") or ()) != 1:
+            break
     return merged(answers)
 
 

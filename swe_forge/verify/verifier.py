@@ -57,7 +57,7 @@ from swe_forge.records import TaskManifest
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities, comparison_hooks
-from swe_forge.verify.apart import Prepared, run_apart
+from swe_forge.verify.apart import Prepared, Spares, run_apart
 from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
@@ -340,6 +340,67 @@ class Verifier:
             "scan_all": calibrate is not None,
             "show": show,
         }
+        # The other twins' containers open and are prepared while this one is (the count of
+        # twins is the task's, whatever the candidate).
+        spares = Spares(
+            opener,
+            Prepared(patch, task.test_patch, prepare_job),
+            self._twins_expected(task, calibrate, decoys) - 1,
+        )
+        try:
+            return self._prepared(
+                session,
+                task,
+                patch,
+                guard,
+                result,
+                timings,
+                start,
+                calibrate,
+                decoys,
+                spares,
+                prepare_job,
+                test,
+                eco,
+                t,
+            )
+        finally:
+            # Removed once every twin ended (removing one is work a running twin could feel).
+            spares.close()
+
+    def _twins_expected(
+        self,
+        task: TaskManifest,
+        calibrate: Calibration | None,
+        decoys: list[dict[str, Any]] | None,
+    ) -> int:
+        """How many twins this verification's plan will have (1 for a calibration run)."""
+        if calibrate is not None:
+            return 1
+        if decoys is not None:
+            return len(decoys) + 1
+        plan = plan_twins(armed_entries(task.harness), self.settings.decoys, random.Random(0))
+        return max(1, len(plan.twins))
+
+    def _prepared(
+        self,
+        session: Session,
+        task: TaskManifest,
+        patch: str,
+        guard: PatchGuard,
+        result: VerifyResult,
+        timings: dict[str, float],
+        start: float,
+        calibrate: Calibration | None,
+        decoys: list[dict[str, Any]] | None,
+        spares: Spares,
+        prepare_job: dict[str, Any],
+        test: str,
+        eco: Ecosystem | None,
+        t: float,
+    ) -> VerifyResult:
+        """The rest of one grading once the other twins' containers are on their way: the
+        candidate applied and checked in ``session``, then the held-out tests and the run."""
         prep = session.call("prepare", prepare_job, timeout=600)
         timings["prepare"] = time.perf_counter() - t
         _merge_seconds(timings, prep)
@@ -411,8 +472,7 @@ class Verifier:
             shown=prep.get("shown") or {},
         )
         try:
-            again = Prepared(patch, task.test_patch, prepare_job)
-            run = self._run(session, job, plan, opener, again)
+            run = self._run(session, job, plan, spares)
         except _Ended as end:
             if end.violations:
                 result.violations = end.violations
@@ -463,8 +523,7 @@ class Verifier:
         session: Session,
         job: dict[str, Any],
         plan: TwinPlan | None,
-        opener: Callable[[], AbstractContextManager[Session]],
-        again: Prepared,
+        spares: Spares,
     ) -> dict[str, Any]:
         """The supervisor's answer to ``job``: in ``session`` for one run, or the twins apart
         (see :mod:`swe_forge.verify.apart`), each in a container of its own."""
@@ -480,7 +539,7 @@ class Verifier:
             _materialize(here, one)
             return self._call(here, one, per_twin)
 
-        return run_apart(session, job, opener, again, call)
+        return run_apart(session, job, spares, call)
 
     def _call(self, session: Session, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         """One ``run`` call; its ends that are the candidate's doing become :class:`_Ended`."""
