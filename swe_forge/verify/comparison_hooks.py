@@ -146,9 +146,205 @@ def _stdlib_comparisons(dotted: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+#: Where a project's top-level packages live (as the supervisor resolves imports).
+SOURCE_ROOTS = ("", "src/", "lib/", "python/")
+#: How many bases up a class's project ancestors are followed.
+ANCESTRY = 4
+
+
+def module_names(path: str) -> list[str]:
+    """The dotted names a project file may be imported as (``src/pkg/mod.py``: ``pkg.mod``
+    and ``src.pkg.mod``; ``pkg/__init__.py``: ``pkg``)."""
+    if not path.endswith(".py"):
+        return []
+    stem = path[: -len(".py")]
+    if stem == "__init__":
+        return []
+    stem = stem.removesuffix("/__init__")
+    names = []
+    for root in SOURCE_ROOTS:
+        if root and not stem.startswith(root):
+            continue
+        rest = stem[len(root) :]
+        if rest and "." not in rest:
+            names.append(rest.replace("/", "."))
+    return names
+
+
+def _imports(tree: ast.Module, path: str) -> dict[str, str]:
+    """Local name -> dotted name of a module's top-level imports (relative ones resolved)."""
+    package = path.rsplit("/", 1)[0].replace("/", ".") if "/" in path else ""
+    if path.endswith("/__init__.py") or path == "__init__.py":
+        package = path[: -len("/__init__.py")].replace("/", ".")
+    for root in SOURCE_ROOTS:
+        if root and package.startswith(root.rstrip("/").replace("/", ".") + "."):
+            package = package[len(root) :]
+            break
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    names[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level - 1 > len(parts):
+                    continue
+                parts = parts[: len(parts) - (node.level - 1)]
+                head = ".".join([*parts, *([node.module] if node.module else [])])
+            else:
+                head = node.module or ""
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{head}.{alias.name}" if head else alias.name
+    return names
+
+
+def _self_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    args = fn.args.posonlyargs + fn.args.args
+    return args[0].arg if args else "self"
+
+
+def _calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> tuple[set[str], set[str]]:
+    """What a comparison's body reaches that a patch could define: the attributes it reads
+    on its instance (``self.key()``, ``self.__cast(other)`` mangled to ``_Owner__cast``,
+    ``type(self).x``, ``getattr(self, "x")``), and the plain names it calls (module-level
+    helpers)."""
+    me = _self_name(fn)
+    attrs: set[str] = set()
+    helpers: set[str] = set()
+    mangle = "_" + owner.lstrip("_")
+
+    def on_self(node: ast.AST) -> bool:
+        if isinstance(node, ast.Name) and node.id == me:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return on_self(node.value)
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+            and len(node.args) == 1
+            and on_self(node.args[0])
+        )
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and on_self(node.value):
+            name = node.attr
+            if name.startswith("__") and not name.endswith("__"):
+                name = mangle + name
+            attrs.add(name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            helpers.add(node.func.id)
+            if node.func.id == "getattr" and len(node.args) >= 2 and on_self(node.args[0]):
+                spelled = _const_name(node.args[1])
+                if spelled:
+                    attrs.add(spelled)
+    return attrs, helpers
+
+
+class Project:
+    """The project's Python files the verifier was shown, parsed once: where a class's bases
+    of the project's own are found, and what their comparisons call.
+
+    A comparison a class inherits from a base of the project's own is a hook of the class
+    wherever it reaches code the class defines: ``Version.__eq__`` returning
+    ``self._key() == other._key()`` is a comparison of any subclass that defines ``_key``.
+    So a method (or a module-level helper) that an inherited or own comparison calls is a
+    hook when a patch adds or changes it."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.trees: dict[str, ast.Module] = {}
+        self.by_module: dict[str, str] = {}
+        for path, data in sorted(files.items()):
+            if not _is_python(path):
+                continue
+            try:
+                self.trees[path] = ast.parse(data, filename=path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for name in module_names(path):
+                self.by_module.setdefault(name, path)
+        self._names: dict[str, dict[str, str]] = {}
+
+    def names(self, path: str) -> dict[str, str]:
+        if path not in self._names:
+            tree = self.trees.get(path)
+            self._names[path] = _imports(tree, path) if tree is not None else {}
+        return self._names[path]
+
+    def top_class(self, path: str, name: str, hops: int = 2) -> tuple[str, ast.ClassDef] | None:
+        """The class ``name`` a module defines at its top level, or imports (a package's
+        ``__init__`` re-exporting it), followed ``hops`` imports."""
+        tree = self.trees.get(path)
+        if tree is None:
+            return None
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return path, node
+        dotted = self.names(path).get(name)
+        if dotted and hops > 0:
+            return self.dotted_class(dotted, hops - 1)
+        return None
+
+    def dotted_class(self, dotted: str, hops: int = 2) -> tuple[str, ast.ClassDef] | None:
+        module, _, name = dotted.rpartition(".")
+        path = self.by_module.get(module)
+        return self.top_class(path, name, hops) if path else None
+
+    def resolve(self, path: str, expr: ast.expr) -> tuple[str, ast.ClassDef] | None:
+        """The project class a base expression names in ``path``."""
+        if isinstance(expr, ast.Subscript):  # Generic[T], Base[int]
+            return self.resolve(path, expr.value)
+        if isinstance(expr, ast.Name):
+            return self.top_class(path, expr.id)
+        if isinstance(expr, ast.Attribute):
+            parts: list[str] = []
+            node: ast.expr = expr
+            while isinstance(node, ast.Attribute):
+                parts.insert(0, node.attr)
+                node = node.value
+            if isinstance(node, ast.Name):
+                head = self.names(path).get(node.id, node.id)
+                return self.dotted_class(".".join([head, *parts]))
+        return None
+
+    def comparison_calls(
+        self, path: str, cls: ast.ClassDef
+    ) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[str]]]:
+        """For ``cls`` (in ``path``) and its project ancestors: per comparison dunder, the
+        attributes it reads on the instance; and per (file, hooked class) the plain names its
+        comparisons call (the helpers of that file)."""
+        attrs: dict[str, set[str]] = {}
+        helpers: dict[tuple[str, str], set[str]] = {}
+        todo: list[tuple[str, ast.ClassDef, int]] = [(path, cls, 0)]
+        seen: set[tuple[str, str]] = set()
+        while todo:
+            here, klass, depth = todo.pop()
+            if (here, klass.name) in seen:
+                continue
+            seen.add((here, klass.name))
+            for stmt in klass.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    stmt.name in HOOK_DUNDERS
+                ):
+                    got, calls = _calls(stmt, klass.name)
+                    attrs.setdefault(stmt.name, set()).update(got)
+                    helpers.setdefault((here, klass.name), set()).update(calls)
+            if depth < ANCESTRY:
+                for base in klass.bases:
+                    found = self.resolve(here, base)
+                    if found is not None:
+                        todo.append((found[0], found[1], depth + 1))
+        return attrs, helpers
+
+
 class _Sites(ast.NodeVisitor):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, project: Project | None = None) -> None:
         self.path = path
+        self.project = project
         self.found: list[Hook] = []
         #: Local name -> dotted name, from the file's imports (``from collections import
         #: UserList as U``, ``import collections as c``).
@@ -206,7 +402,35 @@ class _Sites(ast.NodeVisitor):
                     if name in HOOK_DUNDERS:
                         self._add(node.name, name, stmt)
         self._inherited(node)
+        self._reached(node)
         self.generic_visit(node)
+
+    def _reached(self, node: ast.ClassDef) -> None:
+        """Hooks through what the class's own and inherited project comparisons call: a
+        method of the class they read on the instance, and a helper of this file they call
+        (each keyed by the comparison and the name: ``__eq__/_key``)."""
+        if self.project is None:
+            return
+        attrs, helpers = self.project.comparison_calls(self.path, node)
+        for dunder, names in sorted(attrs.items()):
+            for stmt in node.body:
+                defined: list[str] = []
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                    defined = [stmt.name]
+                elif isinstance(stmt, ast.Assign):
+                    defined = [n for t in stmt.targets for n in _names(t)]
+                elif isinstance(stmt, ast.AnnAssign):
+                    defined = _names(stmt.target)
+                for name in defined:
+                    if name in names and name not in HOOK_DUNDERS:
+                        self._add(node.name, f"{dunder}/{name}", stmt)
+        tree = self.project.trees.get(self.path)
+        for (where, owner), called in sorted(helpers.items()):
+            if where != self.path or tree is None or owner != node.name:
+                continue
+            for stmt in tree.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in called:
+                    self._add(owner, f"helper/{stmt.name}", stmt)
 
     def _targets(
         self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, targets: Iterable[ast.expr]
@@ -262,13 +486,15 @@ def _names(target: ast.AST) -> list[str]:
     return []
 
 
-def hooks(source: bytes, path: str = "") -> list[Hook] | None:
-    """Every comparison hook a Python file defines (None: the host cannot parse it)."""
+def hooks(source: bytes, path: str = "", project: Project | None = None) -> list[Hook] | None:
+    """Every comparison hook a Python file defines (None: the host cannot parse it);
+    ``project``: the project's files this one's bases may come from (then what its own and
+    inherited comparisons call counts too, see :class:`Project`)."""
     try:
         tree = ast.parse(source, filename=path or "<patch>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    sites = _Sites(path)
+    sites = _Sites(path, project)
     try:
         sites.visit(tree)
     except RecursionError:
@@ -297,11 +523,15 @@ def _is_python(path: str | None) -> bool:
     return bool(path) and str(path).endswith((".py", ".pyw", ".pyi"))
 
 
-def added_hooks(patch: str, read_base: Reader) -> list[Hook]:
+def added_hooks(
+    patch: str, read_base: Reader, modules: dict[str, bytes] | None = None
+) -> list[Hook]:
     """The comparison hooks a patch adds or changes in Python files (sorted).
 
     ``read_base``: a base file's bytes by path (None when it cannot be read: then the added
-    lines are read as text). A patch that does not parse adds what its text shows.
+    lines are read as text). ``modules``: the project's other files (path -> bytes, as the
+    base has them; the modules the changed files import), where bases of the project's own
+    are looked up. A patch that does not parse adds what its text shows.
     """
     try:
         patches = parse_diff(patch)
@@ -309,13 +539,13 @@ def added_hooks(patch: str, read_base: Reader) -> list[Hook]:
         return [Hook("?", m.group().decode(), "", "", 0) for m in _TOKEN.finditer(patch.encode())]
     # A hook the base defines anywhere among the files the patch touches is not added by it
     # (a class moved to another file keeps its hooks).
-    seen: set[tuple[str, str, str]] = set()
+    befores: dict[str, bytes] = {}
     posts: list[tuple[FilePatch, str, bytes | None]] = []
     for fp in patches:
         path = fp.new_path
         if not path or not _is_python(path):
             if fp.old_path and _is_python(fp.old_path):
-                seen |= {h.key for h in hooks(read_base(fp.old_path) or b"", fp.old_path) or ()}
+                befores[fp.old_path] = read_base(fp.old_path) or b""
             continue
         before = b"" if fp.old_path is None else read_base(fp.old_path)
         after: bytes | None = None
@@ -325,11 +555,17 @@ def added_hooks(patch: str, read_base: Reader) -> list[Hook]:
             except PatchApplyError:
                 after = None
             # A base the host cannot parse (newer syntax) excuses nothing.
-            seen |= {h.key for h in hooks(before, fp.old_path or path) or ()}
+            befores[fp.old_path or path] = before
         posts.append((fp, path, after))
+    others = dict(modules or {})
+    old_project = Project({**others, **befores})
+    new_project = Project({**others, **{p: a for _fp, p, a in posts if a is not None}})
+    seen: set[tuple[str, str, str]] = set()
+    for path, before in befores.items():
+        seen |= {h.key for h in hooks(before, path, old_project) or ()}
     out: list[Hook] = []
     for fp, path, after in posts:
-        new = hooks(after, path) if after is not None else None
+        new = hooks(after, path, new_project) if after is not None else None
         if new is None:
             out.extend(_added_lines_hooks(fp, path))
             continue

@@ -335,11 +335,15 @@ class Verifier:
             # The Python files the candidate and the reference fix change, at the base commit:
             # the comparison hooks each adds are read on the host (see comparison_hooks).
             show = sorted(set(touched_paths(patch)) | set(touched_paths(task.patch)))
-        prepare_job = {
+        prepare_job: dict[str, Any] = {
             "patches": [{"name": "candidate", "path": cand, "scan": True}],
             "scan_all": calibrate is not None,
             "show": show,
         }
+        if eco is None:
+            # And the project modules the changed files import (the reference fix's too):
+            # where the bases of their classes are, for the comparison-hook gate.
+            prepare_job["show_imports"] = sorted(touched_paths(task.patch))
         # The other twins' containers open and are prepared while this one is (the count of
         # twins is the task's, whatever the candidate).
         spares = Spares(
@@ -456,7 +460,9 @@ class Verifier:
             return self._final(result, "invalid_patch", timings, start, detail)
         if eco is None:
             # After the container's scan: a hook in a builtin's subclass is named as that.
-            hooks = _comparison_hooks(patch, task.patch, prep.get("shown") or {})
+            hooks = _comparison_hooks(
+                patch, task.patch, prep.get("shown") or {}, prep.get("shown_imports") or {}
+            )
             if hooks:
                 result.violations = hooks
                 detail = "; ".join(v["detail"] for v in hooks[:3])
@@ -774,11 +780,16 @@ def _materialize(session: Session, job: dict[str, Any]) -> None:
                 entry["src"] = session.put(f"file-{n}.txt", entry.pop("text"))
 
 
-def _comparison_hooks(patch: str, gold: str, shown: dict[str, str]) -> list[dict[str, str]]:
-    """Violations for the comparison hooks a Python candidate adds that the gold does not."""
+def _comparison_hooks(
+    patch: str, gold: str, shown: dict[str, str], imported: dict[str, str]
+) -> list[dict[str, str]]:
+    """Violations for the comparison hooks a Python candidate adds that the gold does not
+    (``imported``: the project modules the changed files import, as the base has them)."""
     base = {k: v.encode("utf-8") for k, v in shown.items()}
+    modules = {k: v.encode("utf-8") for k, v in imported.items() if k not in base}
     return comparison_hooks.violations(
-        comparison_hooks.added_hooks(patch, base.get), comparison_hooks.added_hooks(gold, base.get)
+        comparison_hooks.added_hooks(patch, base.get, modules),
+        comparison_hooks.added_hooks(gold, base.get, modules),
     )
 
 

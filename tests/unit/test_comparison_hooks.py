@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +168,139 @@ def test_bases_without_python_comparisons_and_unknown_modules_add_none() -> None
         "import antigravity\nclass W(antigravity.X):\n    pass\n"
     )
     assert _added(BASE + extra) == []
+
+
+# --------------------------------------------------- comparisons of the project's own bases
+VERSION = """\
+class Version:
+    def __init__(self, n):
+        self.n = n
+
+    def _key(self):
+        return (self.n,)
+
+    def __norm(self, other):
+        return other
+
+    def __eq__(self, other):
+        return self._key() == _coerce(self.__norm(other))
+
+
+def _coerce(x):
+    return (x,)
+"""
+
+CORE = "def wrap(text, width):\n    return text.split()\n"
+
+
+def _added_with(
+    after: str, modules: dict[str, str], before: str = CORE, path: str = "src/pkg/core.py"
+) -> list[tuple[str, str]]:
+    found = added_hooks(
+        _diff(path, before, after),
+        _read({path: before}),
+        {k: v.encode() for k, v in modules.items()},
+    )
+    return [(h.owner, h.dunder) for h in found]
+
+
+@pytest.mark.parametrize(
+    ("imports", "base"),
+    [
+        ("from .version import Version", "Version"),
+        ("from pkg.version import Version", "Version"),
+        ("import pkg.version as v", "v.Version"),
+        ("from pkg import Version", "Version"),  # re-exported by the package
+        ("from . import version", "version.Version"),
+    ],
+)
+def test_a_method_an_inherited_project_comparison_calls_is_a_hook(imports: str, base: str) -> None:
+    # Version.__eq__ calls self._key(): a subclass that defines _key has a comparison of its
+    # own (a checker of the answer) without defining a dunder.
+    modules = {
+        "src/pkg/version.py": VERSION,
+        "src/pkg/__init__.py": "from .version import Version\n",
+    }
+    extra = f"\n{imports}\n\n\nclass Answer({base}):\n    def _key(self):\n        return 1\n"
+    assert _added_with(CORE + extra, modules) == [("Answer", "__eq__/_key")]
+
+
+def test_mangled_and_deeper_calls_are_followed() -> None:
+    modules = {"src/pkg/version.py": VERSION}
+    mangled = (
+        "\nfrom .version import Version\n\n\nclass Mid(Version):\n    pass\n\n\n"
+        "class Answer(Mid):\n    def _Version__norm(self, other):\n        return 1\n"
+    )
+    assert _added_with(CORE + mangled, modules) == [("Answer", "__eq__/_Version__norm")]
+
+
+def test_a_helper_or_own_method_an_unchanged_comparison_calls_is_a_hook() -> None:
+    path = "src/pkg/version.py"
+    helper = VERSION.replace("    return (x,)\n", "    return x\n")
+    assert _added_with(helper, {}, before=VERSION, path=path) == [("Version", "helper/_coerce")]
+    own = VERSION.replace("return (self.n,)", "return 1")
+    assert _added_with(own, {}, before=VERSION, path=path) == [("Version", "__eq__/_key")]
+
+
+def test_subclasses_that_leave_the_comparison_alone_add_none() -> None:
+    modules = {"src/pkg/version.py": VERSION, "src/pkg/plain.py": "class Plain:\n    pass\n"}
+    extra = (
+        "\nfrom .version import Version\nfrom .plain import Plain\n\n\n"
+        "class Other(Version):\n    def bump(self):\n        return Other(self.n + 1)\n\n\n"
+        "class Free(Plain):\n    def _key(self):\n        return 1\n"
+    )
+    assert _added_with(CORE + extra, modules) == []
+    # An unchanged subclass is no hook the patch adds, wherever the patch changes its file.
+    sub = (
+        CORE
+        + "\nfrom .version import Version\n\n\nclass A(Version):\n    def _key(self):\n        return 1\n"
+    )
+    assert _added_with(sub + "\nX = 1\n", modules, before=sub) == []
+
+
+def test_the_reference_fix_excuses_a_reached_method_on_the_same_owner() -> None:
+    modules = {"src/pkg/version.py": VERSION}
+    path = "src/pkg/core.py"
+    sub = "\nfrom .version import Version\n\n\nclass Answer(Version):\n    def _key(self):\n        return {}\n"
+
+    def found(body: str) -> list:  # type: ignore[type-arg]
+        return added_hooks(
+            _diff(path, CORE, CORE + sub.format(body) if "{}" in sub else CORE + sub),
+            _read({path: CORE}),
+            {k: v.encode() for k, v in modules.items()},
+        )
+
+    gold = found("(self.n, 0)")
+    assert violations(found("(self.n, 1)"), gold) == []
+    other = added_hooks(
+        _diff(path, CORE, CORE + sub.replace("Answer", "Other").format("1")),
+        _read({path: CORE}),
+        {k: v.encode() for k, v in modules.items()},
+    )
+    assert [v["code"] for v in violations(other, gold)] == ["capability_comparison_hooks"]
+
+
+def test_the_supervisor_shows_the_modules_a_file_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swe_forge.gates.harness import swe_forge_supervisor as sup
+
+    files = {
+        "src/pkg/__init__.py": "from .version import Version\n",
+        "src/pkg/version.py": "from .base import Base\n\nclass Version(Base):\n    pass\n",
+        "src/pkg/base.py": "import os\n\nclass Base:\n    pass\n",
+        "src/pkg/core.py": "from pkg import Version\nfrom . import version\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "src/pkg/link.py").symlink_to(tmp_path / "src/pkg/base.py")
+    monkeypatch.setattr(sup, "TESTBED", str(tmp_path))
+    assert sup.module_files("src/pkg/core.py", files["src/pkg/core.py"].encode()) == [
+        "src/pkg/__init__.py",
+        "src/pkg/version.py",
+    ]
+    shown = sup.show_imports(["src/pkg/core.py"], {"src/pkg/core.py"})
+    # Two levels: the package and the module it names, then what they import.
+    assert sorted(shown) == ["src/pkg/__init__.py", "src/pkg/base.py", "src/pkg/version.py"]
+    assert sup.module_files("x.py", b"def (:\n") == []

@@ -352,6 +352,83 @@ def show_files(paths):
     return out
 
 
+#: Project modules shown for the host's comparison-hook gate: how far imports are followed
+#: from the files a patch touches, and how many files at most.
+IMPORT_DEPTH = 2
+IMPORT_FILES = 60
+#: Where a project's top-level packages live, besides the work tree's top.
+SOURCE_ROOTS = ("", "src/", "lib/", "python/")
+
+
+def module_files(rel, source):
+    """Work-tree paths of the project modules a Python file imports (those that exist)."""
+    import ast
+
+    if len(source) > 1 << 20:
+        return []
+    try:
+        tree = ast.parse(source, filename=rel)
+    except Exception:  # the candidate's text: whatever it is, it names no module here
+        return []
+    package = rel.rsplit("/", 1)[0].split("/") if "/" in rel else []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                up = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                if node.level - 1 > len(package):
+                    continue
+                head = ".".join(up + ([node.module] if node.module else []))
+                names.append(head)
+                names.extend(head + "." + a.name if head else a.name for a in node.names)
+            elif node.module:
+                names.append(node.module)
+                names.extend(node.module + "." + a.name for a in node.names)
+    found = []
+    for name in names:
+        if not name or name.startswith("."):
+            continue
+        parts = name.split(".")
+        for root in SOURCE_ROOTS:
+            base = root + "/".join(parts)
+            for cand in (base + ".py", base + "/__init__.py"):
+                if cand.startswith("/") or ".." in cand.split("/"):
+                    continue
+                full = os.path.join(TESTBED, cand)
+                if os.path.isfile(full) and not os.path.islink(full):
+                    found.append(cand)
+    return sorted(set(found))
+
+
+def show_imports(paths, skip):
+    """{path: text} of the project modules the Python files ``paths`` import, followed
+    ``IMPORT_DEPTH`` levels (at most ``IMPORT_FILES`` files; ``skip``: already shown). Read
+    after the candidate is applied, from the files it does not change: the base code that
+    its classes may inherit from."""
+    out = {}
+    seen = set(skip)
+    frontier = [p for p in paths if str(p).endswith(".py")]
+    for _depth in range(IMPORT_DEPTH):
+        found = []
+        for rel in frontier:
+            data = show_files([rel]).get(rel)
+            if data is None:
+                continue
+            found.extend(m for m in module_files(rel, data) if m not in seen)
+        frontier = []
+        for rel in sorted(set(found)):
+            if len(out) >= IMPORT_FILES:
+                return out
+            seen.add(rel)
+            shown = show_files([rel])
+            if rel in shown:
+                out[rel] = shown[rel]
+                frontier.append(rel)
+    return out
+
+
 def prepare(job, result):
     t = now()
     os.makedirs(RUN_DIR, exist_ok=True)
@@ -405,6 +482,15 @@ def prepare(job, result):
             result["seconds"]["scan_" + patch["name"]] = round(now() - t, 3)
     result["changed"] = status_paths(job)
     result["config_texts"] = config_texts(job, result["changed"])
+    if job.get("show_imports") is not None:
+        # The changed files as the candidate left them name what they import (and so do the
+        # other files the job names: the reference fix's); the modules it did not change are
+        # the base's.
+        changed = {str(p) for p, _created in result["changed"]}
+        starts = changed | {str(p) for p in job["show_imports"] or () if safe_rel(str(p))}
+        result["shown_imports"] = show_imports(
+            sorted(starts), changed | set(result.get("shown") or {})
+        )
     return True
 
 
