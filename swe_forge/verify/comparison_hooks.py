@@ -146,8 +146,11 @@ def _stdlib_comparisons(dotted: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-#: Where a project's top-level packages live (as the supervisor resolves imports).
-SOURCE_ROOTS = ("", "src/", "lib/", "python/")
+#: Where a project's top-level packages live (as the supervisor resolves imports), and the
+#: prefix under which it shows installed packages' modules.
+SOURCE_ROOTS = ("", "src/", "lib/", "python/", "site-packages/")
+#: At most this many names a comparison reaches (through what it reads and calls) per dunder.
+REACH = 400
 #: How many bases up a class's project ancestors are followed.
 ANCESTRY = 4
 
@@ -231,6 +234,17 @@ def _calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> tuple[set[
         )
 
     for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "__class__")
+                or (isinstance(node.func, ast.Call) and on_self(node.func))
+            )
+            and on_self(node.func if isinstance(node.func, ast.Call) else node.func.value)
+        ):
+            # self.__class__(other), type(self)(other): the class's own constructor is handed
+            # the other operand (packaging's Specifier.__eq__ does this).
+            attrs.update(("__init__", "__new__"))
         if isinstance(node, ast.Attribute) and on_self(node.value):
             name = node.attr
             if name.startswith("__") and not name.endswith("__"):
@@ -321,15 +335,19 @@ class Project:
         helpers: dict[tuple[str, str], set[str]] = {}
         todo: list[tuple[str, ast.ClassDef, int]] = [(path, cls, 0)]
         seen: set[tuple[str, str]] = set()
+        #: Every method of the class and its ancestors by name (the class's own first).
+        methods: dict[str, list[tuple[str, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef]]]
+        methods = {}
         while todo:
-            here, klass, depth = todo.pop()
+            here, klass, depth = todo.pop(0)
             if (here, klass.name) in seen:
                 continue
             seen.add((here, klass.name))
             for stmt in klass.body:
-                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    stmt.name in HOOK_DUNDERS
-                ):
+                if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                methods.setdefault(stmt.name, []).append((here, klass, stmt))
+                if stmt.name in HOOK_DUNDERS:
                     got, calls = _calls(stmt, klass.name)
                     attrs.setdefault(stmt.name, set()).update(got)
                     helpers.setdefault((here, klass.name), set()).update(calls)
@@ -338,6 +356,17 @@ class Project:
                     found = self.resolve(here, base)
                     if found is not None:
                         todo.append((found[0], found[1], depth + 1))
+        # And what those reach in turn: a property the comparison reads, the constructor it
+        # calls, what they read on the instance (Specifier.__eq__ -> _canonical_spec -> _spec).
+        for names in attrs.values():
+            frontier = sorted(names)
+            while frontier and len(names) < REACH:
+                for here, klass, fn in methods.get(frontier.pop(), ()):
+                    got, calls = _calls(fn, klass.name)
+                    new = got - names
+                    names |= new
+                    frontier.extend(sorted(new))
+                    helpers.setdefault((here, klass.name), set()).update(calls)
         return attrs, helpers
 
 

@@ -352,16 +352,66 @@ def show_files(paths):
     return out
 
 
-#: Project modules shown for the host's comparison-hook gate: how far imports are followed
-#: from the files a patch touches, and how many files at most.
-IMPORT_DEPTH = 2
+#: Modules shown for the host's comparison-hook gate: how far the bases of the changed files'
+#: classes are followed, how many files at most, and how many bytes in all.
+IMPORT_DEPTH = 3
 IMPORT_FILES = 60
+IMPORT_BYTES = 6 << 20
 #: Where a project's top-level packages live, besides the work tree's top.
 SOURCE_ROOTS = ("", "src/", "lib/", "python/")
+#: How an installed module's path is named for the host (``site-packages/pkg/mod.py``).
+SITE = "site-packages/"
 
 
-def module_files(rel, source):
-    """Work-tree paths of the project modules a Python file imports (those that exist)."""
+def site_roots():
+    """The task's installed packages: its virtual environment's site-packages, then the
+    interpreter's (what a class of the project may inherit from)."""
+    patterns = []
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        patterns.append(os.path.join(venv, "lib", "python3*", "site-packages"))
+    patterns += ["/usr/local/lib/python3*/site-packages", "/usr/lib/python3/dist-packages"]
+    roots = []
+    for pattern in patterns:
+        for root in sorted(glob.glob(pattern)):
+            if os.path.isdir(root) and not os.path.islink(root) and root not in roots:
+                roots.append(root)
+    return roots
+
+
+def _module_path(dotted):
+    """The file a dotted module name is (a work-tree path, or ``site-packages/...``), or None."""
+    parts = [p for p in dotted.split(".") if p]
+    if not parts or any(not p.isidentifier() for p in parts):
+        return None
+    base = "/".join(parts)
+    for root in SOURCE_ROOTS:
+        for cand in (root + base + ".py", root + base + "/__init__.py"):
+            full = os.path.join(TESTBED, cand)
+            if os.path.isfile(full) and not os.path.islink(full):
+                return cand
+    for root in site_roots():
+        for cand in (base + ".py", base + "/__init__.py"):
+            full = os.path.join(root, cand)
+            if os.path.isfile(full):
+                return SITE + cand
+    return None
+
+
+def _package_of(rel):
+    path = rel[len(SITE) :] if rel.startswith(SITE) else rel
+    for root in SOURCE_ROOTS:
+        if root and path.startswith(root):
+            path = path[len(root) :]
+            break
+    parts = path.split("/")
+    return parts[:-1]
+
+
+def module_files(rel, source, reexports=False):
+    """The files of the modules the classes of a Python file inherit from (their bases as
+    its imports name them; ``reexports``: and, for a package's ``__init__``, what it imports),
+    in the work tree or among the installed packages."""
     import ast
 
     if len(source) > 1 << 20:
@@ -370,62 +420,101 @@ def module_files(rel, source):
         tree = ast.parse(source, filename=rel)
     except Exception:  # the candidate's text: whatever it is, it names no module here
         return []
-    package = rel.rsplit("/", 1)[0].split("/") if "/" in rel else []
-    names = []
-    for node in ast.walk(tree):
+    package = _package_of(rel)
+    names = {}
+    imported = []
+    for node in tree.body:
         if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
+            for alias in node.names:
+                names[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                up = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 if node.level - 1 > len(package):
                     continue
+                up = package[: len(package) - (node.level - 1)]
                 head = ".".join(up + ([node.module] if node.module else []))
-                names.append(head)
-                names.extend(head + "." + a.name if head else a.name for a in node.names)
-            elif node.module:
-                names.append(node.module)
-                names.extend(node.module + "." + a.name for a in node.names)
-    found = []
-    for name in names:
-        if not name or name.startswith("."):
+            else:
+                head = node.module or ""
+            for alias in node.names:
+                target = head + "." + alias.name if head else alias.name
+                names[alias.asname or alias.name] = target
+                imported.append(target)
+    wanted = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
             continue
-        parts = name.split(".")
-        for root in SOURCE_ROOTS:
-            base = root + "/".join(parts)
-            for cand in (base + ".py", base + "/__init__.py"):
-                if cand.startswith("/") or ".." in cand.split("/"):
-                    continue
-                full = os.path.join(TESTBED, cand)
-                if os.path.isfile(full) and not os.path.islink(full):
-                    found.append(cand)
-    return sorted(set(found))
+        for base in node.bases:
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            parts = []
+            while isinstance(base, ast.Attribute):
+                parts.insert(0, base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in names:
+                wanted.add(".".join([names[base.id], *parts]))
+    if reexports and rel.endswith("__init__.py"):
+        wanted.update(imported)
+    found = set()
+    for dotted in sorted(wanted):
+        parts = dotted.split(".")
+        # "pkg.mod.Base": the module is a prefix (pkg/mod.py), or the package re-exports it.
+        for k in range(len(parts), 0, -1):
+            path = _module_path(".".join(parts[:k]))
+            if path is not None:
+                found.add(path)
+                break
+    return sorted(found)
+
+
+def _read_module(rel):
+    """A shown module's text: a work-tree file (never through a link) or an installed one."""
+    if not rel.startswith(SITE):
+        return show_files([rel]).get(rel)
+    sub = rel[len(SITE) :]
+    if sub.startswith("/") or ".." in sub.split("/"):
+        return None
+    for root in site_roots():
+        full = os.path.join(root, sub)
+        if os.path.isfile(full):
+            try:
+                with open(full, "rb") as fh:
+                    data = fh.read(SHOW_LIMIT + 1)
+                return data.decode("utf-8") if len(data) <= SHOW_LIMIT else None
+            except (OSError, UnicodeDecodeError):
+                return None
+    return None
 
 
 def show_imports(paths, skip):
-    """{path: text} of the project modules the Python files ``paths`` import, followed
-    ``IMPORT_DEPTH`` levels (at most ``IMPORT_FILES`` files; ``skip``: already shown). Read
-    after the candidate is applied, from the files it does not change: the base code that
-    its classes may inherit from."""
+    """{path: text} of the modules the classes of the Python files ``paths`` inherit from,
+    followed ``IMPORT_DEPTH`` levels (at most ``IMPORT_FILES`` files, ``IMPORT_BYTES`` bytes;
+    ``skip``: already shown). Read after the candidate is applied, from what it does not
+    change: the base code (the project's, and the installed packages') its classes inherit
+    from."""
     out = {}
+    size = 0
     seen = set(skip)
-    frontier = [p for p in paths if str(p).endswith(".py")]
+    frontier = [(p, False) for p in paths if str(p).endswith(".py")]
     for _depth in range(IMPORT_DEPTH):
         found = []
-        for rel in frontier:
-            data = show_files([rel]).get(rel)
+        for rel, deep in frontier:
+            data = _read_module(rel) if deep else show_files([rel]).get(rel)
             if data is None:
                 continue
-            found.extend(m for m in module_files(rel, data) if m not in seen)
+            found.extend(m for m in module_files(rel, data.encode("utf-8"), deep) if m not in seen)
         frontier = []
         for rel in sorted(set(found)):
             if len(out) >= IMPORT_FILES:
                 return out
             seen.add(rel)
-            shown = show_files([rel])
-            if rel in shown:
-                out[rel] = shown[rel]
-                frontier.append(rel)
+            data = _read_module(rel)
+            if data is None or size + len(data) > IMPORT_BYTES:
+                continue
+            size += len(data)
+            out[rel] = data
+            frontier.append((rel, True))
     return out
 
 
