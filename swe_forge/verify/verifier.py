@@ -35,7 +35,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -352,22 +352,10 @@ class Verifier:
             self._twins_expected(task, calibrate, decoys) - 1,
         )
         try:
-            return self._prepared(
-                session,
-                task,
-                patch,
-                guard,
-                result,
-                timings,
-                start,
-                calibrate,
-                decoys,
-                spares,
-                prepare_job,
-                test,
-                eco,
-                t,
+            grading = _Grading(
+                session, task, patch, guard, result, timings, start, calibrate, decoys
             )
+            return self._prepared(grading, spares, prepare_job, test, eco, t)
         finally:
             # Removed once every twin ended (removing one is work a running twin could feel).
             spares.close()
@@ -388,15 +376,7 @@ class Verifier:
 
     def _prepared(
         self,
-        session: Session,
-        task: TaskManifest,
-        patch: str,
-        guard: PatchGuard,
-        result: VerifyResult,
-        timings: dict[str, float],
-        start: float,
-        calibrate: Calibration | None,
-        decoys: list[dict[str, Any]] | None,
+        grading: _Grading,
         spares: Spares,
         prepare_job: dict[str, Any],
         test: str,
@@ -404,7 +384,11 @@ class Verifier:
         t: float,
     ) -> VerifyResult:
         """The rest of one grading once the other twins' containers are on their way: the
-        candidate applied and checked in ``session``, then the held-out tests and the run."""
+        candidate applied and checked in its first container, then the held-out tests and
+        the run."""
+        session, task, patch, guard = grading.session, grading.task, grading.patch, grading.guard
+        result, timings, start = grading.result, grading.timings, grading.start
+        calibrate, decoys = grading.calibrate, grading.decoys
         prep = session.call("prepare", prepare_job, timeout=600)
         timings["prepare"] = time.perf_counter() - t
         _merge_seconds(timings, prep)
@@ -778,6 +762,22 @@ def _materialize(session: Session, job: dict[str, Any]) -> None:
             if "text" in entry:
                 n += 1
                 entry["src"] = session.put(f"file-{n}.txt", entry.pop("text"))
+
+
+@dataclass(frozen=True)
+class _Grading:
+    """One grading in progress: what every step of it reads (the result and timings are
+    filled in as it goes)."""
+
+    session: Session
+    task: TaskManifest
+    patch: str
+    guard: PatchGuard
+    result: VerifyResult
+    timings: dict[str, float]
+    start: float
+    calibrate: Calibration | None
+    decoys: list[dict[str, Any]] | None
 
 
 def _comparison_hooks(
