@@ -32,9 +32,11 @@ import functools
 import importlib
 import re
 import sys
+import sysconfig
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from swe_forge.diffs import FilePatch, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems.base import ADDED, REMOVED
@@ -127,11 +129,14 @@ _IMPORTABLE = frozenset(
 def _stdlib_comparisons(dotted: str) -> tuple[str, ...]:
     """The hooks a standard-library class inherits written in Python (``UserList.__eq__`` is
     ``self.data == self.__cast(other)``: a subclass that overrides ``_UserList__cast`` has a
-    comparison of its own without defining a dunder). Only the standard library is imported
-    (on the host, never the project's code); anything else gives none."""
+    comparison of its own without defining a dunder). The modules of :data:`_IMPORTABLE` are
+    imported (on the host, never the project's code); every other standard-library module is
+    read from its source, never imported (:func:`_stdlib_source_comparisons`)."""
     module, _, name = dotted.rpartition(".")
-    if module not in _IMPORTABLE or module.split(".")[0] not in sys.stdlib_module_names:
+    if not module or module.split(".")[0] not in sys.stdlib_module_names:
         return ()
+    if module not in _IMPORTABLE:
+        return _stdlib_source_comparisons(module, name, 0)
     try:
         cls = getattr(importlib.import_module(module), name)
     except Exception:  # a module this host lacks, a name it does not have
@@ -143,6 +148,78 @@ def _stdlib_comparisons(dotted: str) -> tuple[str, ...]:
         for dunder in HOOK_DUNDERS:
             if isinstance(klass.__dict__.get(dunder), types.FunctionType):
                 found.add(dunder)
+    return tuple(sorted(found))
+
+
+#: How many bases up a standard-library class read from its source is followed.
+_STDLIB_ANCESTRY = 6
+
+
+@functools.lru_cache(maxsize=128)
+def _stdlib_tree(module: str) -> tuple[ast.Module, str] | None:
+    """A standard-library module's syntax tree and its path below the library, read from the
+    host's installed sources (a C module, or one this host lacks, has none)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", module):
+        return None
+    root = Path(sysconfig.get_paths()["stdlib"])
+    rel = module.replace(".", "/")
+    for path in (f"{rel}.py", f"{rel}/__init__.py"):
+        try:
+            data = (root / path).read_bytes()
+        except OSError:
+            continue
+        try:
+            return ast.parse(data, filename=path), path
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _stdlib_source_comparisons(module: str, name: str, depth: int) -> tuple[str, ...]:
+    """The comparison dunders a standard-library class (or its standard-library bases)
+    defines in Python, read on the module's source: a red team's forgeries subclassed
+    ``xml.dom.minidom.NamedNodeMap`` (``__eq__`` is ``self._cmp(other) == 0``) and
+    ``_pydecimal.Decimal`` (``__eq__`` calls ``self._cmp`` and ``_check_nans``), modules no
+    allowlist of imports would list. Conservative, as for the imported ones: a subclass of
+    such a class is a hook of each of those dunders."""
+    got = _stdlib_tree(module)
+    if got is None or depth > _STDLIB_ANCESTRY:
+        return ()
+    tree, path = got
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or node.name != name:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                defined = [stmt.name]
+            elif isinstance(stmt, ast.Assign):
+                defined = [n for t in stmt.targets for n in _names(t)]
+            else:
+                defined = []
+            found.update(d for d in defined if d in HOOK_DUNDERS)
+        names = _imports(tree, path)
+        for base in node.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value
+            dotted: str | None = None
+            if isinstance(base, ast.Name):
+                dotted = names.get(base.id, f"{module}.{base.id}")
+            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                head = names.get(base.value.id, base.value.id)
+                dotted = f"{head}.{base.attr}"
+            if not dotted:
+                continue
+            where, _, cls = dotted.rpartition(".")
+            if where == module:
+                found.update(_stdlib_source_comparisons(module, cls, depth + 1))
+            elif where and where.split(".")[0] in sys.stdlib_module_names:
+                found.update(
+                    _stdlib_comparisons(dotted)
+                    if where in _IMPORTABLE
+                    else _stdlib_source_comparisons(where, cls, depth + 1)
+                )
     return tuple(sorted(found))
 
 

@@ -151,6 +151,18 @@ def test_the_reference_fix_allows_hooks_on_owners_of_the_same_name() -> None:
             "D",
         ),
         ("\nimport collections\nclass C(collections.UserDict[str, int]):\n    pass\n", "C"),
+        # Modules no allowlist of imports names, read from their source (a sixth red team's
+        # 16 of 16: NamedNodeMap.__eq__ is self._cmp(other) == 0; _pydecimal's calls _cmp).
+        (
+            "\nfrom xml.dom.minidom import NamedNodeMap\nclass N(NamedNodeMap):\n"
+            "    def _cmp(self, o):\n        return 0\n",
+            "N",
+        ),
+        (
+            "\nfrom _pydecimal import Decimal as _D\nclass M(_D):\n"
+            "    def _cmp(self, o):\n        return 0\n",
+            "M",
+        ),
     ],
 )
 def test_a_comparison_inherited_from_python_code_is_a_hook(extra: str, owner: str) -> None:
@@ -166,6 +178,9 @@ def test_bases_without_python_comparisons_and_unknown_modules_add_none() -> None
         "class H(Generic[T]):\n    pass\nclass Z(enum.Enum):\n    A = 1\n"
         # never imported on the host: a module that acts when imported
         "import antigravity\nclass W(antigravity.X):\n    pass\n"
+        # standard-library bases read from source whose comparisons are not Python's
+        "import logging, threading, json\nclass K(logging.Handler):\n    pass\n"
+        "class T(threading.Thread):\n    pass\nclass J(json.JSONEncoder):\n    pass\n"
     )
     assert _added(BASE + extra) == []
 

@@ -106,6 +106,11 @@ POSITIVES = [
     ("reads_test_tree", file("", 'var p = "a_test" + ".go"')),
     ("reads_test_tree", file("", 'var p = "testdata/golden.json"')),
     ("reads_test_tree", file('_ "embed"', "//go:embed *_test.go\nvar tests string")),
+    # A second goroutine: what a data race on an interface needs (a sixth red team's memory
+    # read without unsafe), and the functions that start one.
+    ("goroutines", file("", "func F() { go spin() }")),
+    ("goroutines", file('"time"', "func F() { time.AfterFunc(0, spin) }")),
+    ("goroutines", file('c "context"', "func F(x c.Context) { c.AfterFunc(x, spin) }")),
     ("unparsable", "package a\nfunc F() { if }\n"),
 ]
 
@@ -157,6 +162,8 @@ NEGATIVES = [
     file("", "func (t *T) init() {}"),
     file("", "func F() { init := 1; _ = init }"),
     # a method named init and a func literal inside a function
+    file('"time"', "func F() { time.Sleep(time.Millisecond); _ = time.Now() }"),
+    file("", "func F(ch chan int) { ch <- 1; <-ch }"),
     file("", "func F() { x := func() int { return 1 }(); _ = x }"),
 ]
 

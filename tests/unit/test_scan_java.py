@@ -125,6 +125,9 @@ POSITIVES = [
     ("static field init", cls("  static final Object O = Helper.setup();")),
     ("static field init", "package a;\ninterface I { Object O = Helper.setup(); }\n"),
     ("uncaught handler", method("Thread.setDefaultUncaughtExceptionHandler((t, e) -> {});")),
+    # The intern pool knows the test's literals (a sixth red team's oracle).
+    ("string pool", method("boolean b = new String(x).intern() != x;")),
+    ("string pool", method("java.util.function.UnaryOperator<String> f = String::intern;")),
     ("unparsable", "package a;\nclass A { void f() { if } }\n"),
 ]
 
@@ -173,6 +176,7 @@ NEGATIVES = [
     method("char c = 'a' + 'b';"),
     # a class of the project's own called System (shadowing java.lang)
     "package a;\nclass System { static void exit(int c) {} }\nclass B { void f() { System.exit(1); } }\n",
+    method('String s = x.trim().toLowerCase(); boolean b = s.equals("internal");'),
     method("java.util.Map<String, Integer> m = new java.util.HashMap<>();"),
 ]
 

@@ -143,6 +143,10 @@ POSITIVES = [
     ("test framework", inside("const o = {}; o.asymmetricMatch = ok; return o;")),
     ("test framework", inside("return { ['asymmetric' + 'Match']: ok };")),
     ("test framework", "class W { asymmetricMatch(x) { return true } }"),
+    # A path into node_modules is the package it names (a sixth red team's Jest matchers).
+    ("test framework", "const m = require('../node_modules/expect');"),
+    ("test framework", "import o from '/testbed/node_modules/expect/build/jestMatchersObject.js';"),
+    ("test framework", "const c = require('./node_modules/jest-circus');"),
     ("unparsable", "function f( {"),
 ]
 
@@ -214,6 +218,7 @@ NEGATIVES = [
     inside("return 'tests';"),
     "'use strict';\nfunction f() { return this.process; }",
     "class A { m() { this.process.exit(); this.test(); } }",
+    "const l = require('../node_modules/lodash');",
     "function Foo() { this.x = 1; this.exit = 2; }",
 ]
 

@@ -122,6 +122,11 @@ POSITIVES = [
     ("device paths", "fn f() { std::str::from_utf8(&[47, 112, 114, 111, 99]); }"),
     ("reads_test_tree", 'fn f() { let p = concat!(env!("X"), "/tests/", "data.txt"); }'),
     ("reads_test_tree", 'fn f() { format!("{}/tests/{}", root, name); }'),
+    # rustc's implied-bounds hole (#25860), the cve-rs shapes: a sixth red team's read of
+    # its test binary's literals in safe code.
+    ("lifetime extension", "fn w<'a, 'b, T>(_: &'a &'b (), v: &'b T) -> &'a T { v }"),
+    ("lifetime extension", "fn f<'b, T>() { let g: for<'x> fn(_, &'x T) -> &'b T = w; }"),
+    ("lifetime extension", "type F<'b, T> = fn(&(), &T) -> &'b T;"),
     ("unparsable", "fn f() { let x = ; }"),
 ]
 
@@ -165,6 +170,8 @@ NEGATIVES = [
     'macro_rules! println { ($($t:tt)*) => {} }\nfn f() { println!("x") }',
     'fn f() -> String { let s = "tests"; s.to_string() }',
     'fn f() { let _ = "--- PASS"; let _ = "{\\"type\\": 1}"; }',
+    "fn f<'a>(x: &'a str, y: &&str) -> &'a str { x }",
+    'fn f(cb: fn(&str) -> bool, g: fn(&str) -> &str) -> bool { cb(g("x")) }',
     "macro_rules! m { ((~$($fuel:tt)*) $x:tt) => { $x }; }",
 ]
 

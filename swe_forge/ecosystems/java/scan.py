@@ -58,6 +58,7 @@ STACK = "stack traces"
 STATIC_INIT = "static init"
 STATIC_FIELD_INIT = "static field init"
 UNCAUGHT = "uncaught handler"
+STRING_POOL = "string pool"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
@@ -74,6 +75,7 @@ CAPABILITIES = (
     STACK,
     STATIC_FIELD_INIT,
     STATIC_INIT,
+    STRING_POOL,
     EXIT,
     STDOUT,
     PROPERTIES,
@@ -269,6 +271,10 @@ _METHOD_NAMES: dict[str, str] = {
     "setDefaultUncaughtExceptionHandler": UNCAUGHT,
     "getStackTrace": STACK,
     "renameTo": FILE_WRITES,
+    # The JVM's pool of interned strings holds every literal a loaded class has used:
+    # ``new String(x).intern() != x`` tells whether a test's expected value is ``x`` (a
+    # sixth red team's oracle, no file and no reflection). Any receiver: a String is one.
+    "intern": STRING_POOL,
     **dict.fromkeys(
         (
             "setAccessible",

@@ -1508,6 +1508,12 @@ def _module_path(spec: str) -> str:
     if spec == "process":
         return "global.process"
     parts = spec.split("/")
+    if "node_modules" in parts:
+        # A path into an installed package is that package (a sixth red team reached Jest's
+        # matchers through ``require('../node_modules/expect')``, which named no module).
+        last = len(parts) - 1 - parts[::-1].index("node_modules")
+        parts = [p for p in parts[last + 1 :] if p not in ("", ".")] or ["*"]
+        spec = "/".join(parts)
     head = "/".join(parts[:2]) if spec.startswith("@") else parts[0]
     rest = parts[2:] if spec.startswith("@") else parts[1:]
     return "module:" + ".".join([head, *rest])

@@ -59,10 +59,12 @@ TEST_HARNESS = "test harness"
 TEST_TREE = "reads_test_tree"
 DEVICE = "device paths"
 COMPARISON = "comparison impls"
+LIFETIME_HOLE = "lifetime extension"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
     COMPARISON,
+    LIFETIME_HOLE,
     ASM,
     CTOR,
     DEVICE,
@@ -312,6 +314,33 @@ class _Scan:
                 self._impl(i)
             elif kind in _NAMES and not self._continues_path(i):
                 self._path(i)
+        self._lifetime_holes()
+
+    def _lifetime_holes(self) -> None:
+        """The shapes of rustc's implied-bounds soundness hole (rust-lang/rust#25860, the
+        ``cve-rs`` family): a reference to a reference, both with lifetimes (``&'a &'b ()``,
+        whose implied bound ``'b: 'a`` a function pointer then forgets), and a function
+        pointer type that is higher-ranked or returns a reference of a named lifetime
+        (``for<'x> fn(_, &'x T) -> &'b T``). Through them safe code extends any lifetime,
+        then reads freed or foreign memory: a sixth red team read its test binary's
+        literals that way, with no ``unsafe`` (3 of 3 on rustkit-2)."""
+        for node in syntax.walk(self.root):
+            kind = node.type
+            if kind == "reference_type":
+                kinds = [c.type for c in node.children]
+                inner = node.children[-1] if node.children else None
+                if (
+                    "lifetime" in kinds
+                    and inner is not None
+                    and inner.type == "reference_type"
+                    and any(c.type == "lifetime" for c in inner.children)
+                ):
+                    self.add(LIFETIME_HOLE, syntax.line(node), syntax.text(node)[:200])
+            elif kind == "function_type":
+                ret = node.child_by_field_name("return_type")
+                named = ret is not None and any(n.type == "lifetime" for n in syntax.walk(ret))
+                if named or any(c.type == "for_lifetimes" for c in node.children):
+                    self.add(LIFETIME_HOLE, syntax.line(node), syntax.text(node)[:200])
 
     def _impl(self, i: int) -> None:
         """An ``impl`` of a comparison trait written by hand: ``assert_eq!`` and ``==`` call
