@@ -223,6 +223,84 @@ def _stdlib_source_comparisons(module: str, name: str, depth: int) -> tuple[str,
     return tuple(sorted(found))
 
 
+def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> set[str]:
+    """The methods a function calls on its instance (``self._cmp(other)``; a private name
+    mangled: ``self.__cast`` in ``UserList`` is ``_UserList__cast``)."""
+    me = _self_name(fn)
+    mangle = "_" + owner.lstrip("_")
+    out: set[str] = set()
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id == me:
+                name = func.attr
+        elif (
+            isinstance(func, ast.Call)
+            and isinstance(func.func, ast.Name)
+            and func.func.id == "getattr"
+            and len(func.args) >= 2
+            and isinstance(func.args[0], ast.Name)
+            and func.args[0].id == me
+        ):
+            name = _const_name(func.args[1])
+        if name:
+            if name.startswith("__") and not name.endswith("__"):
+                name = mangle + name
+            out.add(name)
+    return out
+
+
+def comparison_called(tree: ast.Module) -> frozenset[str]:
+    """The names of the methods the comparisons of a module's classes call on their
+    instance, followed through the class's own methods (``Version.__eq__`` calls
+    ``self._cmp``): an instance attribute of that name, set from anywhere, replaces the
+    method for that instance (a seventh red team's ``v._cmp = functools.partial(checker)``
+    and ``ul._UserList__cast = ...``: comparisons that check the answer, with no class)."""
+    out: set[str] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = {
+            s.name: s for s in cls.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        todo = [d for d in HOOK_DUNDERS if d in methods]
+        seen = set(todo)
+        while todo and len(seen) < REACH:
+            fn = methods.get(todo.pop())
+            if fn is None:
+                continue
+            for name in sorted(_self_calls(fn, cls.name) - seen):
+                seen.add(name)
+                out.add(name)
+                todo.append(name)
+    return frozenset(n for n in out if not (n.startswith("__") and n.endswith("__")))
+
+
+@functools.lru_cache(maxsize=256)
+def _stdlib_called(module: str) -> frozenset[str]:
+    """:func:`comparison_called` of a standard-library module, read from its source."""
+    if module.split(".")[0] not in sys.stdlib_module_names:
+        return frozenset()
+    got = _stdlib_tree(module)
+    return comparison_called(got[0]) if got is not None else frozenset()
+
+
+def _imported_modules(tree: ast.Module) -> set[str]:
+    """Every absolute module a file imports anywhere (``from a.b import c``: ``a.b`` and
+    ``a.b.c``, which may be a module)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return out
+
+
 #: Where a project's top-level packages live (as the supervisor resolves imports), and the
 #: prefix under which it shows installed packages' modules.
 SOURCE_ROOTS = ("", "src/", "lib/", "python/", "site-packages/")
@@ -359,6 +437,19 @@ class Project:
             for name in module_names(path):
                 self.by_module.setdefault(name, path)
         self._names: dict[str, dict[str, str]] = {}
+        self._called: frozenset[str] | None = None
+
+    def called(self) -> frozenset[str]:
+        """:func:`comparison_called` over every file shown, and over the standard-library
+        modules they import (a helper of the project may hand out a ``Version``)."""
+        if self._called is None:
+            names: set[str] = set()
+            for tree in self.trees.values():
+                names |= comparison_called(tree)
+                for module in _imported_modules(tree):
+                    names |= _stdlib_called(module)
+            self._called = frozenset(names)
+        return self._called
 
     def names(self, path: str) -> dict[str, str]:
         if path not in self._names:
@@ -375,6 +466,17 @@ class Project:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
                 return path, node
+        for node in tree.body:
+            # ``Base = Version``: a class named through an assignment (a seventh red team).
+            if (
+                hops > 0
+                and isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.Name | ast.Attribute)
+            ):
+                found = self.resolve(path, node.value, hops - 1)
+                if found is not None:
+                    return found
         dotted = self.names(path).get(name)
         if dotted and hops > 0:
             return self.dotted_class(dotted, hops - 1)
@@ -385,12 +487,12 @@ class Project:
         path = self.by_module.get(module)
         return self.top_class(path, name, hops) if path else None
 
-    def resolve(self, path: str, expr: ast.expr) -> tuple[str, ast.ClassDef] | None:
+    def resolve(self, path: str, expr: ast.expr, hops: int = 2) -> tuple[str, ast.ClassDef] | None:
         """The project class a base expression names in ``path``."""
         if isinstance(expr, ast.Subscript):  # Generic[T], Base[int]
-            return self.resolve(path, expr.value)
+            return self.resolve(path, expr.value, hops)
         if isinstance(expr, ast.Name):
-            return self.top_class(path, expr.id)
+            return self.top_class(path, expr.id, hops)
         if isinstance(expr, ast.Attribute):
             parts: list[str] = []
             node: ast.expr = expr
@@ -453,8 +555,13 @@ class _Sites(ast.NodeVisitor):
         self.project = project
         self.found: list[Hook] = []
         #: Local name -> dotted name, from the file's imports (``from collections import
-        #: UserList as U``, ``import collections as c``).
+        #: UserList as U``, ``import collections as c``) and assignments (``B = c.UserList``).
         self.names: dict[str, str] = {}
+        #: Methods that comparisons in reach call on their instance (see
+        #: :func:`comparison_called`): writing one from outside its class is a hook.
+        self.called: frozenset[str] = frozenset()
+        #: Names bound by an assignment to another name (``_B = Version``).
+        self.aliased: set[str] = set()
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -509,7 +616,30 @@ class _Sites(ast.NodeVisitor):
                         self._add(node.name, name, stmt)
         self._inherited(node)
         self._reached(node)
+        self._unseen_bases(node)
         self.generic_visit(node)
+
+    def _unseen_bases(self, node: ast.ClassDef) -> None:
+        """A base bound by an assignment to a class of an installed package that the host
+        was not shown (the supervisor shows the modules of the names a class statement
+        inherits from, and an alias is no import): its comparisons cannot be read, so the
+        class counts as a hook of each (a seventh red team: ``_Count = Version`` from
+        ``setuptools._distutils.version``, then ``class _Minutes(_Count)``)."""
+        for base in node.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value
+            if not isinstance(base, ast.Name) or base.id not in self.aliased:
+                continue
+            dotted = self.names.get(base.id, "")
+            top = dotted.split(".")[0]
+            if not dotted or dotted.startswith("builtins.") or top in sys.stdlib_module_names:
+                continue
+            if self.project is not None and self.project.dotted_class(dotted) is not None:
+                continue
+            if self.project is not None and self.project.resolve(self.path, base) is not None:
+                continue
+            for dunder in sorted(HOOK_DUNDERS):
+                self._add(node.name, f"{dunder}/unread base {dotted}", node)
 
     def _reached(self, node: ast.ClassDef) -> None:
         """Hooks through what the class's own and inherited project comparisons call: a
@@ -538,20 +668,42 @@ class _Sites(ast.NodeVisitor):
                 if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in called:
                     self._add(owner, f"helper/{stmt.name}", stmt)
 
+    def _written(self, owner: str, name: str | None, node: ast.AST, *, public: bool = True) -> None:
+        """A name written on an object, a namespace or through ``setattr``: a hook when it
+        is a comparison, or a method a comparison in reach calls on its instance
+        (``public``: a public name too; a dict's key or a call's keyword such as
+        ``replace`` is mostly data, so there only a private name counts)."""
+        if name in HOOK_DUNDERS:
+            self._add(owner, str(name), node)
+        elif name and name in self.called and (public or name.startswith("_")):
+            self._add(owner, f"called/{name}", node)
+
     def _targets(
         self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, targets: Iterable[ast.expr]
     ) -> None:
         for t in targets:
             for sub in ast.walk(t):
-                if isinstance(sub, ast.Attribute) and sub.attr in HOOK_DUNDERS:
-                    self._add(_text(sub.value), sub.attr, node)
+                if isinstance(sub, ast.Attribute):
+                    self._written(_text(sub.value), sub.attr, node)
                 elif isinstance(sub, ast.Subscript):
-                    name = _const_name(sub.slice)
-                    if name in HOOK_DUNDERS:
-                        self._add("?", str(name), node)
+                    self._written("?", _const_name(sub.slice), node, public=False)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._targets(node, node.targets)
+        for target in node.targets:
+            pairs: list[tuple[ast.expr, ast.expr]] = [(target, node.value)]
+            if isinstance(target, ast.Tuple | ast.List) and isinstance(
+                node.value, ast.Tuple | ast.List
+            ):
+                pairs = list(zip(target.elts, node.value.elts, strict=False))
+            for left, right in pairs:
+                # ``_Count = distutils.version.Version``, then ``class X(_Count)``: the
+                # base is what the name was bound to (a seventh red team's 1.0s).
+                if isinstance(left, ast.Name) and isinstance(right, ast.Name | ast.Attribute):
+                    dotted = self._dotted(right)
+                    if dotted:
+                        self.names[left.id] = dotted
+                        self.aliased.add(left.id)
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -566,20 +718,32 @@ class _Sites(ast.NodeVisitor):
         func = node.func
         callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if callee in ("setattr", "__setattr__") and len(node.args) >= 2:
-            name = _const_name(node.args[1])
-            if name in HOOK_DUNDERS:
-                self._add(_text(node.args[0]), str(name), node)
+            self._written(_text(node.args[0]), _const_name(node.args[1]), node)
         for kw in node.keywords:
-            if kw.arg in HOOK_DUNDERS:
-                # dict(__eq__=f), type(..., **{...}) and friends: a namespace being written.
-                self._add("?", kw.arg, node)
+            # dict(__eq__=f), type(..., **{...}) and friends: a namespace being written.
+            self._written("?", kw.arg, node, public=False)
+        if callee == "type" and len(node.args) == 3:
+            # type(name, bases, namespace): a class, whose bases are read as a class's are.
+            self._made_class(node)
         self.generic_visit(node)
+
+    def _made_class(self, node: ast.Call) -> None:
+        bases = node.args[1]
+        elts = bases.elts if isinstance(bases, ast.Tuple | ast.List) else [bases]
+        owner = _const_name(node.args[0]) or "?"
+        for base in elts:
+            dotted = self._dotted(base)
+            for dunder in _stdlib_comparisons(dotted) if dotted else ():
+                self._add(owner, dunder, node)
+        if isinstance(node.args[2], ast.Dict):
+            for key in node.args[2].keys:
+                name = _const_name(key) if key is not None else None
+                self._written(owner, name, node)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for key in node.keys:
             name = _const_name(key) if key is not None else None
-            if name in HOOK_DUNDERS:
-                self._add("?", str(name), node)
+            self._written("?", name, node, public=False)
         self.generic_visit(node)
 
 
@@ -601,6 +765,12 @@ def hooks(source: bytes, path: str = "", project: Project | None = None) -> list
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     sites = _Sites(path, project)
+    called = set(comparison_called(tree))
+    for module in _imported_modules(tree):
+        called |= _stdlib_called(module)
+    if project is not None:
+        called |= project.called()
+    sites.called = frozenset(called)
     try:
         sites.visit(tree)
     except RecursionError:

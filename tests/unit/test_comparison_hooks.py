@@ -392,3 +392,64 @@ def test_a_checker_inherited_from_an_installed_package_is_a_hook() -> None:
     # A subclass that changes nothing the comparison reaches adds none.
     plain = forged.replace("_canonical_spec", "describe").replace("__init__", "setup")
     assert _added_with(CORE + plain, modules) == []
+
+
+# ------------------------------------- a seventh red team: aliases and instance attributes
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        # A base named through an assignment is the class it was bound to.
+        (
+            "\nimport collections\n_B = collections.UserList\nclass L(_B):\n    pass\n",
+            ("L", "__eq__"),
+        ),
+        (
+            "\nfrom xml.dom import minidom\n_M, _X = minidom.NamedNodeMap, 1\n"
+            "class N(_M):\n    pass\n",
+            ("N", "__eq__"),
+        ),
+        # No class: an instance's attribute replaces the method its comparison calls.
+        (
+            "\nimport functools\nfrom collections import UserList\n"
+            "def f(lines, ok):\n    ul = UserList(lines)\n"
+            "    ul._UserList__cast = functools.partial(ok)\n    return ul\n",
+            ("ul", "called/_UserList__cast"),
+        ),
+        (
+            "\nimport distutils.version\ndef f(ok):\n    v = distutils.version.Version()\n"
+            "    setattr(v, '_c' + 'mp', ok)\n    return v\n",
+            ("v", "called/_cmp"),
+        ),
+        (
+            "\nimport distutils.version\ndef f(ok):\n    v = distutils.version.Version()\n"
+            "    vars(v)['_cmp'] = ok\n    return v\n",
+            ("?", "called/_cmp"),
+        ),
+        # type(name, bases, namespace) makes a class like a class statement.
+        (
+            "\nimport collections\nT = type('T', (collections.UserList,), {})\n",
+            ("T", "__eq__"),
+        ),
+    ],
+)
+def test_a_comparison_reached_without_a_class_statement_is_a_hook(
+    extra: str, expected: tuple[str, str]
+) -> None:
+    assert expected in _added(BASE + extra)
+
+
+def test_data_named_like_a_called_method_is_not_a_hook() -> None:
+    # datetime's comparisons call replace(): a dict key or a keyword of that name is data.
+    extra = (
+        "\nimport datetime\ndef f(d, x):\n    opts = {'replace': True}\n"
+        "    d['replace'] = x\n    return g(replace=False, **opts)\n"
+    )
+    assert _added(BASE + extra) == []
+
+
+def test_an_alias_of_a_base_the_host_was_not_shown_is_a_hook() -> None:
+    extra = "\nfrom somelib.version import Ver\n_C = Ver\nclass M(_C):\n    pass\n"
+    found = _added(BASE + extra)
+    assert ("M", "__eq__/unread base somelib.version.Ver") in found
+    # Written as the import's own name, the supervisor shows the module: no guess here.
+    assert _added(BASE + "\nfrom somelib.version import Ver\nclass M(Ver):\n    pass\n") == []
