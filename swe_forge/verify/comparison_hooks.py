@@ -223,11 +223,17 @@ def _stdlib_source_comparisons(module: str, name: str, depth: int) -> tuple[str,
     return tuple(sorted(found))
 
 
+def _mangled(name: str, owner: str) -> str:
+    """``__x`` as Python stores it in class ``owner`` (``_Owner__x``); other names as they are."""
+    if name.startswith("__") and not name.endswith("__"):
+        return "_" + owner.lstrip("_") + name
+    return name
+
+
 def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> set[str]:
     """The methods a function calls on its instance (``self._cmp(other)``; a private name
     mangled: ``self.__cast`` in ``UserList`` is ``_UserList__cast``)."""
     me = _self_name(fn)
-    mangle = "_" + owner.lstrip("_")
     out: set[str] = set()
     for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
@@ -247,9 +253,7 @@ def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> set[s
         ):
             name = _const_name(func.args[1])
         if name:
-            if name.startswith("__") and not name.endswith("__"):
-                name = mangle + name
-            out.add(name)
+            out.add(_mangled(name, owner))
     return out
 
 
@@ -373,7 +377,6 @@ def _calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> tuple[set[
     me = _self_name(fn)
     attrs: set[str] = set()
     helpers: set[str] = set()
-    mangle = "_" + owner.lstrip("_")
 
     def on_self(node: ast.AST) -> bool:
         if isinstance(node, ast.Name) and node.id == me:
@@ -401,10 +404,7 @@ def _calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str) -> tuple[set[
             # the other operand (packaging's Specifier.__eq__ does this).
             attrs.update(("__init__", "__new__"))
         if isinstance(node, ast.Attribute) and on_self(node.value):
-            name = node.attr
-            if name.startswith("__") and not name.endswith("__"):
-                name = mangle + name
-            attrs.add(name)
+            attrs.add(_mangled(node.attr, owner))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             helpers.add(node.func.id)
             if node.func.id == "getattr" and len(node.args) >= 2 and on_self(node.args[0]):
