@@ -379,6 +379,32 @@ def source_capabilities(
     return sorted(introduced)
 
 
+def post_images(patch: str, read_base: Reader | None) -> dict[str, tuple[bytes, bool]]:
+    """Path -> (text, whole) of every text file a patch adds or changes: its base file with
+    the hunks applied (``whole``), else, when the base cannot be read or the hunks do not
+    apply to it, the hunks' new side alone."""
+    out: dict[str, tuple[bytes, bool]] = {}
+    for fp in parse_patch(patch):
+        path = fp.new_path
+        if not path or fp.is_binary:
+            continue
+        before = _pre_image(fp, read_base, lambda _p: True)
+        if before is not None:
+            try:
+                out[path] = (apply_file_patch(before, fp), True)
+                continue
+            except PatchApplyError:
+                pass
+        lines = [
+            body if body.endswith(b"\n") else body + b"\n"
+            for hunk in fp.hunks
+            for tag, body in hunk.lines
+            if tag != REMOVED
+        ]
+        out[path] = (b"".join(lines), False)
+    return out
+
+
 def _moves(patches: list[FilePatch], keep: Callable[[str], bool]) -> dict[str, str]:
     """New path -> old path of the source files a patch deletes and adds again: the same
     blob (``index`` lines), else the only deleted file of the same name."""

@@ -227,7 +227,8 @@ def test_patch_capabilities_of_new_and_test_files() -> None:
     new = diff(f"{M}B.java", [], ["package a;", "class B { Runnable r = Runtime::halt; }"])
     assert JAVA.capabilities(new, {}.get) == ["System.exit"]
     test = diff("src/test/java/a/BTest.java", [], ["class BTest { void f() { System.exit(0); } }"])
-    assert JAVA.capabilities(test, {}.get) == []
+    # read too: a build's source roots decide what javac compiles, not the file's name
+    assert JAVA.capabilities(test, {}.get) == ["System.exit"]
     files = {f"{M}A.java": "\n".join(BASE).encode() + b"\n"}
     broken = diff(f"{M}A.java", BASE, [*BASE[:3], "  void g() { if }", "}"])
     assert JAVA.capabilities(broken, files.get) == ["unparsable"]

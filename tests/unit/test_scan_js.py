@@ -278,8 +278,9 @@ def test_patch_capabilities_are_what_the_files_did_not_use_before() -> None:
 def test_patch_capabilities_of_new_test_and_declaration_files() -> None:
     new = diff("src/b.ts", [], ["export const g = () => (globalThis as any).expect = 1;"])
     assert ECO.capabilities(new, {}.get) == ["test framework"]
+    # A test-named module runs when a source file requires it: read like any other.
     test = diff("src/b.test.js", [], ["process.exit(1);"])
-    assert ECO.capabilities(test, {}.get) == []
+    assert "process.exit" in ECO.capabilities(test, {}.get)
     types = diff("src/b.d.ts", [], ["declare const x: typeof Symbol.hasInstance;"])
     assert ECO.capabilities(types, {}.get) == []
     files = {"src/a.js": "\n".join(BASE).encode() + b"\n"}
@@ -295,3 +296,91 @@ def test_base_capabilities_skip_tests_and_installed_packages() -> None:
         "src/broken.js": b"function (",
     }
     assert ECO.base_capabilities(sorted(files), files.get) == ["process.exit"]
+
+
+# An eighth red team reached Jest's `expect` from a module the scan never read: under
+# `vendor/`, `dist/`, `fixtures/`, named like a test, or of another extension (Node and Jest
+# run `require('./fit.txt')` as JavaScript). Every file a runner could load is read now.
+HOOK = [
+    "const e = require('expect');",
+    "module.exports = () => e.extend({ toBe: () => ({ pass: true }) });",
+]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/vendor/fitcheck.js",
+        "dist/fit.js",
+        "build/fit.js",
+        "coverage/fit.js",
+        "src/fixtures/fit.js",
+        "src/__fixtures__/fit.js",
+        "src/fit-test.js",
+        "jest.setup.js",
+    ],
+)
+def test_a_module_anywhere_is_read(path: str) -> None:
+    assert "test framework" in ECO.capabilities(diff(path, [], HOOK), {}.get)
+
+
+@pytest.mark.parametrize(
+    ("spec", "path"),
+    [
+        ("./fit.txt", "src/fit.txt"),
+        ("./fit", "src/fit"),  # no extension: Node tries the name as written first
+        ("./fit", "src/fit.md"),  # an extension the project's resolver may add
+        ("../lib/fit.md", "lib/fit.md"),
+        ("fit.cfg", "src/fit.cfg"),  # through the resolver's module directories
+        ("mypkg/src/fit.txt", "src/fit.txt"),  # the package's own name
+        ("./fit.css", "src/fit.css"),  # an asset that parses as JavaScript is code
+    ],
+)
+def test_a_file_of_another_extension_that_code_requires_is_code(spec: str, path: str) -> None:
+    patch = diff("src/strutil.js", [], [f"const install = require('{spec}');"]) + diff(
+        path, [], HOOK
+    )
+    assert "test framework" in ECO.capabilities(patch, {}.get)
+    # import, import() and export-from name it as well
+    for line in (f"import i from '{spec}';", f"const m = import('{spec}');"):
+        patch = diff("src/strutil.mjs", [], [line]) + diff(path, [], HOOK)
+        assert "test framework" in ECO.capabilities(patch, {}.get), line
+
+
+def test_a_required_file_that_does_not_parse_is_unparsable_unless_an_asset() -> None:
+    broken = ["const e = require('expect'); e.extend({ toBe() { return {pass: true} } ) ]"]
+    patch = diff("src/a.js", [], ["require('./fit.txt');"]) + diff("src/fit.txt", [], broken)
+    assert "unparsable" in ECO.capabilities(patch, {}.get)
+    # Required in turn by a required file: still code.
+    chain = (
+        diff("src/a.js", [], ["require('./one.txt');"])
+        + diff("src/one.txt", [], ["require('./two.md');"])
+        + diff("src/two.md", [], HOOK)
+    )
+    assert "test framework" in ECO.capabilities(chain, {}.get)
+    # A stylesheet a component imports is mapped by the project's Jest, never run.
+    css = diff("src/a.js", [], ["import './a.css';"]) + diff("src/a.css", [], [".a { b: c; }"])
+    assert ECO.capabilities(css, {}.get) == []
+
+
+def test_other_text_files_count_only_where_they_parse_as_javascript() -> None:
+    prose = [
+        "# Changes",
+        "- `truncate` no longer calls process.exit(1) when width is 0; see require('expect').",
+    ]
+    assert ECO.capabilities(diff("CHANGELOG.md", [], prose), {}.get) == []
+    data = diff("src/data.json", [], ['{"a": "require(\'expect\')"}'])
+    assert ECO.capabilities(data, {}.get) == []
+    # A text file that is valid JavaScript is code whatever its name (a base file's
+    # optional require can load it).
+    assert "test framework" in ECO.capabilities(diff("src/fit.cfg", [], HOOK), {}.get)
+    # Declaration files hold types, unless code names one.
+    types = ["declare const x: typeof Symbol.hasInstance;"]
+    assert ECO.capabilities(diff("src/b.d.ts", [], types), {}.get) == []
+    named = diff("src/a.js", [], ["require('./b.d.ts');"]) + diff("src/b.d.ts", [], HOOK)
+    assert "test framework" in ECO.capabilities(named, {}.get)
+
+
+def test_json_of_any_name_is_data() -> None:
+    rc = ["{", '  "env": { "mocha": true },', '  "plugins": ["mocha"]', "}"]
+    assert ECO.capabilities(diff("integration-test/.eslintrc", [], rc), {}.get) == []

@@ -127,6 +127,11 @@ POSITIVES = [
     ("lifetime extension", "fn w<'a, 'b, T>(_: &'a &'b (), v: &'b T) -> &'a T { v }"),
     ("lifetime extension", "fn f<'b, T>() { let g: for<'x> fn(_, &'x T) -> &'b T = w; }"),
     ("lifetime extension", "type F<'b, T> = fn(&(), &T) -> &'b T;"),
+    # rustc compiles a module's file whatever its name: a .txt the .rs scan never read (an
+    # eighth red team's 1.0 on a Rust task).
+    ("module path", '#[path = "fit.txt"]\npub mod fit;'),
+    ("module path", '#[cfg_attr(all(), path = "fit.md")]\nmod fit;'),
+    ("module path", '#[path = concat!("fit", ".rs")]\nmod fit;'),
     ("unparsable", "fn f() { let x = ; }"),
 ]
 
@@ -150,6 +155,7 @@ def test_findings_carry_line_and_evidence() -> None:
 
 NEGATIVES = [
     "#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]\npub struct S(String);",
+    '#[cfg(unix)]\n#[path = "imp/unix.rs"]\nmod imp;',
     "impl S { fn eq_len(&self, o: &S) -> bool { self.0.len() == o.0.len() } }",
     'pub fn squeeze(s: &str) -> String { s.replace("  ", " ") }',
     'fn f(n: u8) -> String { format!("{} items", n) }',
@@ -214,7 +220,9 @@ def test_patch_capabilities_are_what_the_files_did_not_use_before() -> None:
 def test_patch_capabilities_of_new_files_tests_and_broken_syntax() -> None:
     new = diff("src/new.rs", [], ["#[cfg_attr(unix, used)]", "static X: u8 = 0;"])
     assert ECO.capabilities(new, {}.get) == ["ctor"]
-    assert ECO.capabilities(diff("tests/a.rs", [], ["fn f() { std::process::exit(0) }"])) == []
+    # Every .rs file is read, a test's too: a source file's mod can compile any of them.
+    exits = diff("tests/a.rs", [], ["fn f() { std::process::exit(0) }"])
+    assert ECO.capabilities(exits) == ["process::exit/abort"]
     files = {"src/lib.rs": "\n".join(BASE).encode() + b"\n"}
     broken = diff("src/lib.rs", BASE, [*BASE, "fn g() { let x = ; }"])
     assert ECO.capabilities(broken, files.get) == ["unparsable"]

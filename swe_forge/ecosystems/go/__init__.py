@@ -236,7 +236,9 @@ class GoEcosystem:
         before (read on their syntax trees, :mod:`swe_forge.ecosystems.go.scan`), and
         ``assembly`` for a file the go tool compiles into the package that no scanner reads
         (``.s``, ``.syso``, C sources)."""
-        found = set(source_capabilities(patch, read_base, self._source, scan))
+        # Every .go file: a test file the path guard let through would be compiled into the
+        # test binary too.
+        found = set(source_capabilities(patch, read_base, lambda p: p.endswith(".go"), scan))
         if any(foreign_source(fp.new_path or "") for fp in parse_patch(patch)):
             found.add(ASSEMBLY)
         return sorted(found)

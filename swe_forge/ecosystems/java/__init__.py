@@ -300,7 +300,9 @@ class JavaEcosystem:
     def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the patch's main Java files use after it that they did not use
         before (read on their syntax trees, :mod:`swe_forge.ecosystems.java.scan`)."""
-        return source_capabilities(patch, read_base, _is_main_source, scan)
+        # Every .java file, wherever it lies: javac compiles what the build's source roots
+        # hold, and a test-like name or directory is no proof that it is not among them.
+        return source_capabilities(patch, read_base, lambda p: p.endswith(".java"), scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's main Java files use."""

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import random
 import re
 import shutil
@@ -62,6 +63,8 @@ from typing import TYPE_CHECKING, Any
 from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
+    UNPARSABLE,
+    Findings,
     Reader,
     digest_text,
     file_lines,
@@ -69,6 +72,7 @@ from swe_forge.ecosystems.base import (
     line_violations,
     patched_test_files,
     paths_beyond_gold,
+    post_images,
     runner_config,
     signed,
     source_capabilities,
@@ -77,7 +81,7 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
-from swe_forge.ecosystems.js.scan import scan
+from swe_forge.ecosystems.js.scan import module_specifiers, scan
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
@@ -212,9 +216,31 @@ class JsEcosystem:
         return not _CONFIG_NAME.match(parts[-1])
 
     def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
-        """Capabilities the patch's non-test JS/TS files use after it that they did not use
-        before (read on their syntax trees, :mod:`swe_forge.ecosystems.js.scan`)."""
-        return source_capabilities(patch, read_base, self._runs, scan)
+        """Capabilities the files a patch adds or changes use after it that they did not use
+        before (read on their syntax trees, :mod:`swe_forge.ecosystems.js.scan`).
+
+        Every file the runner could load is read, wherever it lies: a module under
+        ``vendor/``, ``dist/`` or ``fixtures/``, or one named like a test, runs as soon as a
+        source file requires it, and Node and Jest run a required file of any extension as
+        JavaScript (``require('./fit.txt')``). So a file of another extension that the
+        patch's code names is code, whole; any other text file the patch touches is read as
+        JavaScript too and counts when it parses as such (nothing can run one that does
+        not)."""
+        code = _loaded_as_code(patch, read_base)
+
+        def read(source: bytes, path: str, *, fragment: bool = False) -> Findings:
+            if path in code or (path.endswith(JS_EXTS) and not path.endswith(_DECLARATIONS)):
+                return scan(source, path, fragment=fragment)
+            if path.endswith(_DECLARATIONS):
+                return {}  # types only, unless some code requires it by name
+            if fragment or _json(source):
+                # Prose read without its file names no code; JSON (an ``.eslintrc``) is data
+                # (an object where a statement starts is no script Node would run).
+                return {}
+            found = scan(source, path)
+            return {} if UNPARSABLE in found else found
+
+        return source_capabilities(patch, read_base, lambda _path: True, read)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test JS/TS source files use."""
@@ -491,3 +517,86 @@ def _package_json_lines(patch: str) -> set[tuple[str, str]]:
                 if line:
                     out.add((path, signed(tag, line)))
     return out
+
+
+#: TypeScript's declaration files: types only, unless code requires one by its name.
+_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
+#: Files Node and Jest never run as JavaScript (parsed as data, or binary addons).
+_DATA_EXTS = (".json", ".node")
+#: Assets a project's Jest maps or transforms when its code imports them (nothing loads them
+#: as JavaScript where tests run at all): read as code, but no syntax error refuses them.
+_ASSET_EXTS = (
+    ".css",
+    ".scss",
+    ".sass",
+    ".less",
+    ".styl",
+    ".svg",
+    ".html",
+    ".htm",
+    ".graphql",
+    ".gql",
+)
+
+
+def _loaded_as_code(patch: str, read_base: Reader | None) -> set[str]:
+    """Files of other extensions than JS/TS that a patch adds or changes and that a JS/TS
+    file it adds or changes (or one of these, in turn) names in ``require``/``import``: the
+    runner would load them as JavaScript. An asset's name is left out (see ``_ASSET_EXTS``)
+    unless it parses as JavaScript."""
+    images = post_images(patch, read_base)
+    others = {
+        p for p in images if p.endswith(_DECLARATIONS) or not p.endswith((*JS_EXTS, *_DATA_EXTS))
+    }
+    if not others:
+        return set()
+    loaded: set[str] = set()
+    queue = sorted((p for p in images if p not in others and p.endswith(JS_EXTS)), reverse=True)
+    seen: set[str] = set()
+    while queue:
+        path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        text, whole = images[path]
+        for spec in sorted(module_specifiers(text, path, fragment=not whole)):
+            for target in sorted(_named_files(spec, path, others)):
+                if target.endswith(_ASSET_EXTS) and UNPARSABLE in scan(images[target][0], target):
+                    continue
+                if target not in loaded:
+                    loaded.add(target)
+                    queue.append(target)
+    return loaded
+
+
+def _json(source: bytes) -> bool:
+    """The text is one JSON value."""
+    try:
+        json.loads(source)
+    except ValueError:
+        return False
+    return True
+
+
+def _named_files(spec: str, importer: str, files: set[str]) -> set[str]:
+    """Which of ``files`` a module specifier in ``importer`` may load: a relative or
+    absolute path (as written, or with an extension the project's resolver may add), or a
+    bare name found through the resolver's module directories or the package's own name."""
+    spec = spec.split("?", 1)[0].split("#", 1)[0]
+    if not spec:
+        return set()
+    if spec.startswith(("./", "../")) or spec in (".", ".."):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        return {f for f in files if f == target or _with_extension(f, target)}
+    if spec.startswith("/"):
+        return {f for f in files if spec == "/" + f or spec.endswith("/" + f)}
+    parts = [p for p in spec.split("/") if p not in ("", ".")]
+    tails = {"/".join(parts[k:]) for k in range(len(parts))}
+    return {f for f in files for t in tails if f == t or f.endswith("/" + t)}
+
+
+def _with_extension(path: str, stem: str) -> bool:
+    """``path`` is ``stem`` with one more extension (``./fit`` loads ``fit.txt`` where a
+    project's Jest lists ``txt`` among its module file extensions)."""
+    rest = path[len(stem) :] if path.startswith(stem) else ""
+    return rest.startswith(".") and "/" not in rest

@@ -450,19 +450,31 @@ class _Binding:
 
 def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     """Capability -> [(line, evidence)] of one JS/TS file, by its extension's grammar
-    (``fragment``: the hunks of a patch, read without their file's imports)."""
+    (``fragment``: the hunks of a patch, read without their file's imports). A file of
+    another extension is read as JavaScript: that is how Node and Jest load it."""
+    return _scan(source, path, fragment)[0]
+
+
+def module_specifiers(source: bytes, path: str, *, fragment: bool = False) -> set[str]:
+    """Every constant specifier a JS/TS file (or fragment) hands to ``require``, ``import``
+    or ``export ... from``."""
+    return _scan(source, path, fragment)[1]
+
+
+def _scan(source: bytes, path: str, fragment: bool) -> tuple[Findings, set[str]]:
     found: Findings = {}
     if len(source) > syntax.MAX_PARSE_BYTES:
         add_finding(found, UNPARSABLE, 1, f"{len(source)} bytes")
-        return found
+        return found, set()
     tree = syntax.parse(syntax.grammar_for_path(path), _newer_syntax(source))
     root = tree.root_node
     if root.has_error and not fragment:
         line = next((syntax.line(n) for n in syntax.walk(root) if n.is_error or n.is_missing), 1)
         add_finding(found, UNPARSABLE, line, "syntax error")
     typescript = path.endswith((".ts", ".tsx", ".mts", ".cts"))
-    _Scan(root, found, fragment, typescript=typescript).run()
-    return found
+    run = _Scan(root, found, fragment, typescript=typescript)
+    run.run()
+    return found, run.specifiers
 
 
 #: TypeScript 5 forms the grammar does not know yet, that have no run-time meaning.
@@ -497,6 +509,9 @@ class _Scan:
         self.values: dict[int, Any] = {}
         self.partial: dict[int, str] = {}
         self.folding: set[int] = set()
+        #: Every constant module specifier the file loads (what a relative one names may be
+        #: a file of any extension: Node and Jest run ``require('./x.txt')`` as JavaScript).
+        self.specifiers: set[str] = set()
 
     def add(self, name: str, node: Any, evidence: str | None = None) -> None:
         text = evidence if evidence is not None else syntax.text(node).split("\n", 1)[0]
@@ -991,6 +1006,8 @@ class _Scan:
 
     def _required(self, args: list[Any]) -> str:
         spec = self._fold_text(args[0]) if args else None
+        if spec is not None:
+            self.specifiers.add(spec)
         return _module_path(spec) if spec is not None else "module:*"
 
     def _args(self, call: Any) -> list[Any]:
@@ -1100,6 +1117,8 @@ class _Scan:
         if self.typescript and node.type == "import_statement" and self._elided(node):
             return
         spec = self._fold_text(source)
+        if spec is not None:
+            self.specifiers.add(spec)
         self._judge({_module_path(spec) if spec is not None else "module:*"}, node)
 
     def _escape(self, node: Any) -> None:

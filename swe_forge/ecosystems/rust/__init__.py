@@ -298,7 +298,9 @@ class RustEcosystem:
     def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the patch's non-test Rust files use after it that they did not use
         before (read on their token streams, :mod:`swe_forge.ecosystems.rust.scan`)."""
-        return source_capabilities(patch, read_base, self._source, scan)
+        # Every .rs file, a test's name or directory notwithstanding: a source file's
+        # ``mod`` (or ``#[path]``) can compile any of them into the library.
+        return source_capabilities(patch, read_base, lambda p: p.endswith(".rs"), scan)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test Rust files (outside vendor/) use."""

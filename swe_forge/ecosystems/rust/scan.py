@@ -60,11 +60,13 @@ TEST_TREE = "reads_test_tree"
 DEVICE = "device paths"
 COMPARISON = "comparison impls"
 LIFETIME_HOLE = "lifetime extension"
+MODULE_PATH = "module path"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
     COMPARISON,
     LIFETIME_HOLE,
+    MODULE_PATH,
     ASM,
     CTOR,
     DEVICE,
@@ -613,10 +615,24 @@ class _Scan:
                     items = items[1:]  # the predicate
                 work.extend((s, inner_end, depth + 1) for s in items)
                 continue
+            if "path" in names and segs == ["path"] and not self._rust_file(k, stop):
+                # rustc compiles the file a module's path attribute names whatever its
+                # extension: code the scan of .rs files would never read.
+                self.add(MODULE_PATH, toks[start].line, "#[path = ...] naming no .rs file")
             for known in names:
                 cap = _ATTRIBUTES.get(known)
                 if cap is not None:
                     self.add(cap, toks[start].line, "#[" + "::".join(segs) + "]")
+
+    def _rust_file(self, k: int, stop: int) -> bool:
+        """``= "<...>.rs"`` and nothing else from ``k`` to ``stop`` (an attribute's value)."""
+        toks = self.toks
+        if k + 2 > stop or toks[k].kind != "=":
+            return False
+        if k + 2 < stop and toks[k + 2].kind != ",":
+            return False
+        value = _literal(toks[k + 1]) if toks[k + 1].kind.endswith("string_literal") else None
+        return isinstance(value, str) and value.endswith(".rs") and "\x00" not in value
 
     # -------------------------------------------------------------------------- strings
     def _strings(self) -> None:
