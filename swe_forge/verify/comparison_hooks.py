@@ -562,6 +562,8 @@ class _Sites(ast.NodeVisitor):
         self.called: frozenset[str] = frozenset()
         #: Names bound by an assignment to another name (``_B = Version``).
         self.aliased: set[str] = set()
+        #: Names some binding gives a value computed at run time (see _computed_names).
+        self.computed: frozenset[str] = frozenset()
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -617,7 +619,57 @@ class _Sites(ast.NodeVisitor):
         self._inherited(node)
         self._reached(node)
         self._unseen_bases(node)
+        self._computed_bases(node.name, node.bases, node)
         self.generic_visit(node)
+
+    def _computed_bases(self, owner: str, bases: Iterable[ast.expr], node: ast.AST) -> None:
+        """A base the host cannot name (``[Version][0]``, ``make_base()``, ``A if c else B``,
+        ``*bases``, a walrus): whatever class it is at run time, its comparisons may call what
+        this class defines, so the class counts as a hook of each comparison. A name, a
+        dotted name, a generic's subscript, ``namedtuple(...)`` (a tuple's comparisons) and
+        ``with_metaclass(M, *bases)`` (its bases read in turn) are read as they are."""
+        for base in bases:
+            why = self._computed(base)
+            if why:
+                for dunder in sorted(HOOK_DUNDERS):
+                    self._add(owner, f"{dunder}/computed base {why}", node)
+
+    def _computed(self, base: ast.expr, depth: int = 0) -> str:
+        """Why a base expression names no class the host can read ("" if it does)."""
+        if isinstance(base, ast.Subscript):  # Generic[T], UserList[str]
+            base = base.value
+        root: ast.expr = base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name):
+            # ``B = [Version][0]`` or a parameter, then ``class W(B)``: a name is only as
+            # readable as what it was bound to.
+            return f"({root.id} = ...)" if root.id in self.computed else ""
+        if isinstance(base, ast.Call) and depth < 4:
+            func = base.func
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if callee in ("namedtuple", "NamedTuple", "TypedDict", "NewType"):
+                return ""
+            if len(base.args) == 3 and isinstance(base.args[1], ast.Tuple | ast.List):
+                # A metaclass called as type(name, bases, ns) is: its literal bases read.
+                for arg in base.args[1].elts:
+                    inner = self._computed(arg, depth + 1)
+                    if inner:
+                        return inner
+                    dotted = self._dotted(arg)
+                    if dotted and _stdlib_comparisons(dotted):
+                        return f"({_text(arg)[:60]})"
+                return ""
+            if callee in ("with_metaclass", "add_metaclass") and not base.keywords:
+                for arg in base.args[1:]:
+                    inner = self._computed(arg, depth + 1)
+                    if inner:
+                        return inner
+                    dotted = self._dotted(arg)
+                    if dotted and _stdlib_comparisons(dotted):
+                        return f"({_text(arg)[:60]})"
+                return ""
+        return f"({_text(base)[:60]})"
 
     def _unseen_bases(self, node: ast.ClassDef) -> None:
         """A base bound by an assignment to a class of an installed package that the host
@@ -688,6 +740,21 @@ class _Sites(ast.NodeVisitor):
                 elif isinstance(sub, ast.Subscript):
                     self._written("?", _const_name(sub.slice), node, public=False)
 
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        # A class statement inside reads its bases in this function's scope too.
+        outer = self.computed
+        self.computed = outer | _computed_names(node)
+        self.generic_visit(node)
+        self.computed = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        outer = self.computed
+        self.computed = outer | _computed_names(node)
+        self.generic_visit(node)
+        self.computed = outer
+
     def visit_Assign(self, node: ast.Assign) -> None:
         self._targets(node, node.targets)
         for target in node.targets:
@@ -729,8 +796,13 @@ class _Sites(ast.NodeVisitor):
 
     def _made_class(self, node: ast.Call) -> None:
         bases = node.args[1]
-        elts = bases.elts if isinstance(bases, ast.Tuple | ast.List) else [bases]
+        elts = bases.elts if isinstance(bases, ast.Tuple | ast.List) else []
         owner = _const_name(node.args[0]) or "?"
+        if not isinstance(bases, ast.Tuple | ast.List):
+            # A tuple of bases made elsewhere: which classes it holds is not read here.
+            for dunder in sorted(HOOK_DUNDERS):
+                self._add(owner, f"{dunder}/computed base ({_text(bases)[:60]})", node)
+        self._computed_bases(owner, elts, node)  # a starred element is computed
         for base in elts:
             dotted = self._dotted(base)
             for dunder in _stdlib_comparisons(dotted) if dotted else ():
@@ -745,6 +817,92 @@ class _Sites(ast.NodeVisitor):
             name = _const_name(key) if key is not None else None
             self._written("?", name, node, public=False)
         self.generic_visit(node)
+
+
+def _scope_nodes(scope: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of one scope: a module's or a function's (its parameters included), not
+    those of the functions, lambdas and comprehensions nested in it (their names are their
+    own), nor a class body's (bases are read in the enclosing scope)."""
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        yield scope.args
+        stack: list[ast.AST] = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    else:
+        stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stack.extend(node.decorator_list)
+            if not isinstance(node, ast.ClassDef):
+                stack.extend(d for d in node.args.defaults + node.args.kw_defaults if d)
+            else:
+                stack.extend(node.bases)
+            continue
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp):
+            continue
+        if isinstance(node, ast.GeneratorExp):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _module_computed_names(tree: ast.Module) -> frozenset[str]:
+    """The module scope's computed names (:func:`_computed_names`), with what reaches it from
+    inside: a walrus anywhere (in a comprehension it binds the enclosing scope's name), and a
+    name a function declares ``global`` or ``nonlocal`` and binds."""
+    out = set(_computed_names(tree))
+    declared: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.NamedExpr):
+            out.update(_names(node.target))
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+    if declared:
+        everywhere = {
+            n
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in _computed_names(node)
+        }
+        out |= declared & everywhere
+    return frozenset(out)
+
+
+def _computed_names(scope: ast.AST) -> frozenset[str]:
+    """Names one scope binds to a value the host cannot name: an assignment of anything but
+    a name or a dotted name, a walrus, a loop, ``with ... as``, ``except ... as``, a
+    function's parameters, a pattern's capture. (Imports, class statements and aliases name
+    what they bind.)"""
+    out: set[str] = set()
+    for node in _scope_nodes(scope):
+        if isinstance(node, ast.Assign):
+            if not isinstance(node.value, ast.Name | ast.Attribute) or len(node.targets) > 1:
+                pairs = [(t, node.value) for t in node.targets]
+                for target, value in pairs:
+                    if isinstance(target, ast.Tuple | ast.List) and isinstance(
+                        value, ast.Tuple | ast.List
+                    ):
+                        for left, right in zip(target.elts, value.elts, strict=False):
+                            if not isinstance(right, ast.Name | ast.Attribute):
+                                out.update(_names(left))
+                    else:
+                        out.update(_names(target))
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            if not (isinstance(node, ast.AnnAssign) and node.value is None):
+                out.update(_names(node.target))
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            out.update(_names(node.target))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            out.update(_names(node.optional_vars))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.arguments):
+            every = [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]
+            out.update(a.arg for a in every if a is not None)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+    return frozenset(out)
 
 
 def _names(target: ast.AST) -> list[str]:
@@ -772,6 +930,7 @@ def hooks(source: bytes, path: str = "", project: Project | None = None) -> list
         called |= project.called()
     sites.called = frozenset(called)
     try:
+        sites.computed = _module_computed_names(tree)
         sites.visit(tree)
     except RecursionError:
         return None

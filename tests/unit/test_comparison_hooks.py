@@ -453,3 +453,60 @@ def test_an_alias_of_a_base_the_host_was_not_shown_is_a_hook() -> None:
     assert ("M", "__eq__/unread base somelib.version.Ver") in found
     # Written as the import's own name, the supervisor shows the module: no guess here.
     assert _added(BASE + "\nfrom somelib.version import Ver\nclass M(Ver):\n    pass\n") == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "owner"),
+    [
+        # A base the host cannot name is whatever class it is at run time: each comparison.
+        ("\nfrom collections import UserList\nclass W([UserList][0]):\n    pass\n", "W"),
+        (
+            "\nfrom collections import UserList\ndef b():\n    return UserList\n"
+            "class W(b()):\n    pass\n",
+            "W",
+        ),
+        (
+            "\nfrom collections import UserList\nclass W(UserList if 1 else object):\n    pass\n",
+            "W",
+        ),
+        ("\nimport collections\nbs = (collections.UserList,)\nclass W(*bs):\n    pass\n", "W"),
+        ("\nfrom collections import UserList\nB = [UserList][0]\nclass W(B):\n    pass\n", "W"),
+        ("\ndef make(B):\n    class W(B):\n        pass\n    return W\n", "W"),
+        (
+            "\nfrom collections import UserList\nx = [(B := UserList) for _ in '1']\n"
+            "class W(B):\n    pass\n",
+            "W",
+        ),
+        (
+            "\nfrom collections import UserList\ndef f():\n    global B\n"
+            "    B = [UserList][0]\nf()\nclass W(B):\n    pass\n",
+            "W",
+        ),
+        ("\nimport collections\nbs = (collections.UserList,)\nT = type('T', bs, {})\n", "T"),
+        (
+            "\nimport collections\nclass M(type):\n    pass\n"
+            "class W(M('A', (collections.UserList,), {})):\n    pass\n",
+            "W",
+        ),
+    ],
+)
+def test_a_base_computed_at_run_time_is_a_hook(extra: str, owner: str) -> None:
+    found = _added(BASE + extra)
+    assert any(o == owner and d.startswith("__eq__/computed base") for o, d in found), found
+
+
+def test_bases_the_host_can_name_are_not_computed() -> None:
+    for extra in (
+        "\nfrom typing import Generic, TypeVar\nT = TypeVar('T')\nclass W(Generic[T]):\n    x = 1\n",
+        "\nfrom collections import namedtuple\nclass W(namedtuple('W', 'a b')):\n    x = 1\n",
+        "\nimport six\nclass M(type):\n    pass\nclass W(six.with_metaclass(M, object)):\n"
+        "    x = 1\n",
+        "\nclass M(type):\n    pass\nclass W(M('A', (object,), {})):\n    x = 1\n",
+        # A parameter or a comprehension's variable of the same name elsewhere is another
+        # scope's (click's `t` for `typing`).
+        "\nimport typing as t\ndef f(t):\n    return t\nx = [t for t in 'ab']\n"
+        "class W(t.Generic[int]):\n    x = 1\n",
+        "\ntry:\n    from .base import Base\nexcept ImportError:\n    Base = object\n"
+        "class W(Base):\n    x = 1\n",
+    ):
+        assert _added(BASE + extra) == [], extra
