@@ -569,3 +569,56 @@ def test_twins_preload_the_held_out_test_classes() -> None:
     }
     one = JAVA.run_job(task, "/t", timeout=10, output_limit=100)["run"]
     assert "preload" not in one
+
+
+def test_a_declared_package_must_be_the_files_directory_and_not_a_frameworks() -> None:
+    shadow = _diff(
+        "src/main/java/org/sweforge/javakit/Assert.java",
+        [],
+        ["package org.junit;", "public class Assert {}"],
+        created=True,
+    )
+    found = JAVA.patch_violations(shadow, gold_patch="", read_base=None)
+    assert len(found) == 1 and "declares package org.junit" in found[0]["detail"]
+    # Unicode escapes and comments are read as javac reads them.
+    hidden = shadow.replace("+package org.junit;", "+\\u0070ackage /* x */ org.\\u006aunit;")
+    found = JAVA.patch_violations(hidden, gold_patch="", read_base=None)
+    assert len(found) == 1 and "org.junit" in found[0]["detail"]
+    # Elsewhere than its directory, a project's own package is refused too.
+    moved = shadow.replace("+package org.junit;", "+package org.sweforge;")
+    found = JAVA.patch_violations(moved, gold_patch="", read_base=None)
+    assert len(found) == 1 and "javac places the class by its package" in found[0]["detail"]
+    # A changed file's package line, as the patch changes it.
+    changed = _diff("src/main/java/org/x/A.java", ["package org.x;"], ["package org.hamcrest;"])
+    assert JAVA.patch_violations(changed, gold_patch="", read_base=None)
+    # Where it belongs, nothing is said.
+    honest = shadow.replace("+package org.junit;", "+package org.sweforge.javakit;")
+    assert JAVA.patch_violations(honest, gold_patch="", read_base=None) == []
+
+
+def test_a_new_class_outside_the_projects_packages_is_refused() -> None:
+    gold = _diff("src/main/java/org/sweforge/javakit/Strings.java", ["a"], ["b"])
+    guava = _diff(
+        "src/main/java/com/google/common/collect/ImmutableList.java",
+        [],
+        ["package com.google.common.collect;", "public class ImmutableList {}"],
+        created=True,
+    )
+    found = JAVA.patch_violations(guava + gold, gold_patch=gold, read_base=None)
+    assert [v["code"] for v in found] == ["runner_config"]
+    assert "outside the project's packages (org.sweforge)" in found[0]["detail"]
+    sub = guava.replace("com/google/common/collect", "org/sweforge/util").replace(
+        "com.google.common.collect", "org.sweforge.util"
+    )
+    assert JAVA.patch_violations(sub + gold, gold_patch=gold, read_base=None) == []
+
+
+def test_a_framework_project_may_change_its_own_package() -> None:
+    gold = _diff(
+        "src/main/java/org/skyscreamer/jsonassert/JSONCompare.java",
+        ["package org.skyscreamer.jsonassert;", "a"],
+        ["package org.skyscreamer.jsonassert;", "b"],
+    )
+    other = gold.replace("JSONCompare", "JSONAssert")
+    assert JAVA.patch_violations(other, gold_patch=gold, read_base=None) == []
+    assert JAVA.patch_violations(other, gold_patch="", read_base=None)

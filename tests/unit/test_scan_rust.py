@@ -132,6 +132,11 @@ POSITIVES = [
     ("module path", '#[path = "fit.txt"]\npub mod fit;'),
     ("module path", '#[cfg_attr(all(), path = "fit.md")]\nmod fit;'),
     ("module path", '#[path = concat!("fit", ".rs")]\nmod fit;'),
+    # A std assertion's name given to something else: a `#[cfg(test)] mod tests` declared
+    # after it (or importing it) runs the candidate's `assert_eq!`.
+    ("std macro shadowed", "macro_rules! assert_eq { ($a:expr, $b:expr) => {}; }"),
+    ("std macro shadowed", "#[macro_export]\nmacro_rules! r#format { ($($t:tt)*) => {}; }"),
+    ("std macro shadowed", "pub use crate::check::lenient as assert_ne;"),
     ("unparsable", "fn f() { let x = ; }"),
 ]
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import random
 import re
 import shutil
@@ -62,6 +63,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
@@ -80,11 +82,12 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
-from swe_forge.ecosystems.java.scan import scan
+from swe_forge.ecosystems.java.scan import scan, unicode_escapes
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
+    from swe_forge.diffs import FilePatch
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
@@ -158,6 +161,18 @@ FRAMEWORK_DIRS = (
     "org/hamcrest/",
     "org/apache/maven/",
     "org/assertj/",
+    "org/mockito/",
+    "org/easymock/",
+    "org/powermock/",
+    "org/jmock/",
+    "org/xmlunit/",
+    "org/custommonkey/xmlunit/",
+    "org/skyscreamer/jsonassert/",
+    "net/javacrumbs/jsonunit/",
+    "com/google/common/truth/",
+    "com/google/common/testing/",
+    "org/spockframework/",
+    "io/kotest/",
     "java/",
     "javax/",
     "jdk/",
@@ -277,12 +292,13 @@ class JavaEcosystem:
                 why = "the test framework's configuration"
             elif path.endswith(".java") and "/test/" not in f"/{path}":
                 rel = _source_rel(path)
-                if rel and rel.startswith(FRAMEWORK_DIRS):
+                if rel and rel.startswith(_frameworks(gold_patch)):
                     why = "a class in a test framework's or the JDK's package shadows it"
             elif name in ("build.gradle", "build.gradle.kts", "settings.gradle"):
                 why = "build configuration"
             if why:
                 out.append(runner_config(f"{path}: {why}"))
+        out += _package_violations(patch, gold_patch)
         changed: dict[str, list[str]] = {}
         for path, line in sorted(_pom_lines(patch) - _pom_lines(gold_patch)):
             if not _POM_FREE.match(line[1:]):
@@ -591,6 +607,105 @@ def _source_rel(path: str) -> str:
 
 def _is_test_source(path: str) -> bool:
     return "/test/" in f"/{path}" or "/tests/" in f"/{path}"
+
+
+def _declared_packages(fp: FilePatch) -> list[str]:
+    """The packages a Java file's patch declares, read as javac reads them (Unicode escapes
+    first, comments skipped): a new file's whole text; for a changed file, whose text is not
+    all in view, each added line that starts a package declaration (``?`` for one that
+    cannot be read plainly; the capability scan reads the whole file too)."""
+    if fp.old_path is None:
+        text = b"".join(
+            body if body.endswith(b"\n") else body + b"\n"
+            for hunk in fp.hunks
+            for tag, body in hunk.lines
+            if tag == ADDED
+        )
+        tree = syntax.parse("java", unicode_escapes(text))
+        out = []
+        for node in syntax.walk(tree.root_node):
+            if node.type == "package_declaration":
+                name = next((c for c in node.named_children if "identifier" in c.type), None)
+                out.append(re.sub(r"\s+", "", syntax.text(name)) if name is not None else "?")
+        return out
+    found = []
+    for hunk in fp.hunks:
+        for tag, body in hunk.lines:
+            line = unicode_escapes(body).decode("utf-8", "replace")
+            if tag == ADDED and re.match(r"\s*package\b", line):
+                m = re.match(r"\s*package\s+([\w.]+)\s*;\s*(//.*)?$", line.rstrip("\r\n"))
+                found.append(m.group(1) if m else "?")
+    return found
+
+
+def _frameworks(gold_patch: str) -> tuple[str, ...]:
+    """:data:`FRAMEWORK_DIRS` but those of the project itself (JSONassert's own package,
+    which its reference fixes change)."""
+    own = {
+        d
+        for fp in parse_patch(gold_patch)
+        for p in (fp.new_path, fp.old_path)
+        if p and p.endswith(".java")
+        for d in FRAMEWORK_DIRS
+        if _source_rel(p).startswith(d)
+    }
+    return tuple(d for d in FRAMEWORK_DIRS if d not in own)
+
+
+def _package_root(package_dir: str) -> str:
+    return "/".join(package_dir.split("/")[:2])
+
+
+def _package_violations(patch: str, gold_patch: str) -> list[dict[str, str]]:
+    """Java sources whose class javac would place somewhere else than their path says.
+
+    javac writes a class where its *declared* package puts it: ``package org.junit;`` in
+    ``src/main/java/org/sweforge/Assert.java`` compiles to ``org/junit/Assert.class``, ahead of
+    JUnit's jar on the tests' class path, and judges every assertion (a tenth red team's
+    1.0 on two Java tasks). So a declared package must be the file's directory, must not be a
+    test framework's or the JDK's, and a new file must lie among the packages of the project
+    (the first two segments of a package the reference fix or the patch's changed files use):
+    a library the tests build their expected values with is not the candidate's to replace."""
+    gold = {fp.new_path or fp.old_path or "" for fp in parse_patch(gold_patch)}
+    frameworks = _frameworks(gold_patch)
+    parsed = [fp for fp in parse_patch(patch) if (fp.new_path or "").endswith(".java")]
+    roots = {
+        _package_root(posixpath.dirname(_source_rel(p)))
+        for p in gold | {fp.old_path or "" for fp in parsed}
+        if p.endswith(".java")
+    }
+    out: list[dict[str, str]] = []
+    for fp in parsed:
+        path = fp.new_path or ""
+        if path in gold and fp.old_path is None:
+            continue  # the reference fix adds this very file
+        directory = posixpath.dirname(path)
+        if _source_rel(path).startswith(frameworks):
+            continue  # refused by its path already
+        for package in _declared_packages(fp):
+            folder = package.replace(".", "/")
+            if package == "?":
+                why = "a package declaration that cannot be read plainly"
+            elif (folder + "/").startswith(frameworks):
+                why = f"declares package {package}, a test framework's or the JDK's"
+            elif not (directory == folder or directory.endswith("/" + folder)):
+                why = (
+                    f"declares package {package} in {directory or 'the top folder'}/ (javac "
+                    "places the class by its package, not by its path)"
+                )
+            else:
+                continue
+            out.append(runner_config(f"{path}: {why}"))
+        rel_dir = posixpath.dirname(_source_rel(path))
+        if fp.old_path is None and roots and rel_dir and _package_root(rel_dir) not in roots:
+            out.append(
+                runner_config(
+                    f"{path}: a new class in {rel_dir.replace('/', '.')}, outside the project's "
+                    f"packages ({', '.join(sorted(r.replace('/', '.') for r in roots))}): it "
+                    "would take the place of a library's class on the tests' class path"
+                )
+            )
+    return out
 
 
 def _is_main_source(path: str) -> bool:

@@ -59,9 +59,11 @@ STATIC_INIT = "static init"
 STATIC_FIELD_INIT = "static field init"
 UNCAUGHT = "uncaught handler"
 STRING_POOL = "string pool"
+PACKAGE_PLACE = "package location"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
+    PACKAGE_PLACE,
     ANNOTATION_PROCESSING,
     DEVICE,
     FILE_READ,
@@ -456,7 +458,15 @@ def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     if root.has_error and not fragment:
         line = next((syntax.line(n) for n in syntax.walk(root) if n.is_error or n.is_missing), 1)
         add_finding(found, UNPARSABLE, line, "syntax error")
-    _Scan(root, found, fragment).run()
+    run = _Scan(root, found, fragment)
+    run.run()
+    if not fragment and run.package and path.endswith(".java"):
+        # javac writes the class where its declared package says, whatever the path: a
+        # class of another package (org.junit's Assert) takes that package's place.
+        folder = re.sub(r"\s+", "", run.package).replace(".", "/")
+        directory = path.rsplit("/", 1)[0] if "/" in path else ""
+        if not (directory == folder or directory.endswith("/" + folder)):
+            add_finding(found, PACKAGE_PLACE, 1, f"package {run.package} in {directory}/")
     return found
 
 

@@ -61,12 +61,14 @@ DEVICE = "device paths"
 COMPARISON = "comparison impls"
 LIFETIME_HOLE = "lifetime extension"
 MODULE_PATH = "module path"
+SHADOWED_MACRO = "std macro shadowed"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
     COMPARISON,
     LIFETIME_HOLE,
     MODULE_PATH,
+    SHADOWED_MACRO,
     ASM,
     CTOR,
     DEVICE,
@@ -193,6 +195,63 @@ _MACROS = {
     **dict.fromkeys(("asm", "global_asm", "naked_asm", "llvm_asm"), ASM),
     "file": SOURCE_PATHS,
 }
+#: The standard library's macros that assert or make values (printing ones aside): a
+#: ``macro_rules!`` of one of these names, or an import
+#: under one, takes the place of std's where its textual scope or the import reaches, the
+#: tests' ``assert_eq!`` in a ``#[cfg(test)] mod tests`` declared after it among them.
+_STD_MACROS = frozenset(
+    [
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "assert_matches",
+        "debug_assert",
+        "debug_assert_eq",
+        "debug_assert_ne",
+        "matches",
+        "panic",
+        "unreachable",
+        "todo",
+        "unimplemented",
+        "vec",
+        "format",
+        "format_args",
+        "write",
+        "writeln",
+        "concat",
+        "stringify",
+        "include",
+        "include_str",
+        "include_bytes",
+        "env",
+        "option_env",
+        "line",
+        "column",
+        "file",
+        "module_path",
+        "cfg",
+        "compile_error",
+        "thread_local",
+        "try",
+    ]
+)
+#: Of those, the ones no crate names a module or a function after: an import under one of
+#: these names is an assertion's replacement (``use crate::env`` is most likely a module).
+_ASSERTION_MACROS = frozenset(
+    [
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "assert_matches",
+        "debug_assert",
+        "debug_assert_eq",
+        "debug_assert_ne",
+        "matches",
+        "unreachable",
+        "todo",
+        "unimplemented",
+    ]
+)
 #: Attribute names -> capability (read through cfg_attr and unsafe(...)).
 _ATTRIBUTES = {
     **dict.fromkeys(("link_section", "used", "ctor", "dtor"), CTOR),
@@ -302,6 +361,7 @@ class _Scan:
     def run(self) -> None:
         self._tokenize()
         self._declarations()
+        self._shadowed_macros()
         self._strings()
         toks = self.toks
         for i, tok in enumerate(toks):
@@ -444,6 +504,20 @@ class _Scan:
                 and toks[i + 1].kind == "identifier"
             ):
                 self._constant(i)
+
+    def _shadowed_macros(self) -> None:
+        """A std macro's name given to a ``macro_rules!`` or to an import of something else
+        (a tenth red team's Java counterpart: a class in ``org.junit`` that judged the
+        tests' assertions)."""
+        for i, tok in enumerate(self.toks):
+            if tok.kind == "macro_rules!" and i + 1 < len(self.toks):
+                name = self.toks[i + 1].text
+                if name in _STD_MACROS:
+                    self.add(SHADOWED_MACRO, tok.line, f"macro_rules! {name}")
+        for name in sorted(_ASSERTION_MACROS & set(self.bindings)):
+            for path in sorted(self.bindings[name]):
+                if path and path[0] not in ("std", "core", "alloc"):
+                    self.add(SHADOWED_MACRO, 1, f"use {'::'.join(path)} as {name}")
 
     def _use(self, i: int) -> None:
         """Bindings of one ``use`` tree starting at token ``i`` (braces, self, as, globs)."""
