@@ -21,7 +21,9 @@ Refused:
   ``.gitmodules``;
 - code that runs around the tests: ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``,
   ``*.dist-info``/``*.egg-info`` contents, ``__pycache__``/``*.pyc``, modules that shadow
-  ``pytest``/``pluggy`` anywhere or a stdlib module at an import root.
+  ``pytest``/``pluggy`` anywhere or a stdlib module at an import root, and any new
+  top-level module (``x.py`` or ``x/__init__.py`` at the top, under ``src/`` or ``lib/``)
+  the gold patch does not add: it would shadow an installed library of that name.
 
 What the added *code* can do is not judged here by its text: the capability gate
 (:mod:`swe_forge.verify.capabilities`) judges it by syntax tree, file by file, against the base
@@ -60,6 +62,8 @@ _FRAMEWORK_MODULES = {"pytest", "_pytest", "pluggy", "py", "swe_forge_harness", 
 FRAMEWORK_PROJECTS = frozenset({"pytest", "pluggy", "py", "iniconfig"})
 _ADDED, _REMOVED = ord("+"), ord("-")
 _IMPORT_ROOTS = ("", "src/", "lib/", "tests/", "test/", "testing/")
+#: Where a new module is a top-level one (``tests/`` and the like hold test files only).
+_MODULE_ROOTS = ("", "src/", "lib/")
 _PYTEST_SETTING = re.compile(
     r"\[(?:tool:pytest|pytest|tool\.pytest[^\]]*|coverage:run)\]|\baddopts\b|\btestpaths\b|\bpython_files\b"
     r"|\bpython_functions\b|\bnorecursedirs\b|\bfilterwarnings\b|\brequired_plugins\b|\busefixtures\b"
@@ -118,6 +122,19 @@ class PatchGuard:
         self.framework = _FRAMEWORK_MODULES
         self.project_name = project_name
         self.gold_patch = gold_patch
+        self._gold_new: set[str] | None = None
+
+    def _gold_created(self) -> set[str]:
+        """The paths the gold patch creates (folded), parsed once."""
+        if self._gold_new is None:
+            try:
+                files = parse_diff(self.gold_patch) if self.gold_patch.strip() else []
+            except DiffParseError:
+                files = []
+            self._gold_new = {
+                _fold(fp.new_path) for fp in files if fp.new_path and fp.old_path is None
+            }
+        return self._gold_new
 
     # ------------------------------------------------------------------ paths
     def check_path(self, path: str, report: GuardReport) -> None:
@@ -174,6 +191,17 @@ class PatchGuard:
         root = parent + "/" if parent else ""
         if module and root in _IMPORT_ROOTS and module in sys.stdlib_module_names:
             report.add("shadows_stdlib", path)
+        top = (module and root in _MODULE_ROOTS) or (
+            name == "__init__.py"
+            and len(folded) >= 2
+            and ("/".join(folded[:-2]) + "/" if len(folded) > 2 else "") in _MODULE_ROOTS
+        )
+        if top and _fold(path) not in self._gold_created():
+            # A new top-level module is found on sys.path before the installed packages
+            # (``python -m pytest`` puts the work tree first): one named like a library the
+            # tests assert with (hamcrest, dirty_equals) would judge them. The reference fix
+            # adding the same one excuses it.
+            report.add("new_top_level_module", path)
         if len(folded) >= 2 and name == "__init__.py":
             grand = "/".join(folded[:-2])
             if (grand + "/" if grand else "") in _IMPORT_ROOTS and folded[

@@ -221,8 +221,8 @@ FORMS = [
     _form(
         "a new file without prefixes",
         {},
-        "--- /dev/null\n+++ new.py\n@@ -0,0 +1 @@\n+n\n",
-        ["new.py"],
+        "--- /dev/null\n+++ new.txt\n@@ -0,0 +1 @@\n+n\n",
+        ["new.txt"],
     ),
     _form(
         "quoted names",

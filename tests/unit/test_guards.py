@@ -237,3 +237,27 @@ def test_a_traditional_creation_without_dev_null_is_guarded_as_new() -> None:
     patch = "--- a/src/json.py\n+++ b/src/json.py\n@@ -0,0 +1 @@\n+x = 1\n"
     assert "shadows_stdlib" in codes(patch)
     assert codes(patch.replace("src/json.py", "pkg/util.py")) == set()
+
+
+def test_a_new_top_level_module_is_refused_unless_the_gold_adds_it() -> None:
+    # Found before the installed packages on sys.path: `hamcrest.py` would judge the tests
+    # that assert with hamcrest.
+    def new(path: str) -> str:
+        return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x = 1\n"
+
+    for path in (
+        "hamcrest.py",
+        "src/dirty_equals.py",
+        "lib/hamcrest/__init__.py",
+        "deepdiff/__init__.py",
+    ):
+        assert "new_top_level_module" in codes(new(path)), path
+    for path in ("src/pkg/helpers.py", "pkg/sub/__init__.py", "docs/conf_extra.txt"):
+        assert "new_top_level_module" not in codes(new(path)), path
+    gold = PatchGuard(
+        PathClassifier(load_config().classify),
+        test_patch_paths=set(),
+        gold_patch=new("src/newmod.py"),
+    )
+    assert "new_top_level_module" not in codes(new("src/newmod.py"), gold)
+    assert "new_top_level_module" in codes(new("src/other.py"), gold)
