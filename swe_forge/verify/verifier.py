@@ -56,7 +56,7 @@ from swe_forge.records import TaskManifest
 
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
-from swe_forge.verify import capabilities, comparison_hooks
+from swe_forge.verify import capabilities, comparison_hooks, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
 from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
@@ -414,6 +414,13 @@ class Verifier:
             found = capability_violations(
                 used, base=caps.get("base") or (), gold=caps.get("gold") or ()
             )
+            lang = method_hooks.language_of(str(task.harness.get("runner") or ""))
+            if not found and lang is not None:
+                # A comparison method the expected value is handed to, added or changed.
+                found = method_hooks.violations(
+                    method_hooks.added(patch, base_files.get, lang),
+                    method_hooks.added(task.patch, base_files.get, lang),
+                )
             if found:
                 result.violations = found
                 detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
