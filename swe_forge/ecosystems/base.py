@@ -477,11 +477,19 @@ def tree_source_capabilities(
     return sorted(found)
 
 
+#: Capabilities the base code's use elsewhere does not excuse: so common in honest code that
+#: a repository-wide allowance would switch them off for most projects (a Java identity
+#: test of two strings: 4 of 5 real Java projects have one somewhere).
+FILE_SCOPED = frozenset({"string identity"})
+
+
 def capability_violations(
     introduced: Iterable[str], *, base: Iterable[str], gold: Iterable[str]
 ) -> list[dict[str, str]]:
-    """Capabilities a patch newly uses that neither the base code nor the gold patch uses."""
-    allowed = set(base) | set(gold)
+    """Capabilities a patch newly uses that neither the base code nor the gold patch uses
+    (those of :data:`FILE_SCOPED`: that the gold patch does not use; each file is compared
+    with itself before the patch all the same)."""
+    allowed = (set(base) - FILE_SCOPED) | set(gold)
     return [
         {
             "code": "capability",

@@ -411,9 +411,10 @@ class Verifier:
             caps = task.audit.get("capabilities") or {}
             used = eco.capabilities(patch, base_files.get)
             result.verifier["capabilities_introduced"] = used
-            found = capability_violations(
-                used, base=caps.get("base") or (), gold=caps.get("gold") or ()
-            )
+            # The reference fix read again by this swe-forge's scanners too: a capability a
+            # newer scanner names is the fix's as much as the one the admission recorded.
+            gold = set(caps.get("gold") or ()) | set(eco.capabilities(task.patch, base_files.get))
+            found = capability_violations(used, base=caps.get("base") or (), gold=gold)
             lang = method_hooks.language_of(str(task.harness.get("runner") or ""))
             if not found and lang is not None:
                 # A comparison method the expected value is handed to, added or changed.

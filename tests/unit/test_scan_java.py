@@ -131,6 +131,11 @@ POSITIVES = [
     # javac places a class by its declared package: org.junit's Assert from a file under
     # src/main/java/a/ (a tenth red team's 1.0 on two Java tasks).
     ("package location", "package org.junit;\npublic class Assert {}\n"),
+    # An identity test of strings asks the pool too (an eleventh red team, after intern was
+    # gated: Locale interns its language).
+    ("string identity", method("boolean b = new java.util.Locale(s).getLanguage() != s;")),
+    ("string identity", method('var l = o.toString(); boolean b = l == "x";')),
+    ("string identity", method('Object x = "a" + o; boolean b = x != o;')),
     ("package location", "\\u0070ackage a.b;\nclass A {}\n"),
     ("unparsable", "package a;\nclass A { void f() { if } }\n"),
 ]
@@ -154,6 +159,8 @@ def test_findings_carry_line_and_evidence() -> None:
 
 
 NEGATIVES = [
+    method("boolean b = o == this || o == null || getClass() != o.getClass();"),
+    method("int i = 1; char c = 'x'; boolean b = i == 2 && c != 'y';"),
     method('java.util.Scanner s = new java.util.Scanner("1 2 3");'),
     method("java.io.FileDescriptor d = null;"),
     method('String s = java.net.URLEncoder.encode("a b", "UTF-8");'),
@@ -265,3 +272,11 @@ def test_a_long_builder_chain_is_read_whole() -> None:
     chain = "ImmutableMap.builder()" + ".put(1, 2)" * 3000 + ".build()"
     assert caps(cls(f"  Object m = {chain};")) == set()
     assert "System.exit" in caps(method("x" + ".a()" * 3000 + ".halt(1);"))
+
+
+def test_a_string_identity_test_is_excused_by_the_gold_patch_only() -> None:
+    from swe_forge.ecosystems.base import capability_violations
+
+    used = ["string identity"]
+    assert capability_violations(used, base=["string identity"], gold=[])
+    assert capability_violations(used, base=[], gold=["string identity"]) == []

@@ -60,10 +60,12 @@ STATIC_FIELD_INIT = "static field init"
 UNCAUGHT = "uncaught handler"
 STRING_POOL = "string pool"
 PACKAGE_PLACE = "package location"
+STRING_IDENTITY = "string identity"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
     PACKAGE_PLACE,
+    STRING_IDENTITY,
     ANNOTATION_PROCESSING,
     DEVICE,
     FILE_READ,
@@ -267,6 +269,42 @@ _MEMBERS: dict[str, str] = {
     },
 }
 #: Method names distinctive enough to be the capability on any receiver.
+#: Declared types whose values may be strings (an identity test of them asks the pool).
+_STRING_TYPES = frozenset({"String", "CharSequence", "Object", "Comparable", "Serializable"})
+#: Methods that return strings, by name (the scan knows no return types).
+_STRING_METHODS = frozenset(
+    {
+        "toString",
+        "intern",
+        "getLanguage",
+        "getCountry",
+        "getScript",
+        "getVariant",
+        "getDisplayName",
+        "toLanguageTag",
+        "substring",
+        "trim",
+        "strip",
+        "toLowerCase",
+        "toUpperCase",
+        "concat",
+        "replace",
+        "replaceAll",
+        "valueOf",
+        "format",
+        "formatted",
+        "join",
+        "repeat",
+        "name",
+        "getName",
+        "getSimpleName",
+        "getMessage",
+        "getProperty",
+        "readLine",
+        "nextToken",
+        "copyValueOf",
+    }
+)
 _METHOD_NAMES: dict[str, str] = {
     "halt": EXIT,
     "addShutdownHook": PROCESSES,
@@ -521,6 +559,8 @@ class _Scan:
                 self._method(node)
             elif kind == "identifier" and (self.static_members or self.static_on_demand):
                 self._static_name(node)
+            elif kind == "binary_expression":
+                self._identity(node)
             if kind in ("method_invocation", "identifier", "cast_expression"):
                 self._escaping_runtime(node)
 
@@ -579,6 +619,65 @@ class _Scan:
             self.on_demand.append(qualified)
         else:
             self.imports[qualified.rsplit(".", 1)[-1]] = qualified
+
+    def _identity(self, node: Any) -> None:
+        """``a == b`` or ``a != b`` of two strings (or values that may be strings) is an
+        identity test, and identity tells whether the JVM's pool of interned strings held a
+        string already: ``new Locale(fresh).getLanguage() != fresh`` asks whether a loaded
+        class uses ``fresh`` as a literal (an eleventh red team's oracle of a test's expected
+        value, after ``intern`` was gated). A comparison with ``null`` or of primitives is
+        none."""
+        op = node.child_by_field_name("operator")
+        if op is None or syntax.text(op) not in ("==", "!="):
+            return
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or {"null_literal", "this"} & {left.type, right.type}:
+            return  # ``o == this``: equals' own first question, not the pool's
+        if self._stringish(left) or self._stringish(right):
+            self.add(STRING_IDENTITY, node, syntax.text(node)[:120])
+
+    def _stringish(self, node: Any) -> bool:
+        """The expression may be a String by what the file says of it."""
+        while node.type in ("parenthesized_expression", "cast_expression"):
+            if node.type == "cast_expression":
+                kind = node.child_by_field_name("type")
+                if kind is not None and syntax.text(kind) in _STRING_TYPES:
+                    return True
+                node = node.child_by_field_name("value") or node
+                if node.type == "cast_expression":
+                    continue
+            if node.type == "parenthesized_expression":
+                if not node.named_children:
+                    return False
+                node = node.named_children[0]
+        kind = node.type
+        if kind in ("string_literal", "text_block"):
+            return True
+        if kind == "identifier":
+            name = syntax.text(node)
+            declared = {t.rsplit(".", 1)[-1] for t in self.var_types.get(name, ())}
+            if declared & _STRING_TYPES or (declared and all(len(t) == 1 for t in declared)):
+                return True
+            # ``var x = <a String>``: judged by what it was given.
+            return any(self._stringish(v) for v in self.var_inits.get(name, ())[:4])
+        if kind == "method_invocation":
+            name = node.child_by_field_name("name")
+            return name is not None and syntax.text(name) in _STRING_METHODS
+        if kind == "object_creation_expression":
+            made = node.child_by_field_name("type")
+            return made is not None and syntax.text(made).rsplit(".", 1)[-1] in _STRING_TYPES
+        if kind == "binary_expression":
+            op = node.child_by_field_name("operator")
+            return (
+                op is not None
+                and syntax.text(op) == "+"
+                and (
+                    self._stringish(node.child_by_field_name("left") or node)
+                    if node.child_by_field_name("left") is not node
+                    else False
+                )
+            )
+        return False
 
     def _variable(self, name: Any, kind: Any, decl: Any) -> None:
         if name is None:
