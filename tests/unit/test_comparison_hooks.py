@@ -510,3 +510,15 @@ def test_bases_the_host_can_name_are_not_computed() -> None:
         "class W(Base):\n    x = 1\n",
     ):
         assert _added(BASE + extra) == [], extra
+
+
+def test_the_string_pool_is_a_hook() -> None:
+    # sys.intern(fresh) is not fresh: is `fresh` a constant of a compiled (test) module?
+    for extra in (
+        "\nimport sys\ndef seen(s):\n    f = ''.join(list(s))\n    return sys.intern(f) is not f\n",
+        "\nfrom sys import intern as i\n",
+        "\nimport sys as s\ndef f(x):\n    return s.intern(x)\n",
+        "\nimport sys\ndef f(x):\n    return getattr(sys, 'intern')(x)\n",
+    ):
+        assert ("sys", "intern (the string pool)") in _added(BASE + extra), extra
+    assert _added(BASE + "\nimport sys\ndef f():\n    return sys.maxsize\n") == []
