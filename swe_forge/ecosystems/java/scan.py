@@ -121,6 +121,8 @@ _TYPES: tuple[tuple[str, str], ...] = tuple(
         ),
         NATIVE: ("java.lang.foreign.",),
         STACK: ("java.lang.StackWalker",),
+        # Identity without ==: a map of identities, or the identity hash of each string.
+        STRING_IDENTITY: ("java.util.IdentityHashMap",),
         FILE_WRITES: (
             "java.io.FileOutputStream",
             "java.io.FileWriter",
@@ -315,6 +317,7 @@ _METHOD_NAMES: dict[str, str] = {
     # ``new String(x).intern() != x`` tells whether a test's expected value is ``x`` (a
     # sixth red team's oracle, no file and no reflection). Any receiver: a String is one.
     "intern": STRING_POOL,
+    "identityHashCode": STRING_IDENTITY,
     **dict.fromkeys(
         (
             "setAccessible",
