@@ -522,3 +522,29 @@ def test_the_string_pool_is_a_hook() -> None:
     ):
         assert ("sys", "intern (the string pool)") in _added(BASE + extra), extra
     assert _added(BASE + "\nimport sys\ndef f():\n    return sys.maxsize\n") == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # A twelfth red team: os.sys.modules -> vars(module) -> pytestmark, the expected
+        # values of a parametrize table (no decoy changes them).
+        "\nimport os\ndef f():\n    return list(os.sys.modules.values())\n",
+        "\nimport warnings\nS = warnings.sys\n",
+        "\nfrom os import sys\n",
+        "\ndef rows(o):\n    return getattr(o, 'pytestmark', None)\n",
+        "\ndef rows(o):\n    return o.pytestmark\n",
+        "\nimport operator\nget = operator.attrgetter('sys')\n",
+        "\nimport dis\n",
+        "\nfrom dis import get_instructions\n",
+        "\ndef f(t):\n    return t.modules\n",
+    ],
+)
+def test_the_way_to_the_test_modules_objects_is_a_hook(extra: str) -> None:
+    found = _added(BASE + extra)
+    assert any(owner == "reach" for owner, _ in found), found
+
+
+def test_sys_modules_itself_and_plain_getattr_are_the_containers_business() -> None:
+    extra = "\nimport sys\nM = sys.modules[__name__]\ndef f(o):\n    return getattr(o, 'name')\n"
+    assert _added(BASE + extra) == []
