@@ -137,6 +137,13 @@ POSITIVES = [
     ("string identity", method('var l = o.toString(); boolean b = l == "x";')),
     ("string identity", method('Object x = "a" + o; boolean b = x != o;')),
     ("string identity", method("int h = System.identityHashCode(o);")),
+    (
+        "string identity",
+        method(
+            "boolean b = new java.util.concurrent.atomic.AtomicReference<>(o).compareAndSet(o, s);"
+        ),
+    ),
+    ("string identity", method("boolean b = Thread.holdsLock(s);")),
     ("string identity", method("Object m = new java.util.IdentityHashMap<String, String>();")),
     ("package location", "\\u0070ackage a.b;\nclass A {}\n"),
     ("unparsable", "package a;\nclass A { void f() { if } }\n"),

@@ -384,3 +384,23 @@ def test_other_text_files_count_only_where_they_parse_as_javascript() -> None:
 def test_json_of_any_name_is_data() -> None:
     rc = ["{", '  "env": { "mocha": true },', '  "plugins": ["mocha"]', "}"]
     assert ECO.capabilities(diff("integration-test/.eslintrc", [], rc), {}.get) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "cap"),
+    [
+        # A thirteenth red team: the global object from a sloppy function's `this`, its
+        # symbols walked to expect's state, an equality tester pushed.
+        (
+            "function g() { return this; }\nconst G = g();\n"
+            "for (const s of Object.getOwnPropertySymbols(G)) {\n"
+            "  const st = G[s];\n  if (st && st.customEqualityTesters) st.customEqualityTesters.push(f);\n}\n",
+            "test framework",
+        ),
+        ("const t = state['currentlyRunningTest'];\n", "test framework"),
+        ("const k = Reflect.ownKeys(o);\n", "global objects"),
+        ("const s = Object.getOwnPropertySymbols(o);\n", "global objects"),
+    ],
+)
+def test_the_frameworks_state_and_symbol_keys_are_capabilities(source: str, cap: str) -> None:
+    assert cap in caps(source)

@@ -318,6 +318,26 @@ _METHOD_NAMES: dict[str, str] = {
     # sixth red team's oracle, no file and no reflection). Any receiver: a String is one.
     "intern": STRING_POOL,
     "identityHashCode": STRING_IDENTITY,
+    # Identity tests that are no ``==``: an atomic's compare-and-set compares references (a
+    # thirteenth red team's pool oracle), as do a reference's ``refersTo``, a monitor's
+    # ``holdsLock`` and ``Objects.toIdentityString``.
+    **dict.fromkeys(
+        (
+            "compareAndSet",
+            "weakCompareAndSet",
+            "weakCompareAndSetPlain",
+            "weakCompareAndSetVolatile",
+            "weakCompareAndSetAcquire",
+            "weakCompareAndSetRelease",
+            "compareAndExchange",
+            "compareAndExchangeAcquire",
+            "compareAndExchangeRelease",
+            "refersTo",
+            "holdsLock",
+            "toIdentityString",
+        ),
+        STRING_IDENTITY,
+    ),
     **dict.fromkeys(
         (
             "setAccessible",

@@ -336,7 +336,13 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
         VALUE_OVERRIDES: ("global.Symbol.hasInstance", "global.Symbol.toPrimitive"),
         PROXY: ("global.Proxy",),
         DYNAMIC_PROCESS: ("global.process.*",),
-        GLOBALS: ("global.*",),
+        GLOBALS: (
+            "global.*",
+            # Symbol-keyed properties: where frameworks keep their state on the global object
+            # (``Symbol.for('$$jest-matchers-object')``), found without naming it.
+            "global.Object.getOwnPropertySymbols",
+            "global.Reflect.ownKeys",
+        ),
     }.items()
     for prefix in prefixes
 )
@@ -383,7 +389,12 @@ _FRAMEWORK_TEXT = re.compile(
     # Jest's and Vitest's equality protocol: an object with an ``asymmetricMatch`` method is
     # asked by ``toEqual`` whether it equals the expected value (a red team's forged 10/10:
     # a return value that accepts what the honest twin expects and rejects the decoys').
-    r"|asymmetricMatch|jest\.asymmetricMatcher)$"
+    r"|asymmetricMatch|jest\.asymmetricMatcher"
+    # expect's and jest-circus's state, found by walking the global object's symbols (a
+    # thirteenth red team added an equality tester through ``customEqualityTesters``).
+    r"|customEqualityTesters|currentlyRunningTest|currentTestName|snapshotState"
+    r"|assertionCalls|expectedAssertionsNumber|isExpectingAssertions|suppressedErrors"
+    r"|currentDescribeBlock|rootDescribeBlock|unhandledErrors)$"
 )
 
 _FUNCTIONS = frozenset(
@@ -543,6 +554,8 @@ class _Scan:
                     self._escape(node)  # { process }: the value put in an object
                 if syntax.text(node) in _REPORT_KEYS:
                     self.add(REPORT_TEXT, node)
+                if _FRAMEWORK_TEXT.match(syntax.text(node)):
+                    self.add(FRAMEWORK, node)  # state.customEqualityTesters
                 if _FRAMEWORK_TEXT.match(syntax.text(node)):
                     self.add(FRAMEWORK, node)
             if _escapes(self.up, node):
