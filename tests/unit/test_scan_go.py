@@ -263,3 +263,14 @@ def test_base_capabilities_skip_tests_vendor_and_broken_files() -> None:
 )
 def test_hostile_shapes_do_not_crash(source: bytes) -> None:
     assert isinstance(scan(source, "a.go"), dict)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'package a\nimport "runtime"\nfunc f(x *int) { runtime.SetFinalizer(x, func(*int) {}) }\n',
+        'package a\nimport h "net/http"\nfunc f() { _ = h.ListenAndServe(":0", nil) }\n',
+    ],
+)
+def test_code_on_another_goroutine_without_a_go_statement(source: str) -> None:
+    assert "goroutines" in set(scan(source.encode(), "a.go"))

@@ -146,6 +146,14 @@ _MEMBERS: dict[tuple[str, str], str] = {
     # Functions that run code on a goroutine of their own (see ``go_statement`` below).
     ("time", "AfterFunc"): GOROUTINES,
     ("context", "AfterFunc"): GOROUTINES,
+    # Finalizers and cleanups run on the runtime's own goroutine; a server's handlers on one
+    # each (a thirteenth red team's untried route to a race without a go statement).
+    ("runtime", "SetFinalizer"): GOROUTINES,
+    ("runtime", "AddCleanup"): GOROUTINES,
+    **{
+        ("net/http", n): GOROUTINES
+        for n in ("Serve", "ServeTLS", "ListenAndServe", "ListenAndServeTLS")
+    },
     ("os", "Args"): COMMAND_LINE,
     **{
         ("flag", n): COMMAND_LINE
