@@ -701,24 +701,22 @@ class _Sites(ast.NodeVisitor):
                 return ""
             if len(base.args) == 3 and isinstance(base.args[1], ast.Tuple | ast.List):
                 # A metaclass called as type(name, bases, ns) is: its literal bases read.
-                for arg in base.args[1].elts:
-                    inner = self._computed(arg, depth + 1)
-                    if inner:
-                        return inner
-                    dotted = self._dotted(arg)
-                    if dotted and _stdlib_comparisons(dotted):
-                        return f"({_text(arg)[:60]})"
-                return ""
+                return self._computed_of(base.args[1].elts, depth)
             if callee in ("with_metaclass", "add_metaclass") and not base.keywords:
-                for arg in base.args[1:]:
-                    inner = self._computed(arg, depth + 1)
-                    if inner:
-                        return inner
-                    dotted = self._dotted(arg)
-                    if dotted and _stdlib_comparisons(dotted):
-                        return f"({_text(arg)[:60]})"
-                return ""
+                return self._computed_of(base.args[1:], depth)
         return f"({_text(base)[:60]})"
+
+    def _computed_of(self, bases: Iterable[ast.expr], depth: int) -> str:
+        """Why one of ``bases`` names no class the host can read, or a standard-library base
+        whose comparisons the class inherits ("" if none)."""
+        for arg in bases:
+            inner = self._computed(arg, depth + 1)
+            if inner:
+                return inner
+            dotted = self._dotted(arg)
+            if dotted and _stdlib_comparisons(dotted):
+                return f"({_text(arg)[:60]})"
+        return ""
 
     def _unseen_bases(self, node: ast.ClassDef) -> None:
         """A base bound by an assignment to a class of an installed package that the host

@@ -195,11 +195,9 @@ _MACROS = {
     **dict.fromkeys(("asm", "global_asm", "naked_asm", "llvm_asm"), ASM),
     "file": SOURCE_PATHS,
 }
-#: The standard library's macros that assert or make values (printing ones aside): a
-#: ``macro_rules!`` of one of these names, or an import
-#: under one, takes the place of std's where its textual scope or the import reaches, the
-#: tests' ``assert_eq!`` in a ``#[cfg(test)] mod tests`` declared after it among them.
-_STD_MACROS = frozenset(
+#: Std macros that assert, no crate names a module or a function after: an import under one
+#: of these names is an assertion's replacement (``use crate::env`` is most likely a module).
+_ASSERTION_MACROS = frozenset(
     [
         "assert",
         "assert_eq",
@@ -209,10 +207,18 @@ _STD_MACROS = frozenset(
         "debug_assert_eq",
         "debug_assert_ne",
         "matches",
-        "panic",
         "unreachable",
         "todo",
         "unimplemented",
+    ]
+)
+#: The standard library's macros that assert or make values (printing ones aside): a
+#: ``macro_rules!`` of one of these names, or an import under one, takes the place of std's
+#: where its textual scope or the import reaches, the tests' ``assert_eq!`` in a
+#: ``#[cfg(test)] mod tests`` declared after it among them.
+_STD_MACROS = _ASSERTION_MACROS | frozenset(
+    [
+        "panic",
         "vec",
         "format",
         "format_args",
@@ -233,23 +239,6 @@ _STD_MACROS = frozenset(
         "compile_error",
         "thread_local",
         "try",
-    ]
-)
-#: Of those, the ones no crate names a module or a function after: an import under one of
-#: these names is an assertion's replacement (``use crate::env`` is most likely a module).
-_ASSERTION_MACROS = frozenset(
-    [
-        "assert",
-        "assert_eq",
-        "assert_ne",
-        "assert_matches",
-        "debug_assert",
-        "debug_assert_eq",
-        "debug_assert_ne",
-        "matches",
-        "unreachable",
-        "todo",
-        "unimplemented",
     ]
 )
 #: Attribute names -> capability (read through cfg_attr and unsafe(...)).
