@@ -51,6 +51,8 @@ TEST_FILE = {
     "java": re.compile(r"src/test/.*Test[^/]*\.java$"),
     "js": re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$|(^|/)test/.*\.[cm]?js$"),
 }
+#: The verifier's default ``verify.canary_limit``: perturbations tried per task at most.
+CANARY_LIMIT = 40
 SOURCE = re.compile(r"\.(py|go|rs|java|js|ts|mjs|cjs|jsx|tsx|md|txt|json|toml|yaml|yml)$")
 WORD = re.compile(r"[A-Za-z]{2,}")
 STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`")
@@ -161,7 +163,16 @@ def host_decoys(
     """Decoy makers of an ecosystem whose canary writer runs on the host."""
 
     def decoys(path: str, text: str, rng: random.Random) -> list[Callable[[], str | None]]:
+        """As admission arms them (verify/decoys.py): every site of the file's tests, two
+        perturbations each (at most the canary limit), the natural ones kept when there
+        are enough (``natural_first``)."""
         from swe_forge.ecosystems.canaries import writer_for
+        from swe_forge.verify.decoys import (
+            SEEDS_PER_SITE,
+            literal_of,
+            natural_first,
+            strangeness,
+        )
 
         writer = writer_for(language)
         data = text.encode("utf-8")
@@ -169,15 +180,15 @@ def host_decoys(
             sites = writer.sites(path, data, tests_in(language, path, data))
         except Exception:  # a file the writer cannot read offers no decoys
             return []
-        makers: list[Callable[[], str | None]] = []
-        for site in sites:
-
-            def make(site: Any = site) -> str | None:
-                out = writer.perturb(data, site, random.Random(rng.randrange(1, 2**31)))
-                return out.decode("utf-8") if out is not None else None
-
-            makers.append(make)
-        return makers
+        made: list[tuple[str, float]] = []
+        for site in (sites * SEEDS_PER_SITE)[:CANARY_LIMIT]:
+            out = writer.perturb(data, site, random.Random(rng.randrange(1, 2**31)))
+            if out is not None and out != data:
+                made.append(
+                    (out.decode("utf-8"), strangeness(data, site, literal_of(data, site, out)))
+                )
+        kept = [made[i][0] for i in natural_first([d for _, d in made])]
+        return [lambda out=out: out for out in kept]
 
     return decoys
 
@@ -200,16 +211,24 @@ class Attacker:
 
     def score(self, text: str, own: str) -> float:
         """Suspicion is counted against the repository *without* this file's own honest
-        text (the attacker does not have the honest text; it has the file it reads, which
-        is in the repository only as far as the base has it: ``own``)."""
+        text (``own``) and with the file it reads (``text``): a twin reads its own test
+        file, never the honest one when it is a decoy."""
         own_words: dict[str, int] = {}
         for word in WORD.findall(own):
             own_words[word] = own_words.get(word, 0) + 1
+        own_pairs: dict[str, int] = {}
+        for literal in STRING.findall(own):
+            for a, b in itertools.pairwise(literal):
+                own_pairs[a + b] = own_pairs.get(a + b, 0) + 1
         suspicion = 0.0
         literals = STRING.findall(text)
         here: dict[str, int] = {}
         for word in WORD.findall(text):
             here[word] = here.get(word, 0) + 1
+        here_pairs: dict[str, int] = {}
+        for literal in literals:
+            for a, b in itertools.pairwise(literal):
+                here_pairs[a + b] = here_pairs.get(a + b, 0) + 1
         for literal in literals:
             for word in WORD.findall(literal):
                 # How often the word occurs in the repository apart from this file.
@@ -217,7 +236,9 @@ class Attacker:
                 if elsewhere <= 0 and here.get(word, 0) <= 1:
                     suspicion += 1.0
             for a, b in itertools.pairwise(literal):
-                if self.pairs.get(a + b, 0) <= 1:
+                # Once in what this twin can read: the other files and the file it reads.
+                elsewhere = self.pairs.get(a + b, 0) - own_pairs.get(a + b, 0)
+                if elsewhere + here_pairs.get(a + b, 0) <= 1:
                     suspicion += 0.5
         seen = set(literals)
         for literal in literals:
@@ -236,56 +257,126 @@ class Attacker:
         return -suspicion
 
 
+class BigramAttacker:
+    """Scores a test file by how likely its strings' characters are: the log-likelihood of
+    every pair of adjacent characters of its string literals under the repository's own
+    pairs (without this file's honest text), add-one smoothed. A decoy's changed character
+    that the project would not write lowers it."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.pairs: dict[str, int] = {}
+        self.firsts: dict[str, int] = {}
+        for text in files.values():
+            self._count(text, 1)
+
+    def _count(self, text: str, sign: int) -> None:
+        for literal in STRING.findall(text):
+            for a, b in itertools.pairwise(literal):
+                self.pairs[a + b] = self.pairs.get(a + b, 0) + sign
+                self.firsts[a] = self.firsts.get(a, 0) + sign
+
+    def score(self, text: str, own: str) -> float:
+        import math
+
+        self._count(own, -1)
+        try:
+            total = 0.0
+            for literal in STRING.findall(text):
+                for a, b in itertools.pairwise(literal):
+                    count = max(0, self.pairs.get(a + b, 0))
+                    total += math.log((count + 1) / (max(0, self.firsts.get(a, 0)) + 96))
+            return total
+        finally:
+            self._count(own, 1)
+
+
+def _best_single(runs: list[list[float]]) -> float:
+    """The best accuracy of a threshold on the score telling the honest file (``run[0]``)
+    from one decoy (``run[1]``), either way round (an attacker may learn that decoys score
+    *higher*), the threshold chosen after seeing every score: an upper bound."""
+    best = 0.0
+    for threshold in sorted({s for run in runs for s in run[:2]}):
+        single = sum((run[0] >= threshold) + (run[1] < threshold) for run in runs) / (2 * len(runs))
+        best = max(best, single, 1.0 - single)
+    return best
+
+
+def _best_win(runs: list[list[float]]) -> float:
+    best = 0.0
+    for threshold in sorted({s for run in runs for s in run}):
+        for sign in (1, -1):
+            wins = sum(
+                1
+                for run in runs
+                if sign * run[0] >= sign * threshold
+                and all(sign * s < sign * threshold for s in run[1:])
+            )
+            best = max(best, wins / len(runs))
+    return best
+
+
+def _chance_single(runs: list[list[float]], rng: random.Random, rounds: int = 40) -> float:
+    """What :func:`_best_single` gives when nothing can be told: the same runs with the
+    honest and the first decoy's labels swapped at random, 95th percentile over ``rounds``
+    shuffles. The threshold search alone lifts an attacker above 0.5; this is the bar."""
+    got = []
+    for _ in range(rounds):
+        shuffled = [[run[1], run[0], *run[2:]] if rng.random() < 0.5 else run for run in runs]
+        got.append(_best_single(shuffled))
+    got.sort()
+    return got[int(0.95 * (len(got) - 1))]
+
+
 def measure(
     language: str, repos: list[Path], decoys: int, trials: int, seed: int
-) -> dict[str, float]:
+) -> dict[str, Any]:
     rng = random.Random(seed)
     maker_of = python_decoys if language == "python" else host_decoys(language)
-    cases = []  # (attacker, honest text, makers)
+    cases = []  # (attackers, honest text, makers)
     for repo in repos:
         files = repo_files(repo)
-        attacker = Attacker(files)
+        attackers = {"rare": Attacker(files), "bigram": BigramAttacker(files)}
         for path, text in sorted(files.items()):
             if not TEST_FILE[language].search(path):
                 continue
             makers = maker_of(path, text, rng)
             if makers:
-                cases.append((attacker, path, text, makers))
+                cases.append((attackers, path, text, makers))
     if not cases:
         raise SystemExit("no test file with a perturbable assertion")
-    runs: list[list[float]] = []
+    runs: dict[str, list[list[float]]] = {"rare": [], "bigram": []}
     for _ in range(trials):
-        attacker, path, text, makers = rng.choice(cases)
+        attackers, path, text, makers = rng.choice(cases)
         twins = [text]
         for _k in range(decoys):
             made = rng.choice(makers)()
             if made is not None and made != text:
                 twins.append(made)
         if len(twins) == decoys + 1:
-            runs.append([attacker.score(t, text) for t in twins])
-    if not runs:
+            for name, attacker in attackers.items():
+                runs[name].append([attacker.score(t, text) for t in twins])
+    if not runs["rare"]:
         raise SystemExit("no verification could be simulated")
-    # The attacker forges where a file scores at or above a threshold. It cannot know the best
-    # threshold; it is given it anyway (the best over every score seen): an upper bound.
-    thresholds = sorted({s for run in runs for s in run})
-    best_win, best_single = 0.0, 0.0
-    for threshold in thresholds:
-        wins = sum(1 for run in runs if run[0] >= threshold and all(s < threshold for s in run[1:]))
-        single = sum((run[0] >= threshold) + (run[1] < threshold) for run in runs) / (2 * len(runs))
-        best_win = max(best_win, wins / len(runs))
-        best_single = max(best_single, single)
+    per: dict[str, dict[str, float]] = {}
+    for name, got in runs.items():
+        per[name] = {
+            # The attacker forges where a file scores past a threshold. It cannot know the
+            # best threshold; it is given it anyway (the best over every score seen).
+            "attacker_wins": _best_win(got),
+            "single_file_accuracy": _best_single(got),
+            "chance_single": _chance_single(got, random.Random(seed + 1)),
+            # Picking the highest-scoring twin, a tie broken at random.
+            "honest_scores_higher": sum(
+                (1 / sum(1 for x in r if x == max(r))) if r[0] == max(r) else 0.0 for r in got
+            )
+            / len(got),
+        }
     return {
         "cases": len(cases),
-        "verifications": len(runs),
-        "attacker_wins": best_win,
+        "verifications": len(runs["rare"]),
         "blind_best": max(q * (1 - q) ** decoys for q in [i / 1000 for i in range(1001)]),
-        "single_file_accuracy": best_single,
-        # Picking the highest-scoring twin, a tie broken at random.
-        "honest_scores_higher": sum(
-            (1 / sum(1 for x in r if x == max(r))) if r[0] == max(r) else 0.0 for r in runs
-        )
-        / len(runs),
         "chance_highest": 1 / (decoys + 1),
+        "attackers": per,
     }
 
 
@@ -301,17 +392,28 @@ def main() -> None:
     args = ap.parse_args()
     got = measure(args.language, args.repo, args.decoys, args.trials, args.seed)
     print(
-        f"{args.language}: {int(got['cases'])} test files, {int(got['verifications'])} verifications simulated, K={args.decoys}"
+        f"{args.language}: {int(got['cases'])} test files, {int(got['verifications'])} "
+        f"verifications simulated, K={args.decoys}"
     )
-    print(
-        f"  attacker wins (forges in the honest twin only): {got['attacker_wins']:.3f}  (blind best: {got['blind_best']:.3f})"
-    )
-    print(
-        f"  single-file accuracy (honest vs one decoy): {got['single_file_accuracy']:.3f}  (chance 0.500)"
-    )
-    print(
-        f"  with memory across twins, picks the honest one: {got['honest_scores_higher']:.3f}  (chance {got['chance_highest']:.3f})"
-    )
+    for name, a in got["attackers"].items():
+        verdict = (
+            "no better than chance"
+            if a["single_file_accuracy"] <= a["chance_single"]
+            else "ABOVE chance"
+        )
+        print(
+            f"  [{name}] attacker wins (forges in the honest twin only): "
+            f"{a['attacker_wins']:.3f}  (blind best: {got['blind_best']:.3f})"
+        )
+        print(
+            f"  [{name}] single-file accuracy (honest vs one decoy): "
+            f"{a['single_file_accuracy']:.3f}  (chance: {a['chance_single']:.3f}, the 95th "
+            f"percentile with the labels shuffled): {verdict}"
+        )
+        print(
+            f"  [{name}] with memory across twins, picks the honest one: "
+            f"{a['honest_scores_higher']:.3f}  (chance {got['chance_highest']:.3f})"
+        )
 
 
 if __name__ == "__main__":

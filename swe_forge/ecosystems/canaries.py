@@ -34,6 +34,8 @@ from swe_forge.errors import UsageError
 KINDS = ("string", "int", "float", "bool", "char", "bytes")
 #: Roles: the expected side of an assertion, or any other literal of the test.
 ROLES = ("expected", "other")
+#: Wrong values drawn for one literal, the most natural of them kept (see ``_new_literal``).
+DRAWS = 24
 
 
 @dataclass(frozen=True)
@@ -421,13 +423,22 @@ class TreeWriter:
             return None
         errors = error_count(tree)
         words = syntax.vocabulary(source)
-        for _ in range(8):
-            with syntax.using_vocabulary(words):
+        whole = syntax.bodies(source)
+        drawn: list[str] = []
+        for _ in range(DRAWS):
+            with syntax.using_vocabulary(words, whole):
                 new = self.literal_text(node, site.text, site.kind, rng)
             if new is None:
-                return None
-            if new == site.text or self.conflicts(node, new):
-                continue
+                break
+            if new != site.text and new not in drawn and not self.conflicts(node, new):
+                drawn.append(new)
+        # The draw that stands out from its file as much as the real literal does, no more
+        # and no less (see syntax.LiteralContext): code reading the file cannot pick the
+        # decoy out by a word or a pair of characters found nowhere else, or by roundness.
+        context = syntax.LiteralContext(source, site.start, site.end)
+        ranked = sorted(range(len(drawn)), key=lambda i: (context.distance(site.text, drawn[i]), i))
+        for i in ranked:
+            new = drawn[i]
             data = new.encode("utf-8")
             out = source[: site.start] + data + source[site.end :]
             after = syntax.parse(self.grammar(site.path), out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import random
 import re
 from collections.abc import Iterator
@@ -113,8 +114,15 @@ _DIGITS = "0123456789"
 
 
 def perturb_int(value: int, rng: random.Random) -> int:
-    """A different integer near ``value`` (0 and 1 stay non-negative)."""
+    """A different integer near ``value`` (0 and 1 stay non-negative). A round number (a
+    multiple of 5 or of a power of ten) moves by its own grain half of the time (``40`` ->
+    ``30`` or ``60``), so that decoys of round numbers can be as round as the real ones."""
     step = rng.choice((1, 1, 1, 2, 3))
+    if value % 5 == 0 and rng.random() < 0.5:
+        grain = 5 if value % 10 else 10
+        while value and value % (grain * 10) == 0 and grain < 10**9:
+            grain *= 10
+        step = grain if not value else step * grain
     if value <= 0 and value > -step:
         return value + step
     return value + rng.choice((-step, step))
@@ -248,25 +256,119 @@ _VOCABULARY: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
 )
 _QUOTED = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+#: The parts of a camelCase identifier (``getMessage``: ``get``, ``Message``).
+_CAMEL = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
 
 
 def vocabulary(source: bytes) -> tuple[str, ...]:
-    """The words (two or more ASCII letters) of a file's quoted strings, sorted: a word of a
-    string literal is changed to another of these, so that it reads as naturally as the real
-    one (a dictionary of the file's own words cannot tell them apart)."""
-    words = set()
-    for m in _QUOTED.finditer(source):
-        words.update(_WORD.findall(m.group(0).decode("utf-8", "replace")))
+    """The words of a file (two or more ASCII letters: those of its quoted strings, of its
+    comments and of its identifiers, camelCase and snake_case split), sorted: a word of a
+    string literal is changed to another of these, so that it reads as naturally as the
+    real one (no word of the decoy is one the file never uses)."""
+    text = source.decode("utf-8", "replace")
+    words = set(_WORD.findall(text))
+    words.update(_CAMEL.findall(text))
     return tuple(sorted(words))
 
 
+def _pairs(text: str) -> Iterator[str]:
+    return (text[i : i + 2] for i in range(len(text) - 1))
+
+
+class LiteralContext:
+    """What a literal's file says around it, for choosing the most natural of several wrong
+    values for it: the file's words, the character pairs of its other quoted strings, those
+    strings, and how round its numbers are, all without the literal itself (``start``,
+    ``end``: its span).
+
+    A decoy's literal is read by code that may see the whole test file; it must look like
+    the literal it replaces as much as a file can say: if the real one brings no word and no
+    pair of characters the file has nowhere else, neither may the decoy's; if the real one is
+    a near copy of another string of the file, the decoy's may be; if the real number is
+    round, so is the decoy's (see :meth:`distance`)."""
+
+    def __init__(self, source: bytes, start: int, end: int) -> None:
+        rest = source[:start] + b" " + source[end:]
+        text = rest.decode("utf-8", "replace")
+        self.words: dict[str, int] = {}
+        for word in _WORD.findall(text):
+            self.words[word] = self.words.get(word, 0) + 1
+        quoted = [m.group(0).decode("utf-8", "replace") for m in _QUOTED.finditer(rest)]
+        self.strings = set(quoted)
+        self.pairs: dict[str, int] = {}
+        self.firsts: dict[str, int] = {}
+        for literal in quoted:
+            for pair in _pairs(literal):
+                self.pairs[pair] = self.pairs.get(pair, 0) + 1
+                self.firsts[pair[0]] = self.firsts.get(pair[0], 0) + 1
+
+    def likelihood(self, literal: str) -> float:
+        """The log-likelihood of the literal's adjacent characters under the file's other
+        strings' pairs (add-one smoothed): how much the project would write it so."""
+        total = 0.0
+        for pair in _pairs(literal):
+            count = self.pairs.get(pair, 0)
+            total += math.log((count + 1) / (self.firsts.get(pair[0], 0) + 96))
+        return total
+
+    def features(self, literal: str) -> tuple[float, ...]:
+        """(new words, new character pairs, near copy of another string, copy of another
+        string, round to 10, to 5, likelihood)."""
+        new_words = sum(1 for w in _WORD.findall(literal) if not self.words.get(w))
+        new_pairs = sum(1 for p in _pairs(literal) if not self.pairs.get(p))
+        near = any(
+            len(other) == len(literal)
+            and other != literal
+            and sum(a != b for a, b in zip(other, literal, strict=True)) == 1
+            for other in self.strings
+        )
+        digits = literal.replace("_", "")
+        whole = digits.isdigit()
+        return (
+            new_words,
+            new_pairs,
+            int(near),
+            int(literal in self.strings),
+            int(whole and int(digits) % 10 == 0),
+            int(whole and int(digits) % 5 == 0),
+            self.likelihood(literal),
+        )
+
+    def distance(self, real: str, decoy: str) -> float:
+        """How much more (or less) a decoy's literal stands out than the real one's."""
+        a, b = self.features(real), self.features(decoy)
+        weights = (1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.3)
+        return sum(w * abs(x - y) for w, x, y in zip(weights, a, b, strict=True))
+
+
+_BODIES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("bodies", default=())
+#: Characters a string taken whole from another literal may hold (see :func:`bodies`).
+_PLAIN = frozenset(_LOWER + _UPPER + _DIGITS + _PUNCT + " ")
+
+
+def bodies(source: bytes) -> tuple[str, ...]:
+    """The bodies of a file's quoted strings made only of letters, digits, spaces and the
+    punctuation a perturbed character may become (nothing that quotes, escapes or
+    formats), sorted: a string literal may become another of these of its length, as the
+    test's other values read."""
+    out = set()
+    for m in _QUOTED.finditer(source):
+        body = m.group(0)[1:-1].decode("utf-8", "replace")
+        if body and set(body) <= _PLAIN:
+            out.add(body)
+    return tuple(sorted(out))
+
+
 @contextlib.contextmanager
-def using_vocabulary(words: tuple[str, ...]) -> Iterator[None]:
-    """String perturbations inside the block swap whole words for words of ``words``."""
+def using_vocabulary(words: tuple[str, ...], whole: tuple[str, ...] = ()) -> Iterator[None]:
+    """String perturbations inside the block swap whole words for words of ``words``, and
+    may take a whole plain body from ``whole`` (see :func:`bodies`)."""
     token = _VOCABULARY.set(words)
+    other = _BODIES.set(whole)
     try:
         yield
     finally:
+        _BODIES.reset(other)
         _VOCABULARY.reset(token)
 
 
@@ -311,8 +413,17 @@ def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[s
         if not (
             i == 0 and ch.isdigit() and k and pieces[k - 1][1] and pieces[k - 1][0][-1:].isdigit()
         )
+        # Braces stay: in a format string (Rust's format!, checked when compiled) one
+        # changed makes a decoy that does not build, and none reads as a real value.
+        and ch not in "{}"
     ]
     out = [t for t, _ in pieces]
+    if len(pieces) == 1 and not pieces[0][1] and set(pieces[0][0]) <= _PLAIN:
+        # Another value the file's strings hold, of the same length, a third of the time.
+        body = pieces[0][0]
+        same = [b for b in _BODIES.get() if len(b) == len(body) and b != body]
+        if same and rng.random() < 1 / 3:
+            return [same[rng.randrange(len(same))]]
     plain_pieces = [k for k, (t, esc) in enumerate(pieces) if not esc and _WORD.search(t)]
     rng.shuffle(plain_pieces)
     for k in plain_pieces:
@@ -321,7 +432,14 @@ def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[s
             out[k] = swapped
             return out
     if plain:
-        best = min(_changeable(ch) for _, _, ch in plain)
+        # Letters and digits first; half of the time any other character that is no space
+        # (a caller drawing several values keeps the most natural: a letter changed where
+        # no word of the file fits makes a word the file has never seen, a digit or a mark
+        # changed may not).
+        classes = sorted({_changeable(ch) for _, _, ch in plain})
+        best = classes[0]
+        if len(classes) > 1 and classes[1] < 3 and rng.random() < 0.5:
+            best = rng.choice([c for c in classes if c < 3])
         k, i, ch = rng.choice([p for p in plain if _changeable(p[2]) == best])
         out[k] = out[k][:i] + perturb_char(ch, rng) + out[k][i + 1 :]
         return out

@@ -18,6 +18,7 @@ import random
 from typing import Any
 
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
+from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import Ecosystem
 from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
 
@@ -44,6 +45,71 @@ def test_texts(test_patch: str, base: dict[str, str]) -> dict[str, bytes]:
     return out
 
 
+def added_lines(test_patch: str) -> dict[str, set[int]]:
+    """The lines (1-based, in the file as the test patch leaves it) that the test patch adds
+    or changes, per file it leaves."""
+    out: dict[str, set[int]] = {}
+    try:
+        patches = parse_diff(test_patch)
+    except DiffParseError:
+        return out
+    for fp in patches:
+        if not fp.new_path:
+            continue
+        lines = out.setdefault(fp.new_path, set())
+        for hunk in fp.hunks:
+            at = hunk.new_start
+            for tag, _text in hunk.lines:
+                if tag == ord("+"):
+                    lines.add(at)
+                    at += 1
+                elif tag == ord(" "):
+                    at += 1
+    return out
+
+
+def fresh_sites(sites: list[Site], source: bytes, added: set[int]) -> list[Site]:
+    """The sites on lines the test patch wrote, when a test has any; else all of them.
+
+    The base commit's version of a test file is in the judge's work tree (its one commit),
+    readable wherever the base code reads files: a decoy's literal on a line the test patch
+    left as it was would differ from the base there, and the honest one would not."""
+    fresh = []
+    for site in sites:
+        first = source.count(b"\n", 0, site.start) + 1
+        last = first + source.count(b"\n", site.start, site.end)
+        if all(line in added for line in range(first, last + 1)):
+            fresh.append(site)
+    return fresh or sites
+
+
+#: A task keeps its decoys that are as natural as the literals they replace when it has at
+#: least this many (see :func:`natural_first`).
+NATURAL_ENOUGH = 3
+#: Strangeness (see :func:`strangeness`) up to which a decoy counts as natural: no word, no
+#: near copy, no roundness apart, and a likelihood of its characters within about a pair's
+#: worth of the real literal's.
+NATURAL = 0.6
+
+
+def strangeness(source: bytes, site: Site, literal: str) -> float:
+    """How much a decoy's literal stands out from its file more (or less) than the real one
+    (0: not at all, by every measure of :class:`~swe_forge.ecosystems.syntax.LiteralContext`)."""
+    return syntax.LiteralContext(source, site.start, site.end).distance(site.text, literal)
+
+
+def natural_first(strangeness_of: list[float]) -> list[int]:
+    """Which of a task's perturbations to offer as decoys (indices, in the given order):
+    those about as natural as the literals they replace (:data:`NATURAL`), when there are at least
+    :data:`NATURAL_ENOUGH` of them; else every one, the most natural first. A decoy a
+    program reading the test file can pick out (a word the file never uses, a string one
+    letter off another) is worth less than none of its kind."""
+    natural = [i for i, d in enumerate(strangeness_of) if d <= NATURAL]
+    if len(natural) >= NATURAL_ENOUGH:
+        return natural
+    return sorted(range(len(strangeness_of)), key=lambda i: (strangeness_of[i], i))
+
+
 def literal_of(source: bytes, site: Site, perturbed: bytes) -> str:
     """The literal a perturbation put at ``site`` (the rest of the file is unchanged)."""
     tail = len(source) - site.end
@@ -57,14 +123,20 @@ def calibration_copies(
     *,
     limit: int,
     rng: random.Random,
+    added: dict[str, set[int]] | None = None,
 ) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
     """The test files with the calibration copies in them (``[{"path", "text"}]``) and what
-    each copy is (copy's test id -> ``{"test", "unit", "site", "seed", "literal"}``)."""
+    each copy is (copy's test id -> ``{"test", "unit", "site", "seed", "literal"}``).
+
+    ``added``: the lines the test patch wrote per file (:func:`added_lines`); a test's
+    sites are then those on such lines where it has any (:func:`fresh_sites`)."""
     writer = writer_for(eco.name)
     sites: dict[str, list[Site]] = {}
     for test in fail_to_pass:
         for path in writer.test_files(test, sorted(texts)):
             found = writer.sites(path, texts[path], [test])
+            if added is not None:
+                found = fresh_sites(found, texts[path], added.get(path, set()))
             # Expected values first: changing an input changes what the code is called with.
             found.sort(key=lambda s: (s.role != "expected", s.index))
             sites.setdefault(test, []).extend(found)
@@ -79,15 +151,17 @@ def calibration_copies(
     chosen = [(site, rng.randrange(1, 2**31)) for site in order]
     room = max(0, limit - len(chosen))
     chosen += [(site, rng.randrange(1, 2**31)) for site in order[:room] * (SEEDS_PER_SITE - 1)]
-    specs: dict[str, list[CopySpec]] = {}
-    mapping: dict[str, dict[str, Any]] = {}
-    taken: set[str] = set()
+    made: list[tuple[Site, int, str]] = []
     for site, seed in chosen:
         source = texts[site.path]
         perturbed = writer.perturb(source, site, random.Random(seed))
-        if perturbed is None:
-            continue
-        literal = literal_of(source, site, perturbed)
+        if perturbed is not None:
+            made.append((site, seed, literal_of(source, site, perturbed)))
+    keep = natural_first([strangeness(texts[s.path], s, lit) for s, _, lit in made])
+    specs: dict[str, list[CopySpec]] = {}
+    mapping: dict[str, dict[str, Any]] = {}
+    taken: set[str] = set()
+    for site, seed, literal in (made[i] for i in keep):
         name = writer.new_name(site.test, rng, taken)
         taken.add(name)
         specs.setdefault(site.path, []).append((site.test, site, name, literal))

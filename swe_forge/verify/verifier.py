@@ -58,7 +58,7 @@ from swe_forge.records import TaskManifest
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities, comparison_hooks, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
-from swe_forge.verify.decoys import calibration_copies, test_texts, twin_edit
+from swe_forge.verify.decoys import added_lines, calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
     InfraError,
@@ -649,6 +649,7 @@ class Verifier:
                     texts,
                     limit=self.settings.canary_limit,
                     rng=rng,
+                    added=added_lines(task.test_patch),
                 )
             job = eco.run_job(
                 task,

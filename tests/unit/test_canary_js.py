@@ -188,7 +188,7 @@ def test_mocha_full_titles_chai_and_node_assert() -> None:
         ('"1.5"', "string", "other"),
         ("1.5", "float", "expected"),
         ("0.01", "float", "other"),
-        ('"{}"', "string", "other"),
+        # '"{}"' is none: braces are never changed (a format string's would not build)
         ("'size'", "string", "other"),
         ("0", "int", "expected"),
         ('"y"', "string", "other"),
