@@ -1,0 +1,188 @@
+"""Decoys that read like the literals they replace, placed where the base cannot give them away
+(verify/decoys.py and the naturalness measure of ecosystems/syntax.py)."""
+
+from __future__ import annotations
+
+import random
+
+from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems.canaries import Site, writer_for
+from swe_forge.ecosystems import ecosystem_named
+from swe_forge.verify.decoys import (
+    NATURAL,
+    added_lines,
+    calibration_copies,
+    fresh_sites,
+    natural_first,
+    strangeness,
+)
+
+JAVA_PATH = "src/test/java/org/x/GreeterTest.java"
+JAVA = b"""package org.x;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class GreeterTest {
+    @Test
+    void greets() {
+        assertEquals("hello world", Greeter.greet("world"));
+        assertEquals("hello there", Greeter.greet("there"));
+        assertEquals(40, Greeter.width());
+    }
+}
+"""
+
+
+def _site(text: bytes, literal: bytes, kind: str = "string") -> Site:
+    start = text.index(literal)
+    return Site(
+        JAVA_PATH,
+        "org.x.GreeterTest::greets",
+        0,
+        start,
+        start + len(literal),
+        kind,
+        "expected",
+        literal.decode(),
+    )
+
+
+def test_a_word_the_file_never_uses_stands_out_and_one_it_uses_does_not() -> None:
+    site = _site(JAVA, b'"hello world"')
+    # "there" is a word of the file: as natural as "world"; "wxrld" is no word of it.
+    assert strangeness(JAVA, site, '"hello there"') < strangeness(JAVA, site, '"hello wxrld"')
+    assert strangeness(JAVA, site, '"hello wxrld"') > NATURAL
+
+
+def test_a_round_number_stays_round_and_a_near_copy_is_seen() -> None:
+    number = _site(JAVA, b"40", "int")
+    assert strangeness(JAVA, number, "30") < strangeness(JAVA, number, "41")
+    context = syntax.LiteralContext(JAVA, number.start, number.end)
+    # Near copy: one character off another string of the file.
+    near = context.features('"hello therf"')
+    far = context.features('"wombat here"')
+    assert near[2] == 1 and far[2] == 0
+
+
+def test_round_numbers_move_by_their_grain_half_of_the_time() -> None:
+    got = {syntax.perturb_int(40, random.Random(seed)) for seed in range(200)}
+    assert {30, 50} <= got  # by its grain (10)
+    assert got & {37, 38, 39, 41, 42, 43}  # and near it
+    assert all(n >= 0 and n != 40 for n in got)
+
+
+def test_the_writer_keeps_the_most_natural_of_its_draws() -> None:
+    writer = writer_for("java")
+    (site,) = [s for s in writer.sites(JAVA_PATH, JAVA, ["org.x.GreeterTest::greets"])][:1]
+    assert site.text == '"hello world"'
+    chosen = [writer.perturb(JAVA, site, random.Random(seed)) for seed in range(20)]
+    literals = {c[site.start : site.end].decode() for c in chosen if c is not None}
+    assert literals, "no decoy at all"
+    # Every decoy of "hello world" is made of words the file has (a whole word swapped or
+    # another string's value): none is a misspelling.
+    words = set(syntax.vocabulary(JAVA))
+    for literal in literals:
+        assert all(w in words for w in literal.strip('"').split()), literal
+
+
+def test_braces_are_never_changed() -> None:
+    for seed in range(40):
+        out = syntax.perturb_pieces([("{} {}!", False)], random.Random(seed))
+        assert out is not None and out[0].count("{") == 2 and out[0].count("}") == 2
+    assert syntax.perturb_pieces([("{}", False)], random.Random(0)) is None
+
+
+def test_natural_first_keeps_only_natural_decoys_when_there_are_enough() -> None:
+    assert natural_first([0.0, 2.0, 0.1, 0.5, 3.0]) == [0, 2, 3]
+    # Too few natural ones: every one, the most natural first.
+    assert natural_first([2.0, 0.0, 1.0]) == [1, 2, 0]
+    assert natural_first([]) == []
+
+
+PATCH = """diff --git a/pkg/a_test.go b/pkg/a_test.go
+--- a/pkg/a_test.go
++++ b/pkg/a_test.go
+@@ -3,4 +3,5 @@ import "testing"
+ func TestOld(t *testing.T) {
+-\tif F() != 1 {
++\tif F() != 2 {
+ \t}
++\t// added
+ }
+diff --git a/pkg/b_test.go b/pkg/b_test.go
+new file mode 100644
+--- /dev/null
++++ b/pkg/b_test.go
+@@ -0,0 +1,2 @@
++package pkg
++// new
+"""
+
+
+def test_added_lines_are_the_lines_the_test_patch_wrote() -> None:
+    assert added_lines(PATCH) == {"pkg/a_test.go": {4, 6}, "pkg/b_test.go": {1, 2}}
+    assert added_lines("not a diff") == {}
+
+
+GO_BASE = b"""package pkg
+
+import "testing"
+
+func TestF(t *testing.T) {
+\tif got := F("old"); got != "left as it was" {
+\t\tt.Fatal(got)
+\t}
+}
+"""
+GO_TEST_PATCH = """diff --git a/pkg/f_test.go b/pkg/f_test.go
+--- a/pkg/f_test.go
++++ b/pkg/f_test.go
+@@ -6,4 +6,7 @@ func TestF(t *testing.T) {
+ \tif got := F("old"); got != "left as it was" {
+ \t\tt.Fatal(got)
+ \t}
++\tif got := F("new"); got != "written by the patch" {
++\t\tt.Fatal(got)
++\t}
+ }
+"""
+
+
+def test_fresh_sites_prefer_what_the_test_patch_wrote() -> None:
+    from swe_forge.verify.decoys import test_texts
+
+    texts = test_texts(GO_TEST_PATCH, {"pkg/f_test.go": GO_BASE.decode()})
+    text = texts["pkg/f_test.go"]
+    writer = writer_for("go")
+    sites = writer.sites("pkg/f_test.go", text, ["pkg::TestF"])
+    assert {s.text for s in sites} >= {'"left as it was"', '"written by the patch"'}
+    fresh = fresh_sites(sites, text, added_lines(GO_TEST_PATCH)["pkg/f_test.go"])
+    assert fresh and all("left" not in s.text and "old" not in s.text for s in fresh)
+    # A test with nothing on the patch's lines keeps its sites (decoys of some use, not none).
+    assert fresh_sites(sites, text, set()) == sites
+    # Calibration follows the same rule.
+    _files, mapping = calibration_copies(
+        ecosystem_named("go"),
+        ["pkg::TestF"],
+        texts,
+        limit=10,
+        rng=random.Random(0),
+        added=added_lines(GO_TEST_PATCH),
+    )
+    assert mapping and all(
+        spec["site"]["text"] in {'"new"', '"written by the patch"'} for spec in mapping.values()
+    )
+
+
+def test_the_writer_keeps_a_round_number_round() -> None:
+    writer = writer_for("java")
+    sites = writer.sites(JAVA_PATH, JAVA, ["org.x.GreeterTest::greets"])
+    (site,) = [s for s in sites if s.text == "40"]
+    for seed in range(20):
+        out = writer.perturb(JAVA, site, random.Random(seed))
+        assert out is not None
+        digits = out[site.start :].decode()
+        value = int(digits[: len(digits) - len(digits.lstrip("0123456789"))])
+        assert value != 40 and value % 10 == 0, value
