@@ -25,6 +25,7 @@ caught by another check:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -335,6 +336,10 @@ class Verifier:
             # The Python files the candidate and the reference fix change, at the base commit:
             # the comparison hooks each adds are read on the host (see comparison_hooks).
             show = sorted(set(touched_paths(patch)) | set(touched_paths(task.patch)))
+            if calibrate is not None:
+                # And the held-out test files: which lines the test patch wrote (decoys
+                # go there, see _fresh_python).
+                show = sorted(set(show) | set(touched_paths(task.test_patch)))
         prepare_job: dict[str, Any] = {
             "patches": [{"name": "candidate", "path": cand, "scan": True}],
             "scan_all": calibrate is not None,
@@ -489,7 +494,7 @@ class Verifier:
             status, detail, violations = judge(task, run, strict_canaries=calibrate is None)
         result.log_excerpt = log_excerpt(run)
         if calibrate is not None:
-            self._calibrated(calibrate, run)
+            self._calibrated(calibrate, run, task, prep.get("shown") or {})
         result.verifier = self._block(run)
         if twin_block is not None:
             result.verifier["twins"] = twin_block["summary"]
@@ -678,7 +683,9 @@ class Verifier:
         )
         return job, plan
 
-    def _calibrated(self, cal: Calibration, run: dict[str, Any]) -> None:
+    def _calibrated(
+        self, cal: Calibration, run: dict[str, Any], task: TaskManifest, shown: dict[str, str]
+    ) -> None:
         tests = (run.get("events") or {}).get("tests") or {}
         mapping = run.get("canary_map") or {}
         cal.made = len(mapping)
@@ -699,6 +706,9 @@ class Verifier:
                 str(spec.get("kind") or ""),
             )
             (armed if tests.get(node) == "failed" else disarmed).add(key)
+        fresh = _fresh_python(armed, task.test_patch, shown)
+        disarmed |= armed - fresh
+        armed = fresh
         cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
         cal.disarmed = [
             {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
@@ -721,6 +731,33 @@ class Verifier:
             result.verifier = self._block(None)
         result.verifier["terminal_reward"] = result.reward
         return result
+
+
+def _fresh_python(
+    armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
+) -> set[tuple[str, int, int, str]]:
+    """Python's armed decoys on lines the test patch wrote, per test where it has any (see
+    :func:`swe_forge.verify.decoys.fresh_sites`: the base's version of a test file is in the
+    judge's one commit). A site's line is found as the judge's canary writer finds it."""
+    # The judge's own module (plain 3.6 Python, outside the type checking), loaded by name.
+    find_sites = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries").find_sites
+    texts = test_texts(test_patch, shown)
+    added = added_lines(test_patch)
+    by_test: dict[str, list[tuple[str, int, int, str]]] = {}
+    for key in sorted(armed):
+        by_test.setdefault(key[0], []).append(key)
+    out: set[tuple[str, int, int, str]] = set()
+    for test, keys in by_test.items():
+        path, _, name = test.partition("::")
+        text = texts.get(path)
+        if text is None:
+            out.update(keys)
+            continue
+        sites = find_sites(text.decode("utf-8", "replace"), [name.split("[", 1)[0]])
+        lines = {int(s["site"]): int(s["line"]) for s in sites}
+        fresh = [k for k in keys if lines.get(k[1]) in added.get(path, set())]
+        out.update(fresh or keys)
+    return out
 
 
 #: Characters of the test run's output a result keeps.

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import random
 
-from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems import ecosystem_named, syntax
 from swe_forge.ecosystems.canaries import Site, writer_for
-from swe_forge.ecosystems import ecosystem_named
 from swe_forge.verify.decoys import (
     NATURAL,
     added_lines,
@@ -186,3 +185,39 @@ def test_the_writer_keeps_a_round_number_round() -> None:
         digits = out[site.start :].decode()
         value = int(digits[: len(digits) - len(digits.lstrip("0123456789"))])
         assert value != 40 and value % 10 == 0, value
+
+
+PY_BASE = """from pkg import f
+
+
+def test_f():
+    assert f("old") == "left as it was"
+"""
+PY_TEST_PATCH = """diff --git a/tests/test_f.py b/tests/test_f.py
+--- a/tests/test_f.py
++++ b/tests/test_f.py
+@@ -3,3 +3,4 @@ from pkg import f
+\x20
+ def test_f():
+     assert f("old") == "left as it was"
++    assert f("new") == "written by the patch"
+"""
+
+
+def test_python_decoys_keep_to_the_lines_the_test_patch_wrote() -> None:
+    from swe_forge.verify.verifier import _fresh_python
+
+    test = "tests/test_f.py::test_f"
+    armed = {(test, 0, 7, "compare"), (test, 1, 7, "compare"), (test, 1, 9, "compare")}
+    shown = {"tests/test_f.py": PY_BASE}
+    assert _fresh_python(armed, PY_TEST_PATCH, shown) == {
+        (test, 1, 7, "compare"),
+        (test, 1, 9, "compare"),
+    }
+    # A parametrized id is the same function; a test with no site on the patch's lines, or
+    # whose file is not shown, keeps what it has.
+    param = (f"{test}[a-b]", 1, 3, "compare")
+    assert param in _fresh_python({param, (f"{test}[a-b]", 0, 3, "compare")}, PY_TEST_PATCH, shown)
+    only_old = {(test, 0, 7, "compare")}
+    assert _fresh_python(only_old, PY_TEST_PATCH, shown) == only_old
+    assert _fresh_python(armed, PY_TEST_PATCH, {}) == armed
