@@ -134,7 +134,7 @@ class VerifyConfig:
     test_timeout_seconds: float = 300.0
     memory: str = "4g"
     pids: int = 256
-    cpus: float = 1.0
+    cpus: float = 2.0
     nofile: int = 1024
     fsize_bytes: int = 256 * 1024 * 1024
     tmpfs_size: str = "256m"

@@ -478,7 +478,9 @@ class Engine:
             "pids_limit": limits.pids,
             "mem_limit": limits.memory,
             "memswap_limit": limits.memory,
-            "nano_cpus": int(limits.cpus * 1e9),
+            # The engine refuses more CPUs than the machine has: a ceiling of 2 on a 1-CPU
+            # machine is that machine.
+            "nano_cpus": int(min(limits.cpus, float(os.cpu_count() or 1)) * 1e9),
             "ulimits": [
                 self._ulimit("nofile", limits.nofile),
                 self._ulimit("fsize", limits.fsize_bytes),

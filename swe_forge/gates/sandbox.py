@@ -162,6 +162,11 @@ def preload_jar(source: bytes, cache: Path) -> bytes | None:
     return jar.read_bytes()
 
 
+def job_path(name: str) -> str:
+    """Where a file put in the job folder (:meth:`Session.put`) is, in every container."""
+    return f"{MOUNT}/job/{name}"
+
+
 class Sandbox:
     """Opens judge's containers from instance images; holds the seed cache."""
 
@@ -269,11 +274,12 @@ class Session:
         self.scratch = scratch
 
     def put(self, name: str, data: str | bytes) -> str:
-        """Write a file into the job folder (root only); return its path in the container."""
+        """Write a file into the job folder (root only); return its path in the container
+        (:func:`job_path`)."""
         path = self.scratch / "job" / name
         path.write_bytes(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
         path.chmod(0o600)
-        return f"{MOUNT}/job/{name}"
+        return job_path(name)
 
     def call(self, mode: str, job: dict[str, Any], *, timeout: float) -> dict[str, Any]:
         """Run the supervisor in ``mode`` with ``job``; return its result object.

@@ -147,6 +147,12 @@ class Spares:
             raise InfraError("the candidate applied in one container, not in another")
         return here
 
+    def adopt(self, ctx: AbstractContextManager[Session]) -> None:
+        """Remove an entered container opened elsewhere (the first twin's) with the others,
+        at :meth:`close`."""
+        with self._lock:
+            self.opened.append(ctx)
+
     def take(self, count: int) -> list[Session]:
         """``count`` prepared containers (waits for them; opens what is missing)."""
         while len(self._pending) < count:

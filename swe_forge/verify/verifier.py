@@ -34,7 +34,6 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -51,6 +50,7 @@ from swe_forge.gates.sandbox import (
     SandboxOverflow,
     SandboxTimeout,
     Session,
+    job_path,
 )
 from swe_forge.mining.classify import FileKind, PathClassifier
 from swe_forge.records import TaskManifest
@@ -275,7 +275,7 @@ class Verifier:
         if eco is not None:
             # Another ecosystem's runner configuration, from the patch text (what the gold
             # patch already changes is allowed); its capabilities once the base files are in
-            # view, in the container (see _in_container).
+            # view, in the container (see _prepare_job).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
             if found:
                 result.violations = found
@@ -302,29 +302,40 @@ class Verifier:
         def opener() -> AbstractContextManager[Session]:
             return self.sandbox.open(image_id, labels=self.engine.default_labels)
 
-        with opener() as session:
+        prepare_job = self._prepare_job(task, patch, calibrate, eco)
+        # The other twins' containers open and are prepared while the first one is, all
+        # from now (the count of twins is the task's, whatever the candidate); every one of
+        # them, the first included, is removed at the end, together.
+        spares = Spares(
+            opener,
+            Prepared(patch, task.test_patch, prepare_job),
+            self._twins_expected(task, calibrate, decoys) - 1,
+        )
+        try:
+            first = opener()
+            session = first.__enter__()
+            spares.adopt(first)
             timings["container_start"] = time.perf_counter() - t
-            return self._in_container(
-                session, task, patch, guard, result, timings, start, calibrate, decoys, opener
+            t = time.perf_counter()
+            session.put("candidate.patch", patch)
+            test = session.put("test.patch", task.test_patch)
+            grading = _Grading(
+                session, task, patch, guard, result, timings, start, calibrate, decoys
             )
+            return self._prepared(grading, spares, prepare_job, test, eco, t)
+        finally:
+            # Removed once every twin ended (removing one is work a running twin could feel).
+            spares.close()
 
-    def _in_container(
+    def _prepare_job(
         self,
-        session: Session,
         task: TaskManifest,
         patch: str,
-        guard: PatchGuard,
-        result: VerifyResult,
-        timings: dict[str, float],
-        start: float,
         calibrate: Calibration | None,
-        decoys: list[dict[str, Any]] | None,
-        opener: Callable[[], AbstractContextManager[Session]],
-    ) -> VerifyResult:
-        t = time.perf_counter()
-        cand = session.put("candidate.patch", patch)
-        test = session.put("test.patch", task.test_patch)
-        eco = for_runner(str(task.harness.get("runner") or ""))
+        eco: Ecosystem | None,
+    ) -> dict[str, Any]:
+        """The supervisor's ``prepare`` job of one grading (the same in every container)."""
+        cand = job_path("candidate.patch")
         show: list[str] = []
         if eco is not None:
             # The files the candidate changes, at the base commit (its capabilities are what
@@ -349,21 +360,7 @@ class Verifier:
             # And the project modules the changed files import (the reference fix's too):
             # where the bases of their classes are, for the comparison-hook gate.
             prepare_job["show_imports"] = sorted(touched_paths(task.patch))
-        # The other twins' containers open and are prepared while this one is (the count of
-        # twins is the task's, whatever the candidate).
-        spares = Spares(
-            opener,
-            Prepared(patch, task.test_patch, prepare_job),
-            self._twins_expected(task, calibrate, decoys) - 1,
-        )
-        try:
-            grading = _Grading(
-                session, task, patch, guard, result, timings, start, calibrate, decoys
-            )
-            return self._prepared(grading, spares, prepare_job, test, eco, t)
-        finally:
-            # Removed once every twin ended (removing one is work a running twin could feel).
-            spares.close()
+        return prepare_job
 
     def _twins_expected(
         self,
