@@ -114,27 +114,21 @@ def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[],
                 for m in node.body
                 if isinstance(m, ast.FunctionDef) and m.name.startswith("test")
             ]
-    from swe_forge.verify.decoys import python_sites
-
-    # As admission asks the judge for them (verify/decoys.py, python_sites).
-    chosen = python_sites(
-        {path: text.encode("utf-8")},
-        [f"{path}::{t}" for t in tests],
-        {},
-        limit=CANARY_LIMIT,
-        rng=random.Random(rng.randrange(1, 2**31)),
-    )
     makers: list[Callable[[], str | None]] = []
-    for nodeid, k, seed in chosen or ():
-        out, _ = python_canaries.decoy_source(
-            text,
-            str(nodeid).partition("::")[2],
-            int(k),
-            int(seed),
-            "tok",  # type: ignore[call-overload]
-        )
-        if out is not None:
-            makers.append(lambda out=out: out)
+    for site in python_canaries.find_sites(text, tests):
+
+        def make(site: dict[str, object] = site) -> str | None:
+            seed = rng.randrange(1, 2**31)
+            out, _ = python_canaries.decoy_source(
+                text,
+                str(site["test"]),
+                int(site["site"]),
+                seed,
+                "tok",  # type: ignore[call-overload]
+            )
+            return out
+
+        makers.append(make)
     return makers
 
 

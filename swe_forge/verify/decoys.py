@@ -14,7 +14,6 @@ test patch leaves them:
 
 from __future__ import annotations
 
-import importlib
 import random
 from typing import Any
 
@@ -109,87 +108,6 @@ def natural_first(strangeness_of: list[float]) -> list[int]:
     if len(natural) >= NATURAL_ENOUGH:
         return natural
     return sorted(range(len(strangeness_of)), key=lambda i: (strangeness_of[i], i))
-
-
-#: Seeds tried per Python site at calibration, the most natural decoys kept.
-PYTHON_DRAWS = 8
-
-
-def _changed_span(before: bytes, after: bytes) -> tuple[int, int, int]:
-    """(start, end in ``before``, end in ``after``) of the one stretch that differs."""
-    a = 0
-    limit = min(len(before), len(after))
-    while a < limit and before[a] == after[a]:
-        a += 1
-    b = 0
-    while b < limit - a and before[len(before) - 1 - b] == after[len(after) - 1 - b]:
-        b += 1
-    return a, len(before) - b, len(after) - b
-
-
-def python_sites(
-    texts: dict[str, bytes],
-    tests: list[str],
-    added: dict[str, set[int]],
-    *,
-    limit: int,
-    rng: random.Random,
-) -> list[list[Any]] | None:
-    """The calibration copies to ask the judge for, for Python (``[[node id, site, seed],
-    ...]``), chosen as :func:`calibration_copies` chooses them in other languages: each
-    test's sites on lines the test patch wrote where it has any, round-robin over the tests
-    up to ``limit``, and for each site the two most natural of :data:`PYTHON_DRAWS` seeds,
-    the decoy each makes computed here with the judge's own writer
-    (``swe_forge_canaries.decoy_source``); then :func:`natural_first`. None when a test's
-    file is not at hand (the judge then chooses, as before)."""
-    writer = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")
-    per_test: list[tuple[str, str, str, list[int]]] = []
-    instances: dict[tuple[str, str], int] = {}
-    for nodeid in tests:
-        path, _, rest = nodeid.partition("::")
-        name = rest.split("[", 1)[0]
-        data = texts.get(path)
-        if data is None:
-            return None
-        # A parametrized test is checked on a few of its cases (as the judge does).
-        instances[(path, name)] = instances.get((path, name), 0) + 1
-        if instances[(path, name)] > 3:
-            continue
-        text = data.decode("utf-8", "replace")
-        found = writer.find_sites(text, [name])
-        lines = {int(f["site"]): int(f["line"]) for f in found}
-        fresh = [k for k, line in sorted(lines.items()) if line in added.get(path, set())]
-        per_test.append((nodeid, path, name, fresh or sorted(lines)))
-    order: list[tuple[str, str, str, int]] = []
-    depth = 0
-    while len(order) < limit and any(len(t[3]) > depth for t in per_test):
-        for nodeid, path, name, ks in per_test:
-            if depth < len(ks) and len(order) < limit:
-                order.append((nodeid, path, name, ks[depth]))
-        depth += 1
-    chosen: list[tuple[list[Any], float]] = []
-    room = max(0, limit - len(order))
-    for nodeid, path, name, k in order:
-        source = texts[path]
-        text = source.decode("utf-8", "replace")
-        drawn: dict[str, tuple[float, int]] = {}
-        for _ in range(PYTHON_DRAWS):
-            seed = rng.randrange(1, 2**31)
-            out, _why = writer.decoy_source(text, name, k, seed, "tok")
-            if out is None or out in drawn:
-                continue
-            after = out.encode("utf-8")
-            a, end, new_end = _changed_span(source, after)
-            old_text = source[a:end].decode("utf-8", "replace")
-            new_text = after[a:new_end].decode("utf-8", "replace")
-            context = syntax.LiteralContext(source, a, end)
-            drawn[out] = (context.distance(old_text, new_text), seed)
-        best = sorted(drawn.values())
-        take = 2 if room > 0 else 1
-        room -= take - 1
-        chosen += [([nodeid, k, seed], d) for d, seed in best[:take]]
-    keep = natural_first([d for _, d in chosen])
-    return [chosen[i][0] for i in keep]
 
 
 def literal_of(source: bytes, site: Site, perturbed: bytes) -> str:

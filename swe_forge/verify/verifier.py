@@ -59,13 +59,7 @@ from swe_forge.records import TaskManifest
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities, comparison_hooks, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
-from swe_forge.verify.decoys import (
-    added_lines,
-    calibration_copies,
-    python_sites,
-    test_texts,
-    twin_edit,
-)
+from swe_forge.verify.decoys import added_lines, calibration_copies, test_texts, twin_edit
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
     InfraError,
@@ -585,17 +579,7 @@ class Verifier:
         canaries: dict[str, Any] | None = None
         calibrating = calibrate is not None and not calibrate.without_canaries
         if calibrating and self.settings.canary_limit > 0 and f2p:
-            # Which copies: chosen here, the most natural decoys on the lines the test patch
-            # wrote (verify/decoys.py, python_sites); the judge chooses when the files are
-            # not at hand.
-            sites = python_sites(
-                test_texts(task.test_patch, shown or {}),
-                f2p,
-                added_lines(task.test_patch),
-                limit=self.settings.canary_limit,
-                rng=random.SystemRandom(),
-            )
-            canaries = {"tests": f2p, "sites": sites or None, "strict": False, "first": True}
+            canaries = {"tests": f2p, "sites": None, "strict": False, "first": True}
             canaries["limit"] = self.settings.canary_limit
         spec: dict[str, Any] = {
             "argv": argv,

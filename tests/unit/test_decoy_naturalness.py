@@ -221,21 +221,3 @@ def test_python_decoys_keep_to_the_lines_the_test_patch_wrote() -> None:
     only_old = {(test, 0, 7, "compare")}
     assert _fresh_python(only_old, PY_TEST_PATCH, shown) == only_old
     assert _fresh_python(armed, PY_TEST_PATCH, {}) == armed
-
-
-def test_python_copies_are_chosen_on_the_host_natural_and_fresh() -> None:
-    from swe_forge.verify.decoys import python_sites, test_texts
-
-    texts = test_texts(PY_TEST_PATCH, {"tests/test_f.py": PY_BASE})
-    test = "tests/test_f.py::test_f"
-    got = python_sites(texts, [test], added_lines(PY_TEST_PATCH), limit=40, rng=random.Random(0))
-    assert got, "no copies chosen"
-    # Only the assertion the test patch wrote (site 1), two seeds of it at most.
-    assert {(t, k) for t, k, _seed in got} == {(test, 1)} and len(got) <= 2
-    writer = __import__("swe_forge.gates.harness.swe_forge_canaries", fromlist=["x"])
-    for _t, k, seed in got:
-        out, why = writer.decoy_source(texts["tests/test_f.py"].decode(), "test_f", k, seed, "tok")
-        assert out is not None and '"written by the patch"' not in out, why
-        assert '"left as it was"' in out
-    # A test file not at hand: the judge chooses.
-    assert python_sites({}, [test], {}, limit=40, rng=random.Random(0)) is None
