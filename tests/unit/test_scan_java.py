@@ -289,3 +289,23 @@ def test_a_string_identity_test_is_excused_by_the_gold_patch_only() -> None:
     used = ["string identity"]
     assert capability_violations(used, base=["string identity"], gold=[])
     assert capability_violations(used, base=[], gold=["string identity"]) == []
+
+
+def test_identity_of_values_whose_type_the_file_does_not_say() -> None:
+    # A fourteenth red team: lambda parameters the compiler types, array elements, fields,
+    # elements taken from a collection.
+    lam = "class A { java.util.function.BiPredicate<Object, Object> S = (p, q) -> p == q; }"
+    assert "string identity" in caps(lam)
+    single = "class A { java.util.function.Predicate<String> S = p -> p != K; static String K; }"
+    assert "string identity" in caps(single)
+    arr = 'class A { boolean f(String s) { String[] pair = s.split(" "); return pair[0] != pair[1]; } }'
+    assert "string identity" in caps(arr)
+    field = "class A { String a; boolean f(A o) { return this.a == o.a; } }"
+    assert "string identity" in caps(field)
+    got = "class A { boolean f(java.util.List<String> l) { return l.get(0) == l.get(1); } }"
+    assert "string identity" in caps(got)
+    # Primitives stay none: declared ints, a lambda over ints typed by its parameters.
+    ints = "class A { int[] a; boolean f(int x, int y) { return x == y && a[0] == 1; } }"
+    assert "string identity" not in caps(ints)
+    typed = "class A { java.util.function.IntBinaryOperator S = (int p, int q) -> p == q ? 1 : 0; }"
+    assert "string identity" not in caps(typed)

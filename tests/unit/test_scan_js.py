@@ -404,3 +404,20 @@ def test_json_of_any_name_is_data() -> None:
 )
 def test_the_frameworks_state_and_symbol_keys_are_capabilities(source: str, cap: str) -> None:
     assert cap in caps(source)
+
+
+def test_this_as_a_value_in_sloppy_code_may_be_the_global_object() -> None:
+    # A fourteenth red team: a method's this, the method called plainly, then Jest's state
+    # under a Symbol.for key built at run time, or listed with Object.values.
+    method = (
+        "var host = { self() { return this; } };\n"
+        "var here = host.self; var g = here();\n"
+        "var m = g[Symbol.for(String.fromCharCode(36) + 'x')];\n"
+    )
+    assert "global objects" in caps(method)
+    plain = "var host = function () { return this; };\nvar v = Object.values(host());\n"
+    assert "global objects" in caps(plain)
+    # Strict code's this is never the global object; reading a name on this is no use of it.
+    assert "global objects" not in caps("'use strict';\n" + method)
+    assert "global objects" not in caps("var o = { n: 1, get() { return this.n; } };\n")
+    assert "global objects" not in caps("function F(v) { this.v = v; }\n")

@@ -273,3 +273,13 @@ def test_a_moved_file_is_compared_with_the_file_it_was() -> None:
     assert ECO.capabilities(moved) == ["unparsable", "unsafe"]  # without the base: all new
     # try! (Rust 2015) parses.
     assert caps("fn f() -> io::Result<()> { let p = try!(g()); Ok(p) }") == set()
+
+
+def test_a_comparison_trait_renamed_from_any_re_export_is_a_comparison_impl() -> None:
+    # A fourteenth red team: the prelude's re-exports under another name.
+    for path in ("std::prelude::rust_2021::PartialEq", "core::prelude::v1::PartialEq"):
+        src = f"use {path} as Agrees;\nstruct C;\nimpl Agrees<&str> for C {{ fn eq(&self, _: &&str) -> bool {{ true }} }}\n"
+        assert "comparison impls" in caps(src), path
+    assert "comparison impls" in caps("use std::cmp::{Ord as O, Eq};\n")
+    # The trait under its own name, imported, is no impl by itself.
+    assert "comparison impls" not in caps("use std::prelude::rust_2021::PartialEq;\nfn f() {}\n")

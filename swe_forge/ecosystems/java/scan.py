@@ -273,6 +273,11 @@ _MEMBERS: dict[str, str] = {
 #: Method names distinctive enough to be the capability on any receiver.
 #: Declared types whose values may be strings (an identity test of them asks the pool).
 _STRING_TYPES = frozenset({"String", "CharSequence", "Object", "Comparable", "Serializable"})
+#: Methods that hand back an element of a collection (``l.get(0) == l.get(1)``): of any type,
+#: Strings included.
+_ELEMENT_METHODS = frozenset(
+    {"get", "getFirst", "getLast", "peek", "poll", "next", "elementAt", "getKey", "getValue"}
+)
 #: Methods that return strings, by name (the scan knows no return types).
 _STRING_METHODS = frozenset(
     {
@@ -625,6 +630,21 @@ class _Scan:
                 self._variable(
                     node.child_by_field_name("name"), node.child_by_field_name("type"), None
                 )
+            elif kind == "lambda_expression":
+                # ``(p, q) -> p == q``: parameters whose type only the compiler infers
+                # may be Strings (a fourteenth red team's identity test).
+                params = node.child_by_field_name("parameters")
+                names = (
+                    [params]
+                    if params is not None and params.type == "identifier"
+                    else [
+                        c
+                        for c in (params.named_children if params else [])
+                        if c.type == "identifier"
+                    ]
+                )
+                for ident in names:
+                    self.var_types.setdefault(syntax.text(ident), set()).add("?")
 
     def _import_names(self, node: Any) -> None:
         name = next((c for c in node.named_children if "identifier" in c.type), None)
@@ -676,16 +696,22 @@ class _Scan:
         kind = node.type
         if kind in ("string_literal", "text_block"):
             return True
+        if kind in ("array_access", "field_access"):
+            # An element of an array of them (``pair[0]``), a field declared as one.
+            inner = node.child_by_field_name("array" if kind == "array_access" else "field")
+            return inner is not None and self._stringish(inner)
         if kind == "identifier":
             name = syntax.text(node)
             declared = {t.rsplit(".", 1)[-1] for t in self.var_types.get(name, ())}
             if declared & _STRING_TYPES or (declared and all(len(t) == 1 for t in declared)):
-                return True
+                return True  # a type parameter, or a lambda's inferred "?"
             # ``var x = <a String>``: judged by what it was given.
             return any(self._stringish(v) for v in self.var_inits.get(name, ())[:4])
         if kind == "method_invocation":
             name = node.child_by_field_name("name")
-            return name is not None and syntax.text(name) in _STRING_METHODS
+            return name is not None and (
+                syntax.text(name) in _STRING_METHODS or syntax.text(name) in _ELEMENT_METHODS
+            )
         if kind == "object_creation_expression":
             made = node.child_by_field_name("type")
             return made is not None and syntax.text(made).rsplit(".", 1)[-1] in _STRING_TYPES

@@ -780,13 +780,18 @@ class _Scan:
         self.in_function: set[int] = set()
         self.sloppy: set[int] = set()  # a plain function's this (not a method's, an arrow's)
         self.ambient: set[int] = set()
+        # An object literal's method's this: its receiver, the global object when the method
+        # is taken off the object and called plainly in sloppy code.
+        self.method_this: set[int] = set()
         self.lookups: dict[tuple[int, str], _Binding | None] = {}
-        stack: list[tuple[Any, Any, Any, bool, bool, bool]] = [
-            (self.root, None, None, False, False, False)
+        stack: list[tuple[Any, Any, Any, bool, bool, bool, bool]] = [
+            (self.root, None, None, False, False, False, False)
         ]
         while stack:
-            node, scope, function, inside, plain, ambient = stack.pop()
+            node, scope, function, inside, plain, ambient, method = stack.pop()
             key = node.id
+            if method:
+                self.method_this.add(key)
             self.scope_of[key] = scope
             self.function_of[key] = function
             if inside:
@@ -799,15 +804,28 @@ class _Scan:
             child_scope = node if kind in _SCOPES else scope
             child_function = node if kind in _FUNCTIONS or kind == "program" else function
             child_plain = plain
+            child_method = method
             if kind in _PLAIN_FUNCTIONS:
-                child_plain = True
+                child_plain, child_method = True, False
             elif kind in ("method_definition", "class_body", "class_static_block"):
                 child_plain = False
+                parent = self.up.parent(node)
+                child_method = (
+                    kind == "method_definition" and parent is not None and parent.type == "object"
+                )
             child_inside = inside or kind in _FUNCTIONS
             child_ambient = ambient or kind == "ambient_declaration"
             for child in node.children:
                 stack.append(
-                    (child, child_scope, child_function, child_inside, child_plain, child_ambient)
+                    (
+                        child,
+                        child_scope,
+                        child_function,
+                        child_inside,
+                        child_plain,
+                        child_ambient,
+                        child_method,
+                    )
                 )
 
     def _lookup(self, ident: Any) -> _Binding | None:
@@ -946,7 +964,22 @@ class _Scan:
                 {"error:new"} if any(re.fullmatch(r"global\.\w*Error", m) for m in made) else set()
             )
         if kind == "this":
-            return {"sloppy:this"} if not self.strict and node.id in self.sloppy else set()
+            if self.strict:
+                return set()
+            parent = self.up.parent(node)
+            read = (
+                parent is not None
+                and parent.type in ("member_expression", "subscript_expression")
+                and parent.child_by_field_name("object") == node
+            )
+            out = {"sloppy:this"} if node.id in self.sloppy else set()
+            if not read and (node.id in self.sloppy or node.id in self.method_this):
+                # this as a value (returned, kept, handed on) may be the global object
+                # itself: what is read on it by a computed name, or handed to code that
+                # lists it, is the global object's (a fourteenth red team's route to Jest's
+                # state: ``{ self() { return this } }`` called plainly).
+                out.add("sloppy:self")
+            return out
         if kind in ("function_expression", "arrow_function", "function"):
             return set()
         if kind == "meta_property":
@@ -1147,8 +1180,21 @@ class _Scan:
             self.add(EVAL, node)  # the Function constructor handed on (Reflect.construct)
         if "global.require" in paths:
             self.add(LOADER, node)
-        if "global" in paths:
+        if "global" in paths or ("sloppy:self" in paths and not self._defined_on(node)):
             self.add(GLOBALS, node)
+
+    def _defined_on(self, node: Any) -> bool:
+        """Is ``node`` the target of ``Object.defineProperty`` and kin (judged as a write
+        by :meth:`_target`: a constructor's ``defineProperty(this, ...)`` is no use of the
+        global object)?"""
+        args = self.up.parent(node)
+        call = self.up.parent(args) if args is not None else None
+        if args is None or call is None or args.type != "arguments" or not args.named_children:
+            return False
+        if args.named_children[0] != node:
+            return False
+        callee = call.child_by_field_name("function")
+        return callee is not None and bool(self._resolve(callee) & _DEFINERS)
 
     # -------------------------------------------------------------------------- strings
     def _strings(self) -> None:
@@ -1565,6 +1611,10 @@ def _normal(path: str) -> str:
         name = path.split(".", 2)[1]
         if name in _SENSITIVE or name in _GLOBAL_NAMES:
             path = "global." + path[len("sloppy:this.") :]
+    elif path.startswith("sloppy:self."):
+        name = path.split(".", 2)[1]
+        if name == "*" or name in _SENSITIVE or name in _GLOBAL_NAMES:
+            path = "global." + path[len("sloppy:self.") :]
     parts = path.split(".")
     if parts[0] != "global":
         return path

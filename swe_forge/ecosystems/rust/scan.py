@@ -545,6 +545,11 @@ class _Scan:
                 path = path[:-1]
                 if alias == "self" and path:
                     alias = path[-1]
+            if path and path[-1] in _COMPARISON_TRAITS and alias != path[-1]:
+                # A comparison trait under another name, from wherever it is re-exported
+                # (``std::prelude::rust_2021::PartialEq as Agrees``): an impl would not
+                # show it (a fourteenth red team's 3 of 3).
+                self.add(COMPARISON, toks[i].line, f"use {'::'.join(path)} as {alias}")
             if alias != "_":
                 self.bindings.setdefault(alias, set()).add(_normal(self._resolve_use(path)))
 
