@@ -309,3 +309,8 @@ def test_identity_of_values_whose_type_the_file_does_not_say() -> None:
     assert "string identity" not in caps(ints)
     typed = "class A { java.util.function.IntBinaryOperator S = (int p, int q) -> p == q ? 1 : 0; }"
     assert "string identity" not in caps(typed)
+
+
+def test_a_variable_given_its_own_element_does_not_loop() -> None:
+    src = "class A { boolean f(Object[] b) { Object a = a[0]; Object c = c.d; return a == c; } }"
+    assert isinstance(caps(src), set)  # read to the end, no RecursionError

@@ -273,6 +273,8 @@ _MEMBERS: dict[str, str] = {
 #: Method names distinctive enough to be the capability on any receiver.
 #: Declared types whose values may be strings (an identity test of them asks the pool).
 _STRING_TYPES = frozenset({"String", "CharSequence", "Object", "Comparable", "Serializable"})
+#: How many steps _stringish follows variables and elements.
+_STRINGISH_DEPTH = 8
 #: Methods that hand back an element of a collection (``l.get(0) == l.get(1)``): of any type,
 #: Strings included.
 _ELEMENT_METHODS = frozenset(
@@ -679,8 +681,11 @@ class _Scan:
         if self._stringish(left) or self._stringish(right):
             self.add(STRING_IDENTITY, node, syntax.text(node)[:120])
 
-    def _stringish(self, node: Any) -> bool:
-        """The expression may be a String by what the file says of it."""
+    def _stringish(self, node: Any, depth: int = 0) -> bool:
+        """The expression may be a String by what the file says of it (variables followed to
+        what they were given, a few steps: ``a = a[0]`` must not loop)."""
+        if depth > _STRINGISH_DEPTH:
+            return False
         while node.type in ("parenthesized_expression", "cast_expression"):
             if node.type == "cast_expression":
                 kind = node.child_by_field_name("type")
@@ -699,14 +704,14 @@ class _Scan:
         if kind in ("array_access", "field_access"):
             # An element of an array of them (``pair[0]``), a field declared as one.
             inner = node.child_by_field_name("array" if kind == "array_access" else "field")
-            return inner is not None and self._stringish(inner)
+            return inner is not None and self._stringish(inner, depth + 1)
         if kind == "identifier":
             name = syntax.text(node)
             declared = {t.rsplit(".", 1)[-1] for t in self.var_types.get(name, ())}
             if declared & _STRING_TYPES or (declared and all(len(t) == 1 for t in declared)):
                 return True  # a type parameter, or a lambda's inferred "?"
             # ``var x = <a String>``: judged by what it was given.
-            return any(self._stringish(v) for v in self.var_inits.get(name, ())[:4])
+            return any(self._stringish(v, depth + 1) for v in self.var_inits.get(name, ())[:4])
         if kind == "method_invocation":
             name = node.child_by_field_name("name")
             return name is not None and (
@@ -721,7 +726,7 @@ class _Scan:
                 op is not None
                 and syntax.text(op) == "+"
                 and (
-                    self._stringish(node.child_by_field_name("left") or node)
+                    self._stringish(node.child_by_field_name("left") or node, depth + 1)
                     if node.child_by_field_name("left") is not node
                     else False
                 )
