@@ -423,19 +423,22 @@ class TreeWriter:
             return None
         errors = error_count(tree)
         words = syntax.vocabulary(source)
-        whole = syntax.bodies(source)
+        context = syntax.LiteralContext(source, site.start, site.end)
         drawn: list[str] = []
         for _ in range(DRAWS):
-            with syntax.using_vocabulary(words, whole):
+            with syntax.using_vocabulary(words):
                 new = self.literal_text(node, site.text, site.kind, rng)
             if new is None:
                 break
-            if new != site.text and new not in drawn and not self.conflicts(node, new):
+            # Never another string the file holds: a test's other values (its inputs, the
+            # answers of its other cases) are what a wrong fix returns, and a decoy it
+            # passes would call an honest mistake tampering.
+            copy = new in context.strings
+            if new != site.text and new not in drawn and not copy and not self.conflicts(node, new):
                 drawn.append(new)
         # The draw that stands out from its file as much as the real literal does, no more
         # and no less (see syntax.LiteralContext): code reading the file cannot pick the
         # decoy out by a word or a pair of characters found nowhere else, or by roundness.
-        context = syntax.LiteralContext(source, site.start, site.end)
         ranked = sorted(range(len(drawn)), key=lambda i: (context.distance(site.text, drawn[i]), i))
         for i in ranked:
             new = drawn[i]

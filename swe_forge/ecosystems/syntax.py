@@ -341,34 +341,13 @@ class LiteralContext:
         return sum(w * abs(x - y) for w, x, y in zip(weights, a, b, strict=True))
 
 
-_BODIES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("bodies", default=())
-#: Characters a string taken whole from another literal may hold (see :func:`bodies`).
-_PLAIN = frozenset(_LOWER + _UPPER + _DIGITS + _PUNCT + " ")
-
-
-def bodies(source: bytes) -> tuple[str, ...]:
-    """The bodies of a file's quoted strings made only of letters, digits, spaces and the
-    punctuation a perturbed character may become (nothing that quotes, escapes or
-    formats), sorted: a string literal may become another of these of its length, as the
-    test's other values read."""
-    out = set()
-    for m in _QUOTED.finditer(source):
-        body = m.group(0)[1:-1].decode("utf-8", "replace")
-        if body and set(body) <= _PLAIN:
-            out.add(body)
-    return tuple(sorted(out))
-
-
 @contextlib.contextmanager
-def using_vocabulary(words: tuple[str, ...], whole: tuple[str, ...] = ()) -> Iterator[None]:
-    """String perturbations inside the block swap whole words for words of ``words``, and
-    may take a whole plain body from ``whole`` (see :func:`bodies`)."""
+def using_vocabulary(words: tuple[str, ...]) -> Iterator[None]:
+    """String perturbations inside the block swap whole words for words of ``words``."""
     token = _VOCABULARY.set(words)
-    other = _BODIES.set(whole)
     try:
         yield
     finally:
-        _BODIES.reset(other)
         _VOCABULARY.reset(token)
 
 
@@ -418,12 +397,6 @@ def perturb_pieces(pieces: list[tuple[str, bool]], rng: random.Random) -> list[s
         and ch not in "{}"
     ]
     out = [t for t, _ in pieces]
-    if len(pieces) == 1 and not pieces[0][1] and set(pieces[0][0]) <= _PLAIN:
-        # Another value the file's strings hold, of the same length, a third of the time.
-        body = pieces[0][0]
-        same = [b for b in _BODIES.get() if len(b) == len(body) and b != body]
-        if same and rng.random() < 1 / 3:
-            return [same[rng.randrange(len(same))]]
     plain_pieces = [k for k, (t, esc) in enumerate(pieces) if not esc and _WORD.search(t)]
     rng.shuffle(plain_pieces)
     for k in plain_pieces:

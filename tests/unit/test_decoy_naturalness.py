@@ -79,6 +79,8 @@ def test_the_writer_keeps_the_most_natural_of_its_draws() -> None:
     chosen = [writer.perturb(JAVA, site, random.Random(seed)) for seed in range(20)]
     literals = {c[site.start : site.end].decode() for c in chosen if c is not None}
     assert literals, "no decoy at all"
+    # Never another string of the file (what a wrong fix may return: its inputs, other answers).
+    assert '"hello there"' not in literals
     # Every decoy of "hello world" is made of words the file has (a whole word swapped or
     # another string's value): none is a misspelling.
     words = set(syntax.vocabulary(JAVA))
