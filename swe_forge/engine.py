@@ -506,6 +506,9 @@ class Engine:
             # (``ipcrm --all`` of util-linux before 2.39 removes only System V objects), and
             # their names carried a twin's notes to the next one (a red team's 2 KB memory).
             sysctls={"fs.mqueue.queues_max": "0"},
+            # The supervisor logs to stderr (its answers go to stdout, read as they come):
+            # what the engine keeps of it on the host's disk is bounded.
+            log_config=self._log_config(),
             tmpfs=dict(tmpfs),
             volumes={host: {"bind": inside, "mode": "ro"} for host, inside in mounts.items()},
         )
@@ -562,6 +565,20 @@ class Engine:
             return None, b"".join(chunks), "overflow"
         code = self.api.exec_inspect(exec_id).get("ExitCode")
         return (int(code) if code is not None else None), b"".join(chunks), "exited"
+
+    def attach_stdout(self, ctr: Any) -> Any:
+        """The container's stdout as it is written, chunk by chunk (an iterator with a
+        ``close()``), from its start on: attach to a created container before starting it,
+        and nothing it writes is missed. The iterator ends when the container stops."""
+        try:
+            return self.api.attach(ctr.id, stdout=True, stderr=False, stream=True, logs=False)
+        except self._errors.APIError as exc:
+            raise DockerError(f"cannot attach to container {ctr.id[:12]}: {exc}") from exc
+
+    def _log_config(self) -> Any:
+        import docker.types
+
+        return docker.types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"})
 
     def _ulimit(self, name: str, value: int) -> Any:
         import docker.types

@@ -8,9 +8,11 @@ One design serves both, so a task is admitted under exactly the conditions it is
 - ``/testbed`` starts from a *seed*: the instance image's own ``/testbed`` (the one-commit
   ``.git`` and the install's outputs), copied out once per image id into a cache and mounted
   read-only; the supervisor unpacks it and checks the work tree out;
-- the supervisor (``harness/swe_forge_supervisor.py``) runs as root with six capabilities and
-  starts everything of the repository's as uid 1000 (no capabilities, no new privileges);
-  its stdout, which only it can write, is the result;
+- the supervisor (``harness/swe_forge_supervisor.py``) is the container's first process: it
+  runs as root with six capabilities, answers the host's calls (``prepare``, ``run``) one
+  after another in the same process, and starts everything of the repository's as uid 1000
+  (no capabilities, no new privileges); its stdout, which only it can write (its children
+  never get the descriptor), carries the answers, read by the host from the container's start;
 - our files come in through one read-only bind mount: ``/swe-forge/plugin`` (the pytest plugin,
   on the tests' ``PYTHONPATH``), ``/swe-forge/bin`` (supervisor, scanner, canaries) and
   ``/swe-forge/job`` (the job and the patches: mode 0700, root only);
@@ -26,6 +28,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -54,6 +58,11 @@ PRELOAD_JAR = "swe-forge-preload.jar"
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"
 SUPERVISOR = ["python3", "-I", "-S", f"{MOUNT}/bin/swe_forge_supervisor.py"]
+#: The judge's container's first process: the supervisor serving the host's calls (see
+#: :class:`Answers`).
+SERVE = [*SUPERVISOR, "serve"]
+#: What starts each of its answers on its stdout (the supervisor's ``ANSWER_TAG``).
+ANSWER_TAG = b"SWE-FORGE-ANSWER"
 #: Bytes of supervisor output read back (it bounds itself far below this).
 RESULT_CAP = 16 << 20
 #: The judge's container's /etc/hosts: loopback names only (no other host is reachable).
@@ -249,29 +258,126 @@ class Sandbox:
             ctx = self.engine.container(
                 image_id,
                 None,
-                # Not the image's entrypoint: the supervisor checks the work tree out itself.
-                entrypoint=["/bin/sh", "-c", "exec sleep 2147483647"],
+                # Not the image's entrypoint: the supervisor, which serves our calls (one
+                # process for all of them: no `docker exec`, no interpreter start per call)
+                # and checks the work tree out itself.
+                entrypoint=SERVE,
                 environment={"HOME": "/home/swe", "PYTHONDONTWRITEBYTECODE": "1"},
                 labels=labels or {},
                 **options,
             )
             with ctx as ctr:
+                # Attached before the start: nothing the supervisor answers is missed.
+                answers = Answers(self.engine.attach_stdout(ctr), ctr)
                 try:
-                    ctr.start()
-                except Exception as exc:
-                    raise SandboxError(f"cannot start the container: {exc}") from exc
-                yield Session(self, ctr, scratch)
+                    try:
+                        ctr.start()
+                    except Exception as exc:
+                        raise SandboxError(f"cannot start the container: {exc}") from exc
+                    yield Session(self, ctr, scratch, answers)
+                finally:
+                    answers.close()
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Answers:
+    """The serving supervisor's answers, read from the container's stdout as they come.
+
+    Each answer is ``ANSWER_TAG <n> <bytes>\\n``, that many bytes of JSON and a newline; only
+    the supervisor writes there (it keeps the descriptor from its children). An answer that
+    says it is larger than :data:`RESULT_CAP` is an overflow: the container is killed."""
+
+    def __init__(self, stream: Any, ctr: Any) -> None:
+        self.stream = stream
+        self.ctr = ctr
+        self.got: dict[int, bytes] = {}
+        self.ended = False
+        self.overflow = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, name="sf-answers", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        buf = bytearray()
+        try:
+            for chunk in self.stream:
+                buf.extend(chunk)
+                while True:
+                    at = buf.find(ANSWER_TAG)
+                    if at < 0:
+                        # Nothing but the supervisor writes here; whatever is not an answer
+                        # is dropped as it comes, but for a tail that may hold a tag cut in two.
+                        del buf[: max(0, len(buf) - len(ANSWER_TAG))]
+                        break
+                    del buf[:at]
+                    eol = buf.find(b"\n")
+                    if eol < 0:
+                        if len(buf) > 200:
+                            self._overflowed()
+                            return
+                        break
+                    try:
+                        _, n, size = buf[:eol].split(b" ")
+                        number, length = int(n), int(size)
+                    except ValueError:
+                        del buf[: len(ANSWER_TAG)]
+                        continue
+                    if length > RESULT_CAP:
+                        self._overflowed()
+                        return
+                    if len(buf) < eol + 1 + length:
+                        break
+                    with self._cond:
+                        self.got[number] = bytes(buf[eol + 1 : eol + 1 + length])
+                        self._cond.notify_all()
+                    del buf[: eol + 1 + length]
+        except Exception:  # the stream breaks when the container goes
+            pass
+        finally:
+            with self._cond:
+                self.ended = True
+                self._cond.notify_all()
+
+    def _overflowed(self) -> None:
+        with self._cond:
+            self.overflow = True
+            self._cond.notify_all()
+        with suppress(Exception):
+            self.ctr.kill()
+
+    def wait(self, number: int, timeout: float) -> tuple[bytes | None, str]:
+        """Answer ``number`` and how the wait ended: "answered", "timeout", "overflow" or
+        "ended" (the supervisor is gone without it)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if number in self.got:
+                    return self.got.pop(number), "answered"
+                if self.overflow:
+                    return None, "overflow"
+                if self.ended:
+                    return None, "ended"
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None, "timeout"
+                self._cond.wait(min(left, 1.0))
+
+    def close(self) -> None:
+        """Stop reading (the container is going)."""
+        with suppress(Exception):
+            self.stream.close()
 
 
 class Session:
     """One started judge's container."""
 
-    def __init__(self, sandbox: Sandbox, ctr: Any, scratch: Path) -> None:
+    def __init__(self, sandbox: Sandbox, ctr: Any, scratch: Path, answers: Answers) -> None:
         self.sandbox = sandbox
         self.ctr = ctr
         self.scratch = scratch
+        self.answers = answers
+        self.calls = 0
 
     def put(self, name: str, data: str | bytes) -> str:
         """Write a file into the job folder (root only); return its path in the container
@@ -289,27 +395,37 @@ class Session:
             SandboxError: the supervisor gave no readable result.
         """
         job = {"uid": 1000, "gid": 1000, "seed": SEED_MOUNT, **job}
-        self.put("job.json", json.dumps(job, sort_keys=True))
-        code, out, how = self.sandbox.engine.exec_capped(
-            self.ctr, [*SUPERVISOR, mode], user="0:0", timeout=timeout, cap=RESULT_CAP
-        )
-        text = out.decode("utf-8", "replace")
+        self.calls += 1
+        number = self.calls
+        # Written whole under another name, then renamed: the supervisor never reads half.
+        name = f"call-{number}.json"
+        self.put(f".{name}.part", json.dumps({"mode": mode, "job": job}, sort_keys=True))
+        os.replace(self.scratch / "job" / f".{name}.part", self.scratch / "job" / name)
+        out, how = self.answers.wait(number, timeout)
         if how == "timeout":
+            with suppress(Exception):
+                self.ctr.kill()
             raise SandboxTimeout(f"the supervisor did not answer within {timeout:.0f}s")
         if how == "overflow":
             raise SandboxOverflow(f"the supervisor's answer passed {RESULT_CAP} bytes")
-        last = text.rstrip().rsplit("\n", 1)[-1] if text.strip() else ""
         try:
-            result: Any = json.loads(last)
+            result: Any = json.loads(out) if out is not None else None
         except ValueError:
             result = None
         if not isinstance(result, dict):
             raise SandboxError(
-                f"the supervisor ({mode}) gave no result (exit {code}, {how}): {text[-1500:]}"
+                f"the supervisor ({mode}) gave no result ({how}): {self._log_tail()}"
             )
         if result.get("status") == "infra_error":
             raise SandboxError(f"supervisor ({mode}): {result.get('detail', '')[:1500]}")
         return result
+
+    def _log_tail(self) -> str:
+        """The end of what the supervisor logged (its stderr), for an error message."""
+        with suppress(Exception):
+            logs = self.ctr.logs(stdout=False, stderr=True, tail=40)
+            return str(logs.decode("utf-8", "replace"))[-1500:]
+        return ""
 
     def oom_killed(self) -> bool:
         """Whether the engine saw the container's memory limit bite."""

@@ -19,6 +19,9 @@ class RecordingEngine:
     def reap_orphans(self) -> None:
         pass
 
+    def attach_stdout(self, ctr: Any) -> Any:
+        return iter(())
+
     def sandbox_options(self, limits: Any, *, tmpfs: Any, mounts: dict[str, str]) -> dict:
         self.mounts = dict(mounts)
         return {}

@@ -23,6 +23,10 @@ Modes (the job is ``/swe-forge/job/job.json``, readable by root only):
              stop every process of that user, then check the files, the limits and the
              agreement between pytest's exit status and the events.
 ``all``      ``prepare`` then ``run`` (the admission gate: nothing to check in between).
+``serve``    the judge's container's first process: each call the host writes
+             (``/swe-forge/job/call-<n>.json``: a mode above and its job) answered in turn on
+             its stdout (see :func:`serve`). This is how the host calls it; a ``docker exec``
+             of one mode with ``job.json`` still works (one interpreter start per call).
 
 Each mode prints exactly one JSON object on its last line of output. Standalone on purpose:
 stdlib only, Python 3.9+ (the oldest base image), no imports from swe-forge.
@@ -2098,13 +2102,14 @@ def _delta(a, b, key):
     return b[key] - a[key]
 
 
-def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+def handle(mode, job):
+    """One call: ``mode`` on ``job``; the result object (never raises)."""
     result = {"status": "infra_error", "mode": mode, "seconds": {}}
     start = now()
+    # Each call starts afresh (the serving supervisor keeps its process between calls).
+    STATE["started"] = False
+    WALK["too_deep"] = []
     try:
-        with open(JOB) as fh:
-            job = json.load(fh)
         # What we create (pre-images, the selection) is readable by the task's user.
         os.umask(0o022)
         if mode not in ("prepare", "run", "all"):
@@ -2125,6 +2130,77 @@ def main():
         result["status"] = "judge_failed" if STATE["started"] else "infra_error"
         result["detail"] = (f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")[-3000:]
     result["seconds"]["supervisor"] = round(now() - start, 3)
+    return result
+
+
+#: Where the serving supervisor finds its calls (``call-<n>.json``, n = 1, 2, ...: the host
+#: writes each whole under another name and renames it there).
+CALLS = "/swe-forge/job"
+#: What starts each answer on the serving supervisor's stdout: ``<tag> <n> <bytes>\n``, then
+#: that many bytes of JSON and a newline.
+ANSWER_TAG = b"SWE-FORGE-ANSWER"
+
+
+def wait_for(path, ifd):
+    """Block until ``path`` exists (inotify on its folder where there is one, else a short
+    poll: both are the same in every container, so a twin cannot tell others apart by it)."""
+    while not os.path.exists(path):
+        if ifd is None:
+            time.sleep(0.005)
+            continue
+        ready, _, _ = select.select([ifd], [], [], 1.0)
+        if ready:
+            with contextlib.suppress(OSError):
+                os.read(ifd, 65536)
+
+
+def serve():
+    """The container's first process: answers the host's calls one after another, in one
+    process, so a call costs no ``docker exec`` and no interpreter start.
+
+    The answers go to this process's stdout as the container's output, which the host reads
+    (attached before the start); nothing else may write there: the descriptor is kept private
+    (not inherited) and descriptors 1 and 2 of every child are the log (stderr)."""
+    channel = os.dup(1)  # not inheritable
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    ifd = None
+    with contextlib.suppress(Exception):
+        libc = load_libc()
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        # IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
+        if fd >= 0 and libc.inotify_add_watch(fd, CALLS.encode(), 0x8 | 0x80 | 0x100) >= 0:
+            ifd = fd
+    n = 1
+    while True:
+        path = os.path.join(CALLS, f"call-{n}.json")
+        wait_for(path, ifd)
+        try:
+            with open(path) as fh:
+                call = json.load(fh)
+            result = handle(str(call.get("mode") or ""), call.get("job") or {})
+        except Exception as exc:
+            result = {"status": "infra_error", "detail": f"unreadable call {n}: {exc}"[:2000]}
+        data = json.dumps(result, sort_keys=True).encode("utf-8")
+        view = memoryview(ANSWER_TAG + b" %d %d\n" % (n, len(data)) + data + b"\n")
+        while view:
+            view = view[os.write(channel, view) :]
+        n += 1
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "serve":
+        serve()
+        return
+    try:
+        with open(JOB) as fh:
+            job = json.load(fh)
+    except Exception as exc:
+        job = None
+        result = {"status": "infra_error", "mode": mode, "seconds": {}, "detail": str(exc)}
+    if job is not None:
+        result = handle(mode, job)
     sys.stdout.write("\n" + json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
 
