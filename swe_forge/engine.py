@@ -121,10 +121,12 @@ class Engine:
             raise DockerError("the docker Python package is missing") from exc
         where = host or os.environ.get("DOCKER_HOST") or "the default socket"
         try:
+            # Every judge's container holds one attached stream while it lives (three per
+            # verification, times --jobs): more than the SDK's default pool of 10.
             if host:
-                self.client = docker.DockerClient(base_url=host, timeout=600)
+                self.client = docker.DockerClient(base_url=host, timeout=600, max_pool_size=64)
             else:
-                self.client = docker.from_env(timeout=600)
+                self.client = docker.from_env(timeout=600, max_pool_size=64)
             self.client.ping()
         except Exception as exc:
             raise DockerError(

@@ -19,11 +19,21 @@ from pathlib import Path
 RAY = str(Path(sys.executable).with_name("ray"))
 
 
+#: Ports handed out by :func:`free_port` in this process (none is handed out twice).
+_ISSUED: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port nobody listens on now, and never one this process was given before: the
+    kernel may give a port just closed again, and two of a node's components on one port
+    stop it (Ray: "gcs_server is trying to use a port number ... used by other components")."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _ISSUED:
+            _ISSUED.add(port)
+            return port
 
 
 @dataclass
