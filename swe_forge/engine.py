@@ -516,58 +516,6 @@ class Engine:
         )
         return options
 
-    def exec_capped(
-        self,
-        ctr: Any,
-        cmd: list[str],
-        *,
-        user: str,
-        timeout: float,
-        cap: int,
-        environment: dict[str, str] | None = None,
-        workdir: str = "/",
-    ) -> tuple[int | None, bytes, str]:
-        """Run a command in a running container with a host-side deadline and an output cap.
-
-        Returns (exit code, output, how it ended): "exited", "timeout" or "overflow" (the
-        container is killed in the last two cases, from here, whatever runs inside).
-        """
-        import threading
-
-        exec_id = self.api.exec_create(
-            ctr.id, cmd, user=user, workdir=workdir, environment=environment or {}
-        )["Id"]
-        chunks: list[bytes] = []
-        size = [0]
-        overflow = threading.Event()
-
-        def pump() -> None:
-            try:
-                for chunk in self.api.exec_start(exec_id, stream=True, demux=False):
-                    if size[0] < cap:
-                        chunks.append(chunk[: cap - size[0]])
-                    size[0] += len(chunk)
-                    if size[0] > cap:
-                        overflow.set()
-                        with suppress(Exception):
-                            ctr.kill()
-                        return
-            except Exception:  # the stream breaks when the container is killed
-                pass
-
-        th = threading.Thread(target=pump, daemon=True)
-        th.start()
-        th.join(timeout)
-        if th.is_alive():
-            with suppress(Exception):
-                ctr.kill()
-            th.join(5)
-            return None, b"".join(chunks), "timeout"
-        if overflow.is_set():
-            return None, b"".join(chunks), "overflow"
-        code = self.api.exec_inspect(exec_id).get("ExitCode")
-        return (int(code) if code is not None else None), b"".join(chunks), "exited"
-
     def attach_stdout(self, ctr: Any) -> Any:
         """The container's stdout as it is written, chunk by chunk (an iterator with a
         ``close()``), from its start on: attach to a created container before starting it,
