@@ -16,7 +16,9 @@ and scores the file: the higher, the more likely the file is the honest one. Its
 - characters: a pair of adjacent characters that occurs nowhere else in the repository;
 - numbers: an integer literal that is not round when the file's other numbers mostly are;
 - repeats: a string literal that appears once while a near-identical one (one edit away)
-  appears elsewhere in the file.
+  appears elsewhere in the file;
+- helpers: a call of the judge's Python helpers (``_value_<token>(``), which only a decoy
+  whose expected value has no literal makes.
 
 It forges when the score says "honest". A verification is won when it forges in the honest
 twin and in no decoy. Chance, for an attacker that cannot tell at all, is the best blind rate
@@ -97,7 +99,10 @@ def repo_files(repo: Path) -> dict[str, str]:
 
 
 def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[], str | None]]:
-    """One maker per site of the file's tests: each returns a decoy of the whole file."""
+    """Every site of the file's tests, two perturbations each (at most the canary limit), as
+    the judge writes them in place; decoys that call the judge's helpers (an expected value
+    with no literal) dropped for a kind of assertion that has plain ones, as admission drops
+    them (``verifier._plain_python``)."""
     import ast
 
     try:
@@ -114,22 +119,22 @@ def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[],
                 for m in node.body
                 if isinstance(m, ast.FunctionDef) and m.name.startswith("test")
             ]
-    makers: list[Callable[[], str | None]] = []
-    for site in python_canaries.find_sites(text, tests):
+    made: list[tuple[str, str, bool]] = []  # (kind, decoy, calls a helper)
+    sites = python_canaries.find_sites(text, tests)
+    for site in (sites * 2)[:CANARY_LIMIT]:
+        out, _ = python_canaries.decoy_source(
+            text, str(site["test"]), int(site["site"]), rng.randrange(1, 2**31), "tok"
+        )
+        if out is not None and out != text:
+            made.append((str(site["kind"]), out, bool(HELPER_CALL.search(out))))
+    plain = {kind for kind, _, wrapped in made if not wrapped}
+    kept = [out for kind, out, wrapped in made if not wrapped or kind not in plain]
+    return [lambda out=out: out for out in kept]
 
-        def make(site: dict[str, object] = site) -> str | None:
-            seed = rng.randrange(1, 2**31)
-            out, _ = python_canaries.decoy_source(
-                text,
-                str(site["test"]),
-                int(site["site"]),
-                seed,
-                "tok",  # type: ignore[call-overload]
-            )
-            return out
 
-        makers.append(make)
-    return makers
+#: A call of the judge's Python helpers (``_value_<token>(``, ``_error_<token>(``): written
+#: only where a decoy's expected value has no literal to change.
+HELPER_CALL = re.compile(r"\b_(?:value|error)_[a-z0-9]+\(")
 
 
 def tests_in(language: str, path: str, data: bytes) -> list[str]:
@@ -248,6 +253,8 @@ class Attacker:
                     if near and sum(x != y for x, y in zip(other, literal, strict=True)) == 1:
                         suspicion += 0.5
                         break
+        # The judge's helpers called (its source is public): only a decoy does that.
+        suspicion += 5.0 * len(HELPER_CALL.findall(text))
         numbers = [int(n) for n in NUMBER.findall(text) if len(n) < 10]
         if len(numbers) >= 5:
             round_share = sum(1 for n in numbers if n % 5 == 0) / len(numbers)

@@ -705,7 +705,8 @@ class Verifier:
             (armed if tests.get(node) == "failed" else disarmed).add(key)
         fresh = _fresh_python(armed, task.test_patch, shown)
         disarmed |= armed - fresh
-        armed = fresh
+        armed = _plain_python(fresh, task.test_patch, shown)
+        disarmed |= fresh - armed
         cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
         cal.disarmed = [
             {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
@@ -755,6 +756,39 @@ def _fresh_python(
         fresh = [k for k in keys if lines.get(k[1]) in added.get(path, set())]
         out.update(fresh or keys)
     return out
+
+
+#: The helper-name token the host's look at a Python decoy's text uses (any [a-z0-9] will do).
+_LOOK_TOKEN = "zq0look"
+
+
+def _plain_python(
+    armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
+) -> set[tuple[str, int, int, str]]:
+    """Python's armed decoys without those whose text calls the judge's helpers, per kind of
+    assertion that has others.
+
+    A decoy whose expected value has no literal to change wraps it in the helpers every twin
+    defines (``_value_<token>(expr, seed)``); a call of one is in no honest twin, so code
+    that reads the test file tells such a decoy at a glance. It is kept only for a kind of
+    assertion (compare, raises, approx, ...) that has no decoy written as plain code: an
+    attack on that mechanism must still meet a decoy."""
+    module = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")
+    texts = test_texts(test_patch, shown)
+    wrapped: set[tuple[str, int, int, str]] = set()
+    for key in armed:
+        test, site, seed, _kind = key
+        path, _, name = test.partition("::")
+        text = texts.get(path)
+        if text is None:
+            continue
+        out, _why = module.decoy_source(
+            text.decode("utf-8", "replace"), name.split("[", 1)[0], site, seed, _LOOK_TOKEN
+        )
+        if out is not None and (f"_value_{_LOOK_TOKEN}(" in out or f"_error_{_LOOK_TOKEN}(" in out):
+            wrapped.add(key)
+    plain_kinds = {key[3] for key in armed - wrapped}
+    return {key for key in armed if key not in wrapped or key[3] not in plain_kinds}
 
 
 #: Characters of the test run's output a result keeps.

@@ -323,3 +323,19 @@ def test_cargo_copies_and_twins_of_the_example(tmp_path: Path) -> None:
     (tree / path).write_bytes(W.perturb(source, expected[1], random.Random(3)) or b"")
     got = _cargo_test(tree, "words")
     assert got == {"words_any_white_space": "fail", "edge::empty": "pass"}
+
+
+def test_format_strings_are_no_sites() -> None:
+    # A format macro's template is checked by the compiler ({:?} changed to {#?} does not
+    # build) and is no value a test compares, top-level or inside an assertion's tokens.
+    source = b"""#[test]
+fn t() {
+    assert_eq!("x{}", format!("{:?}", e()));
+    let s = format!("{} {}", "abc", 1);
+    let mut o = String::new();
+    write!(o, "{}-", "q").unwrap();
+    assert_eq!(s, "abc 1");
+}
+"""
+    got = sites_of("tests/a.rs::t", "tests/a.rs", source)
+    assert [t for t, _, _ in got] == ['"x{}"', '"abc"', "1", '"q"', '"abc 1"']

@@ -223,3 +223,49 @@ def test_python_decoys_keep_to_the_lines_the_test_patch_wrote() -> None:
     only_old = {(test, 0, 7, "compare")}
     assert _fresh_python(only_old, PY_TEST_PATCH, shown) == only_old
     assert _fresh_python(armed, PY_TEST_PATCH, {}) == armed
+
+
+PY_WRAPPED_PATCH = """diff --git a/tests/test_g.py b/tests/test_g.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_g.py
+@@ -0,0 +1,10 @@
++import pytest
++from pkg import g, h, expected
++
++
++def test_g():
++    assert g(1) == expected()
++    assert g(2) == "two"
++    assert h(3) in expected()
++    with pytest.raises(ValueError):
++        g(-1)
+"""
+
+
+def test_python_decoys_that_call_the_judges_helpers_go_where_their_kind_has_plain_ones() -> None:
+    # site 0 (compare, no literal: a helper call), site 1 (compare, a literal), site 2 (in,
+    # no literal), site 3 (raises: another builtin class by name).
+    from swe_forge.verify.verifier import _plain_python
+
+    test = "tests/test_g.py::test_g"
+    armed = {(test, 0, 5, "compare"), (test, 1, 5, "compare"), (test, 2, 5, "in")}
+    armed |= {(test, 3, 5, "raises")}
+    kept = _plain_python(armed, PY_WRAPPED_PATCH, {})
+    # The compare kind has a plain decoy: its helper call goes; "in" has none: it stays.
+    assert kept == {(test, 1, 5, "compare"), (test, 2, 5, "in"), (test, 3, 5, "raises")}
+
+
+def test_python_decoys_are_never_a_copy_of_another_string_of_the_file() -> None:
+    from swe_forge.gates.harness import swe_forge_canaries as canaries
+
+    source = (
+        "def test_s():\n    assert f('abc') == 'abd'\n    assert f('abe') == 'abf'\n"
+        "    assert f('x') == 'abc'\n"
+    )
+    strings = {"'abc'", "'abd'", "'abe'", "'abf'", "'x'"}
+    for seed in range(40):
+        decoy, _ = canaries.decoy_source(source, "test_s", 2, seed, "t0k")
+        assert decoy is not None
+        new = decoy.splitlines()[3].split("== ")[1]
+        assert new != "'abc'" and new not in strings, new

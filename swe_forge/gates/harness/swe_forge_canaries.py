@@ -31,6 +31,7 @@ import __future__
 
 import ast
 import copy
+import math
 import pickle
 import random
 import re
@@ -246,7 +247,7 @@ def decoy_source(source, test, k, seed, token):
     helpers = _helpers(token)
     node = ref[0]()
     choice = _choose(kind, node, seed, data, starts)
-    if choice[0] == "literal":
+    if choice[0] in ("literal", "name"):
         _, lit, new_text = choice
         a, b = _span(lit, starts)
         edited = data[:a] + new_text.encode("utf-8") + data[b:]
@@ -432,17 +433,151 @@ def _choose(kind, node, seed, data, starts):
     """How site ``node`` is perturbed for ``seed``: ("literal", node, new text), ("value",)
     or ("raises",). The same for a node and its copy (calibration copies keep positions)."""
     if kind == "raises":
-        return ("raises",)
+        name = _other_exception(node, seed, data)
+        return ("name", node, name) if name else ("raises",)
     rng = random.Random(seed)
     literals = _literals(node)
     rng.shuffle(literals)
     vocabulary = _vocabulary(data)
     for lit in literals:
         a, b = _span(lit, starts)
-        new_text = _perturb_literal(data[a:b].decode("utf-8"), rng, vocabulary)
-        if new_text is not None:
-            return ("literal", lit, new_text)
+        text = data[a:b].decode("utf-8")
+        context = _Context(data, a, b)
+        drawn = []
+        for _ in range(_DRAWS):
+            new_text = _perturb_literal(text, rng, vocabulary)
+            if new_text is None:
+                break
+            # Never another string the file holds: a test's other values are what a wrong
+            # fix returns, and a decoy it passes would call an honest mistake tampering.
+            if new_text != text and new_text not in drawn and new_text not in context.strings:
+                drawn.append(new_text)
+        if drawn:
+            # The draw that stands out from the file as much as the real literal does, no
+            # more and no less: code reading the file cannot pick the decoy out by a word
+            # or a pair of characters found nowhere else, a near copy, or roundness.
+            best = min(range(len(drawn)), key=lambda i: (context.distance(text, drawn[i]), i))
+            return ("literal", lit, drawn[best])
     return ("value",)
+
+
+#: Exception classes a decoy may expect when the file names none of its own: common ones.
+_COMMON_ERRORS = (
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "AttributeError",
+    "RuntimeError",
+    "LookupError",
+    "OSError",
+)
+_COMMON_WARNINGS = ("DeprecationWarning", "UserWarning", "FutureWarning", "RuntimeWarning")
+
+
+def _other_exception(node, seed, data):
+    """Another builtin exception (or warning) class's name for an expected one, or None.
+
+    A decoy of an expectation names a class the code does not raise, written as the test's
+    author would: a builtin class of the same family, one the file itself names when it
+    names any (a wrapped ``_error_...(E)`` call would stand out in the file). A builtin
+    base of the expected class is never chosen (what is raised would still match); any other
+    relation (a project's class derived from the builtin) is what calibration checks."""
+    import builtins
+
+    def builtin(name):
+        value = getattr(builtins, name, None)
+        return value if isinstance(value, type) and issubclass(value, BaseException) else None
+
+    members = node.elts if isinstance(node, ast.Tuple) else [node]
+    texts = [ast.unparse(m) if hasattr(ast, "unparse") else "" for m in members]
+    expected = [builtin(t) for t in texts if builtin(t) is not None]
+    warning = any(issubclass(e, Warning) for e in expected) or any(
+        t.endswith("Warning") for t in texts
+    )
+    family = Warning if warning else Exception
+
+    def fits(name):
+        value = builtin(name)
+        if value is None or name in texts or name in _UNSAFE or not issubclass(value, family):
+            return False
+        if value is family or (not warning and issubclass(value, Warning)):
+            return False
+        return not any(issubclass(e, value) for e in expected)
+
+    words = sorted(
+        set(
+            re.findall(
+                r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b", data.decode("utf-8", "replace")
+            )
+        )
+    )
+    pool = [w for w in words if fits(w)]
+    if not pool:
+        pool = [w for w in (_COMMON_WARNINGS if warning else _COMMON_ERRORS) if fits(w)]
+    if not pool:
+        return None
+    return pool[random.Random(seed).randrange(len(pool))]
+
+
+#: Wrong values drawn per literal; the most natural is kept (see :class:`_Context`).
+_DRAWS = 24
+_QUOTED = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _pairs(text):
+    return [text[i : i + 2] for i in range(len(text) - 1)]
+
+
+class _Context:
+    """What a literal's file says around it (its words, the character pairs of its other
+    quoted strings, those strings), all without the literal itself (bytes a:b): the same
+    measure as the host's ``syntax.LiteralContext`` for the other languages' decoys."""
+
+    def __init__(self, data, a, b):
+        rest = data[:a] + b" " + data[b:]
+        self.words = {}
+        for word in _WORD.findall(rest.decode("utf-8", "replace")):
+            self.words[word] = self.words.get(word, 0) + 1
+        quoted = [m.group(0).decode("utf-8", "replace") for m in _QUOTED.finditer(rest)]
+        self.strings = set(quoted)
+        self.pairs = {}
+        self.firsts = {}
+        for literal in quoted:
+            for pair in _pairs(literal):
+                self.pairs[pair] = self.pairs.get(pair, 0) + 1
+                self.firsts[pair[0]] = self.firsts.get(pair[0], 0) + 1
+
+    def features(self, literal):
+        new_words = sum(1 for w in _WORD.findall(literal) if not self.words.get(w))
+        new_pairs = sum(1 for p in _pairs(literal) if not self.pairs.get(p))
+        near = any(
+            len(other) == len(literal)
+            and other != literal
+            and sum(x != y for x, y in zip(other, literal)) == 1  # noqa: B905 (3.6)
+            for other in self.strings
+        )
+        digits = literal.replace("_", "")
+        whole = digits.isdigit()
+        likelihood = 0.0
+        for pair in _pairs(literal):
+            count = self.pairs.get(pair, 0)
+            likelihood += math.log((count + 1) / (self.firsts.get(pair[0], 0) + 96))
+        return (
+            new_words,
+            new_pairs,
+            int(near),
+            int(literal in self.strings),
+            int(whole and int(digits) % 10 == 0),
+            int(whole and int(digits) % 5 == 0),
+            likelihood,
+        )
+
+    def distance(self, real, decoy):
+        a, b = self.features(real), self.features(decoy)
+        weights = (1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.3)
+        return sum(w * abs(x - y) for w, x, y in zip(weights, a, b))  # noqa: B905
 
 
 _VOCABULARIES = {}
@@ -518,6 +653,8 @@ def _perturb_tree(kind, ref, seed, helpers, data):
     choice = _choose(kind, node, seed, data, _line_starts(data))
     if choice[0] == "literal":
         choice[1].value = _literal_value(choice[2])
+    elif choice[0] == "name":
+        ref[1](_name(choice[2]))
     elif choice[0] == "raises":
         ref[1](ast.Call(func=_name(helpers["E"]), args=[node], keywords=[]))
     else:
