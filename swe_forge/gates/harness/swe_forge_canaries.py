@@ -636,9 +636,9 @@ def _swap_word(text, spots, rng, vocabulary):
         if (a > 0 and text[a - 1].isalpha()) or (b < len(text) and text[b].isalpha()):
             continue
         word = text[a:b]
-        same = [
-            w for w in vocabulary if len(w) == len(word) and w != word and _shape(w) == _shape(word)
-        ]
+        # Any length: the code reading a decoy never sees the real string to measure it
+        # against, and more words give the natural choice more to choose from.
+        same = [w for w in vocabulary if w != word and _shape(w) == _shape(word)]
         if same:
             options.append((a, b, same))
     if not options:
