@@ -135,6 +135,13 @@ class CanaryWriter(Protocol):
         """A plausible test name in the language's naming style, not in ``taken``."""
 
 
+def punctuation_only(text: str) -> bool:
+    """Is a string literal's text made of punctuation alone (``"..."``, ``"-"``; not ``""``)?
+    No change of such a string reads as something a test's author would write."""
+    body = text.strip("\"'`")
+    return bool(body) and not any(c.isalnum() or c.isspace() for c in body)
+
+
 @cache
 def writer_for(ecosystem_name: str) -> CanaryWriter:
     """The canary writer of an ecosystem (``go``, ``rust``, ``java``, ``js``); one instance
@@ -420,6 +427,9 @@ class TreeWriter:
         parsing as before (a few tries; None when none is found)."""
         node = self.literal_at(tree, site.start, site.end, site.kind)
         if node is None:
+            return None
+        if site.kind in ("string", "bytes") and punctuation_only(site.text):
+            # Punctuation alone ("...", "-"): any change of it reads as no one would write it.
             return None
         errors = error_count(tree)
         words = syntax.vocabulary(source)

@@ -440,6 +440,11 @@ def _choose(kind, node, seed, data, starts):
     rng.shuffle(literals)
     vocabulary = _vocabulary(data)
     for lit in literals:
+        value = getattr(lit, "value", None)
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        if isinstance(value, str) and value and not any(c.isalnum() or c.isspace() for c in value):
+            continue  # punctuation alone ("...", "-"): no change of it reads naturally
         a, b = _span(lit, starts)
         text = data[a:b].decode("utf-8")
         context = _Context(data, a, b)
