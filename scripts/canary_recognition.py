@@ -119,17 +119,24 @@ def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[],
                 for m in node.body
                 if isinstance(m, ast.FunctionDef) and m.name.startswith("test")
             ]
-    made: list[tuple[str, str, bool]] = []  # (kind, decoy, calls a helper)
+    from swe_forge.verify.decoys import natural_first
+
+    made: list[tuple[str, str, float | None]] = []  # (kind, decoy, strangeness or None)
     sites = python_canaries.find_sites(text, tests)
     for site in (sites * 2)[:CANARY_LIMIT]:
-        out, _ = python_canaries.decoy_source(
-            text, str(site["test"]), int(site["site"]), rng.randrange(1, 2**31), "tok"
-        )
+        test, k, seed = str(site["test"]), int(site["site"]), rng.randrange(1, 2**31)
+        out, _ = python_canaries.decoy_source(text, test, k, seed, "tok")
         if out is not None and out != text:
-            made.append((str(site["kind"]), out, bool(HELPER_CALL.search(out))))
-    plain = {kind for kind, _, wrapped in made if not wrapped}
-    kept = [out for kind, out, wrapped in made if not wrapped or kind not in plain]
-    return [lambda out=out: out for out in kept]
+            made.append(
+                (str(site["kind"]), out, python_canaries.decoy_strangeness(text, test, k, seed))
+            )
+    plain = [m for m in made if m[2] is not None]
+    kept = [plain[i] for i in natural_first([float(m[2] or 0.0) for m in plain])]
+    for kind in {m[0] for m in plain} - {m[0] for m in kept}:
+        kept.append(min((m for m in plain if m[0] == kind), key=lambda m: float(m[2] or 0.0)))
+    kinds = {m[0] for m in plain}
+    kept += [m for m in made if m[2] is None and m[0] not in kinds]
+    return [lambda out=out: out for _, out, _ in kept]
 
 
 #: A call of the judge's Python helpers (``_value_<token>(``, ``_error_<token>(``): written

@@ -59,7 +59,13 @@ from swe_forge.records import TaskManifest
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities, comparison_hooks, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
-from swe_forge.verify.decoys import added_lines, calibration_copies, test_texts, twin_edit
+from swe_forge.verify.decoys import (
+    added_lines,
+    calibration_copies,
+    natural_first,
+    test_texts,
+    twin_edit,
+)
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
     InfraError,
@@ -758,37 +764,39 @@ def _fresh_python(
     return out
 
 
-#: The helper-name token the host's look at a Python decoy's text uses (any [a-z0-9] will do).
-_LOOK_TOKEN = "zq0look"
-
-
 def _plain_python(
     armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
 ) -> set[tuple[str, int, int, str]]:
-    """Python's armed decoys without those whose text calls the judge's helpers, per kind of
-    assertion that has others.
+    """Python's armed decoys that read as naturally as the tests they change.
 
     A decoy whose expected value has no literal to change wraps it in the helpers every twin
     defines (``_value_<token>(expr, seed)``); a call of one is in no honest twin, so code
     that reads the test file tells such a decoy at a glance. It is kept only for a kind of
     assertion (compare, raises, approx, ...) that has no decoy written as plain code: an
-    attack on that mechanism must still meet a decoy."""
+    attack on that mechanism must still meet a decoy. Of the plain ones, those about as
+    natural as the values they replace are kept when there are enough of them
+    (:func:`swe_forge.verify.decoys.natural_first`, the judge's own measure)."""
     module = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")
     texts = test_texts(test_patch, shown)
-    wrapped: set[tuple[str, int, int, str]] = set()
-    for key in armed:
+    strangeness: dict[tuple[str, int, int, str], float | None] = {}
+    for key in sorted(armed):
         test, site, seed, _kind = key
         path, _, name = test.partition("::")
         text = texts.get(path)
-        if text is None:
-            continue
-        out, _why = module.decoy_source(
-            text.decode("utf-8", "replace"), name.split("[", 1)[0], site, seed, _LOOK_TOKEN
+        strangeness[key] = (
+            0.0
+            if text is None
+            else module.decoy_strangeness(
+                text.decode("utf-8", "replace"), name.split("[", 1)[0], site, seed
+            )
         )
-        if out is not None and (f"_value_{_LOOK_TOKEN}(" in out or f"_error_{_LOOK_TOKEN}(" in out):
-            wrapped.add(key)
-    plain_kinds = {key[3] for key in armed - wrapped}
-    return {key for key in armed if key not in wrapped or key[3] not in plain_kinds}
+    plain = sorted(k for k, d in strangeness.items() if d is not None)
+    plain_kinds = {key[3] for key in plain}
+    kept = {plain[i] for i in natural_first([float(strangeness[k] or 0.0) for k in plain])}
+    # A kind whose plain decoys all went keeps its most natural one.
+    for kind in plain_kinds - {k[3] for k in kept}:
+        kept.add(min((k for k in plain if k[3] == kind), key=lambda k: (strangeness[k] or 0.0, k)))
+    return kept | {k for k, d in strangeness.items() if d is None and k[3] not in plain_kinds}
 
 
 #: Characters of the test run's output a result keeps.

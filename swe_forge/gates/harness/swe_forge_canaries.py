@@ -248,7 +248,7 @@ def decoy_source(source, test, k, seed, token):
     node = ref[0]()
     choice = _choose(kind, node, seed, data, starts)
     if choice[0] in ("literal", "name"):
-        _, lit, new_text = choice
+        lit, new_text = choice[1], choice[2]
         a, b = _span(lit, starts)
         edited = data[:a] + new_text.encode("utf-8") + data[b:]
     else:
@@ -265,6 +265,26 @@ def decoy_source(source, test, k, seed, token):
     except SyntaxError as exc:
         return None, f"the decoy does not parse: {exc.msg}"
     return out, ""
+
+
+def decoy_strangeness(source, test, k, seed):
+    """How much the decoy of site k of ``test`` for ``seed`` stands out from its file more (or
+    less) than the real value (0: not at all; see :class:`_Context`), or None when it calls
+    the judge's helpers (no literal to change: told apart at a glance)."""
+    tree = _parse(source)
+    if not isinstance(tree, ast.Module):
+        return None
+    names = _targets([test])
+    target = _locate(tree, names[0]) if names else "no test"
+    if isinstance(target, str):
+        return None
+    sites = _sites(target["func"], target["selves"])
+    if not isinstance(k, int) or not 0 <= k < len(sites):
+        return None
+    kind, _line, ref, _stmt = sites[k]
+    data = source.encode("utf-8")
+    choice = _choose(kind, ref[0](), seed, data, _line_starts(data))
+    return choice[3] if len(choice) > 3 else None
 
 
 def _helpers(token):
@@ -434,7 +454,7 @@ def _choose(kind, node, seed, data, starts):
     or ("raises",). The same for a node and its copy (calibration copies keep positions)."""
     if kind == "raises":
         name = _other_exception(node, seed, data)
-        return ("name", node, name) if name else ("raises",)
+        return ("name", node, name, 0.0) if name else ("raises",)
     rng = random.Random(seed)
     literals = _literals(node)
     rng.shuffle(literals)
@@ -462,7 +482,7 @@ def _choose(kind, node, seed, data, starts):
             # more and no less: code reading the file cannot pick the decoy out by a word
             # or a pair of characters found nowhere else, a near copy, or roundness.
             best = min(range(len(drawn)), key=lambda i: (context.distance(text, drawn[i]), i))
-            return ("literal", lit, drawn[best])
+            return ("literal", lit, drawn[best], context.distance(text, drawn[best]))
     return ("value",)
 
 
@@ -700,8 +720,12 @@ def _perturb_literal(text, rng, vocabulary=()):
             if type(value) is type(old) and value != old:
                 return new
     if isinstance(old, int) and not isinstance(old, bool):
-        # A number near the number: its last digits first.
-        spots = sorted(spots, key=lambda i: -i)[:2] + sorted(spots, key=lambda i: -i)[2:]
+        # A number near the number: its last digits first; a round number's last digit that
+        # is not a zero as often (100 -> 200, 40 -> 30: as round as the real one).
+        spots = sorted(spots, key=lambda i: -i)
+        nonzero = [i for i in spots if text[i] in _DIGITS and text[i] != "0"]
+        if nonzero and nonzero[0] != spots[0] and rng.random() < 0.5:
+            spots = [nonzero[0]] + [i for i in spots if i != nonzero[0]]
     elif isinstance(old, float):
         # Far outside any tolerance: one of its two leading digits.
         spots = spots[:2]
@@ -714,6 +738,8 @@ def _perturb_literal(text, rng, vocabulary=()):
         if ch in "abcdefABCDEF" and text[:2].lower() == "0x":
             pool = "0123456789abcdef" if ch.islower() else "0123456789ABCDEF"
         options = [c for c in pool if c != ch]
+        if pool is _DIGITS and (i == 0 or not text[i - 1].isdigit()):
+            options = [c for c in options if c != "0"]  # no leading zero (000, 05)
         rng.shuffle(options)
         for c in options[:4]:
             new = text[:i] + c + text[i + 1 :]
