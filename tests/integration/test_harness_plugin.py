@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -89,12 +90,16 @@ def run_harness(
     python: str = sys.executable,
     seed: int | None = 1,
     select: dict[str, object] | None = None,
+    on_hello: Callable[[], None] | None = None,
 ) -> tuple[list[dict[str, object]], int]:
     """Run pytest with the harness, as the supervisor does: the secret (key, selection) on a
     pipe read once, events on another. Return the authenticated events and the exit status;
-    a line that fails its MAC or its sequence number fails the test."""
+    a line that fails its MAC or its sequence number fails the test. ``on_hello`` is what the
+    supervisor does when the harness says hello (close the test files), before it answers on
+    the harness's acknowledgement pipe."""
     read_fd, write_fd = os.pipe()
     key_read, key_write = os.pipe()
+    ack_read, ack_write = os.pipe() if on_hello is not None else (-1, -1)
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "SWE_FORGE", "PYTHON"))
     }
@@ -106,6 +111,8 @@ def run_harness(
     )
     if seed is not None:
         env["SWE_FORGE_ORDER_SEED"] = str(seed)
+    if on_hello is not None:
+        env["SWE_FORGE_ACK_FD"] = str(ack_read)
     secret: dict[str, object] = {"key": KEY.hex(), **(select or {})}
     os.write(key_write, json.dumps(secret).encode())
     os.close(key_write)
@@ -114,6 +121,13 @@ def run_harness(
     def pump() -> None:
         while chunk := os.read(read_fd, 65536):
             chunks.append(chunk)
+            if on_hello is not None and not acked and b"\n" in b"".join(chunks):
+                on_hello()
+                os.write(ack_write, b"1")
+                os.close(ack_write)
+                acked.append(True)
+
+    acked: list[bool] = []
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -135,15 +149,19 @@ def run_harness(
             cwd=root,
             env=env,
             capture_output=True,
-            pass_fds=(write_fd, key_read),
+            pass_fds=(write_fd, key_read) + ((ack_read,) if on_hello is not None else ()),
             check=False,
             timeout=120,
         )
     finally:
         os.close(write_fd)
         os.close(key_read)
+        if on_hello is not None:
+            os.close(ack_read)
     reader.join(10)
     os.close(read_fd)
+    if on_hello is not None and not acked:
+        os.close(ack_write)
     events = []
     for i, line in enumerate(b"".join(chunks).splitlines()):
         mac, _, body = line.partition(b" ")
@@ -352,6 +370,76 @@ def test_import_gate_refuses_new_code_beyond_the_allowance(tmp_path: Path) -> No
     assert outcomes(events) == {"tests/test_gen.py::test_generated": "passed"}
     tamper = [e for e in events if e["event"] == "tamper"]
     assert tamper and "evil_mod.py" in str(tamper[0]["detail"]) and "gc_access" in str(tamper)
+
+
+# ------------------------------------------------------------ test files read before the code
+#: Code under test that reads its test file while the tests import it (a computed path): what
+#: it finds there is what it would return.
+EARLY_READER = {
+    "pkg/__init__.py": (
+        "import os\n"
+        "_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+        "try:\n"
+        "    with open(os.path.join(_here, 'te' + 'sts', 'test_' + 'pkg.py')) as _fh:\n"
+        "        SEEN = _fh.read()\n"
+        "except OSError:\n"
+        "    SEEN = ''\n\n"
+        "def answer():\n    return 41\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_pkg.py": (
+        "from pkg import SEEN, answer\n\n"
+        "def test_answer():\n    assert answer() == 41\n\n"
+        "def test_nothing_seen():\n    assert 'test_answer' not in SEEN\n\n"
+        "def test_rewritten():\n    got = [1]\n    assert got == [2]\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("version", ["this pytest", "pytest 7.4", "pytest 9.0"])
+def test_test_files_are_read_before_any_code_under_test(
+    tmp_path: Path, venvs: dict[str, str], version: str
+) -> None:
+    # The harness reads the files the secret names at import; on hello the supervisor closes
+    # them (here: their text is replaced, as this test may run as root). pytest imports them
+    # from the harness's copy, assertions rewritten; the package they import, reading the
+    # file at collection, finds nothing of them.
+    write(tmp_path, EARLY_READER)
+    test_file = tmp_path / "tests/test_pkg.py"
+
+    def close() -> None:
+        test_file.write_text("raise RuntimeError('read from disk')\n")
+
+    python = sys.executable if version == "this pytest" else venvs[version]
+    events, code = run_harness(
+        tmp_path,
+        "tests",
+        python=python,
+        select={"sources": ["tests/test_pkg.py"]},
+        on_hello=close,
+    )
+    assert outcomes(events) == {
+        "tests/test_pkg.py::test_answer": "passed",
+        "tests/test_pkg.py::test_nothing_seen": "passed",
+        "tests/test_pkg.py::test_rewritten": "failed",
+    }, events
+    message = next(str(e.get("message")) for e in events if e.get("outcome") == "failed")
+    assert "[1] == [2]" in message, message  # pytest's rewriting, not a bare AssertionError
+    assert code == 1 and not [e for e in events if e["event"] == "tamper"]
+
+
+def test_without_the_harness_copy_the_closed_file_is_what_pytest_gets(tmp_path: Path) -> None:
+    # The same run with no sources in the secret: pytest reads the closed file from disk (the
+    # control for the test above: it is the harness's copy that made the difference).
+    write(tmp_path, EARLY_READER)
+    test_file = tmp_path / "tests/test_pkg.py"
+
+    def close() -> None:
+        test_file.write_text("raise RuntimeError('read from disk')\n")
+
+    events, _ = run_harness(tmp_path, "tests", on_hello=close)
+    assert not outcomes(events)
+    assert [e["nodeid"] for e in events if e["event"] == "collect_error"] == ["tests/test_pkg.py"]
 
 
 # ------------------------------------------------------------------ subtests, several pytests

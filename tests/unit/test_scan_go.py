@@ -69,6 +69,13 @@ POSITIVES = [
     ("init", file("", "var _ = setup()\nfunc setup() int { return 1 }")),
     ("init", file("", "var x = func() int { return 1 }()")),
     ("package init", file("", "var cfg = load()")),
+    # a standard package's function that takes a function runs it at package init
+    ("package init", file('"strings"', 'var up = strings.Map(shout, "x")')),
+    ("package init", file('"strings"', 'var f = strings.FieldsFunc("a b", split)')),
+    # a project package imported under a standard package's name is not the standard one
+    ("package init", file('strings "example.com/evil/strings"', 'var e = strings.Repeat(".", 3)')),
+    # a standard function's argument computed by the project's own code
+    ("package init", file('"strings"', "var e = strings.Repeat(dot(), 3)")),
     ("go:embed", file('_ "embed"', "//go:embed VERSION\nvar version string")),
     ("runtime.Caller", file('r "runtime"', "func F() { _, file, _, _ := r.Caller(0); _ = file }")),
     ("runtime.Caller", file('"runtime/debug"', "func F() { debug.PrintStack() }")),
@@ -144,6 +151,13 @@ NEGATIVES = [
     file('"fmt"', 'func F(w io.Writer) { fmt.Fprintf(w, "x") }'),
     file('"errors"', 'var ErrX = errors.New("x")'),
     file('"regexp"', 'var re = regexp.MustCompile("a+")'),
+    # package variables computed by standard functions that only build a value (the red
+    # team's honest Go control, refused as package init before)
+    file('"strings"', 'var ellipsis = strings.Repeat(".", 3)'),
+    file('s "strings"', 'var upper = s.ToUpper("abc")'),
+    file('"strconv"', "var width = strconv.Itoa(80)"),
+    file('"path/filepath"', 'var home = filepath.Join("a", "b")'),
+    file('"math"', "var big = math.MaxInt64 / 2\nvar root = math.Sqrt(2)"),
     file("", "var _ I = (*T)(nil)"),
     file("", "var _ I = T{}\nvar _ I = &T{}"),
     file("", 'var s = "pass"\nvar t = "tests"'),

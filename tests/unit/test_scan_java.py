@@ -123,6 +123,7 @@ POSITIVES = [
     ("stack traces", method("new Throwable().getStackTrace();")),
     ("static init", cls("  static { init(); }")),
     ("static field init", cls("  static final Object O = Helper.setup();")),
+    ("static field init", cls('  static final String S = String.join("", Helper.parts());')),
     ("static field init", "package a;\ninterface I { Object O = Helper.setup(); }\n"),
     ("uncaught handler", method("Thread.setDefaultUncaughtExceptionHandler((t, e) -> {});")),
     # The intern pool knows the test's literals (a sixth red team's oracle).
@@ -180,6 +181,11 @@ NEGATIVES = [
     cls('  static final java.util.regex.Pattern P = java.util.regex.Pattern.compile("a+");'),
     cls('  static final java.util.List<String> L = java.util.List.of("a");'),
     cls("  static final Object O = new Object();"),
+    # constants computed by the JDK's value builders (the red team's honest Java control,
+    # refused as static field init before)
+    cls('  static final String E = String.join("", java.util.Collections.nCopies(3, "."));'),
+    cls('  static final String F = "...".repeat(2);'),
+    cls('  static final int W = Math.max(Integer.parseInt("3"), 2);'),
     cls("  static final Runnable R = () -> Helper.setup();"),
     cls("  final Object o = Helper.setup();"),
     method("int n = Runtime.getRuntime().availableProcessors();"),

@@ -233,6 +233,41 @@ _PURE_CALLS = frozenset(
     }
 )
 
+#: Standard packages whose functions only compute a value from their arguments: no files, no
+#: process, no interface argument through which a method of the project would run. A package
+#: initialiser may call them (``var ellipsis = strings.Repeat(".", 3)``). ``None``: every
+#: function of the package but those that take a function (``*Func``, ``Map``); else the
+#: functions named.
+_PURE_PACKAGES: dict[str, frozenset[str] | None] = {
+    "strings": None,
+    "bytes": None,
+    "strconv": None,
+    "unicode": None,
+    "unicode/utf8": None,
+    "unicode/utf16": None,
+    "math": None,
+    "math/bits": None,
+    "math/cmplx": None,
+    "path": None,
+    "path/filepath": frozenset(
+        {"Join", "Base", "Dir", "Ext", "Clean", "ToSlash", "FromSlash", "Split", "IsAbs"}
+    ),
+    "regexp": frozenset({"MustCompile", "MustCompilePOSIX", "QuoteMeta"}),
+    "time": frozenset({"Date", "Unix", "UnixMilli", "UnixMicro", "FixedZone", "ParseDuration"}),
+    "errors": frozenset({"New"}),
+    "encoding/hex": frozenset({"EncodeToString", "DecodeString", "EncodedLen", "DecodedLen"}),
+    "encoding/base64": frozenset({"NewEncoding"}),
+    "encoding/base32": frozenset({"NewEncoding"}),
+    "html": frozenset({"EscapeString", "UnescapeString"}),
+    "net/url": frozenset({"QueryEscape", "PathEscape", "QueryUnescape", "PathUnescape"}),
+    "net": frozenset({"ParseIP", "ParseCIDR", "IPv4", "IPv4Mask", "CIDRMask", "ParseMAC"}),
+    "math/big": frozenset({"NewInt", "NewFloat", "NewRat"}),
+    "hash/crc32": frozenset({"MakeTable", "ChecksumIEEE", "Checksum"}),
+    "hash/crc64": frozenset({"MakeTable", "Checksum"}),
+}
+#: Functions of the packages above that take a function (it would run at package init).
+_HIGHER_ORDER = re.compile(r"Func|^Map$")
+
 #: Nodes that open a scope for the declarations directly under them.
 _SCOPES = frozenset(
     {
@@ -556,8 +591,27 @@ class _Scan:
                     continue
                 if "_" in names or fn.type == "func_literal":
                     self.add(INIT, call)
-                elif syntax.text(fn) not in _PURE_CALLS:
+                elif syntax.text(fn) not in _PURE_CALLS and not self._pure_std(fn):
                     self.add(PACKAGE_INIT, call)
+
+    def _pure_std(self, fn: Any) -> bool:
+        """Is a called function one of a standard package's that only computes a value? (The
+        package is resolved from the file's imports: a project package imported as
+        ``strings`` is not the standard one.)"""
+        if fn.type != "selector_expression":
+            return False
+        operand = fn.child_by_field_name("operand")
+        field = fn.child_by_field_name("field")
+        if operand is None or field is None or operand.type != "identifier":
+            return False
+        path = self._package_of(operand)
+        if path is None or path not in _PURE_PACKAGES:
+            return False
+        member = syntax.text(field)
+        allowed = _PURE_PACKAGES[path]
+        if allowed is None:
+            return not _HIGHER_ORDER.search(member)
+        return member in allowed
 
     # -------------------------------------------------------------------------- strings
     def _strings(self) -> None:

@@ -446,7 +446,8 @@ _PURE_INITS = re.compile(
     r"^(?:(?:LoggerFactory|LogManager|Logger|Log|LogFactory)\.get(?:Logger|Log)"
     r"|Pattern\.compile|Collections\.\w+|(?:List|Set|Map|EnumSet|Arrays|Stream)\.\w+"
     r"|Map\.entry|Charset\.forName|(?:Big(?:Integer|Decimal)|Integer|Long|Short|Byte|Double"
-    r"|Float|Boolean|Character|String)\.valueOf|Duration\.\w+|DateTimeFormatter\.\w+"
+    r"|Float|Boolean|Character|String|Math|StrictMath)\.\w+|\"(?:[^\"\\]|\\.)*\"\.\w+"
+    r"|Duration\.\w+|DateTimeFormatter\.\w+"
     r"|Locale\.\w+|Objects\.\w+|Optional\.\w+|ThreadLocal\.withInitial|Immutable\w+\.\w+"
     r"|\w+\.values|\w+\.class\.\w+|TimeUnit\.\w+\.\w+|ZoneId\.of|UUID\.\w+)$"
 )

@@ -22,6 +22,10 @@ itself (pytest's exit status, the files, the limits). What the plugin does:
 - inverts the canaries' reports for pytest's own counting (a canary that fails counts as a
   pass, one that passes counts as a failure), so an honest run exits 0 and nothing on a
   collected item marks it as a canary; the raw outcome goes to the supervisor;
+- reads the test files the run selects (``sources`` in the secret) at import, before any
+  code under test exists, and has the supervisor close them to the tests' user before pytest
+  goes on: pytest imports them from the harness's copy (assertions rewritten as pytest would),
+  so code that the tests import, even at collection, finds nothing on disk to read;
 - gates imports: a Python module loaded from a writable place (the work tree, /tmp, $HOME)
   whose content the supervisor did not see before the run is scanned for capabilities like
   the patch was, and refused (with a tamper event) if it uses more than the task allows;
@@ -233,8 +237,8 @@ def _read_secret():
         return {}
 
 
-#: The pipe on which the supervisor answers "collected" once it has closed the test files to
-#: the tests' user (read at import, before any code under test exists).
+#: The pipe on which the supervisor answers "hello" once it has closed the test files to the
+#: tests' user (read at import, before any code under test exists).
 _ACK = {"fd": None}
 _ack_fd = os.environ.pop("SWE_FORGE_ACK_FD", "")
 if _ack_fd.isdigit():
@@ -242,8 +246,8 @@ if _ack_fd.isdigit():
 
 
 def _wait_for_the_files():
-    """Wait (boundedly) until the supervisor says the test files are out of reach: the code
-    under test has imported them, nothing it does from now on may read them."""
+    """Wait (boundedly) until the supervisor says the test files are out of reach: the
+    harness holds their text, nothing the code under test does may read them."""
     fd = _ACK["fd"]
     _ACK["fd"] = None
     if fd is None:
@@ -286,6 +290,51 @@ def _build():
     # the secret names others (a test of the harness outside a container).
     writable = tuple(secret.get("writable") or _WRITABLE)
     canary_raw = {}
+    # The test files' text, read now (before any code under test exists: the supervisor
+    # closes the files once the harness says hello) and handed to pytest's import of each
+    # once; nothing else keeps it.
+    sources = {}
+    compiled = {}
+    for rel in secret.get("sources") or ():
+        full = os.path.abspath(str(rel))
+        try:
+            with open(full, "rb") as fh:
+                sources[full] = fh.read()
+        except OSError:
+            continue
+
+    def source_code(origin, loader):
+        """The code of a test file from the harness's copy (None when it holds none), its
+        assertions rewritten when pytest's rewriting hook would have loaded it."""
+        full = os.path.abspath(origin) if origin else ""
+        if full in compiled:
+            # Imported again (a reload): the same code, the text is long gone.
+            return compiled[full]
+        data = sources.pop(full, None)
+        if data is None:
+            return None
+        import ast
+
+        tree = ast.parse(data, filename=origin)
+        if type(loader).__name__ == "AssertionRewritingHook":
+            rewrite = None
+            with contextlib.suppress(Exception):
+                from _pytest.assertion.rewrite import rewrite_asserts as rewrite
+            if rewrite is not None:
+                config = getattr(loader, "config", None)
+                # pytest 5+ takes the source too; pytest 3-4 only the tree, path and config.
+                if rewrite.__code__.co_argcount >= 4:
+                    rewrite(tree, data, origin, config)
+                else:
+                    rewrite(tree, origin, config)
+        compiled[full] = compile(tree, origin, "exec", dont_inherit=True)
+        return compiled[full]
+
+    def holds(origin):
+        if not origin:
+            return False
+        full = os.path.abspath(origin)
+        return full in sources or full in compiled
 
     def send(event):
         fd = channel[0]
@@ -380,7 +429,17 @@ def _build():
                 i for i in items if i.nodeid not in canaries
             ]
 
-    return send, select, count_as, import_allowed, test_timeout, order, arrange
+    return (
+        send,
+        select,
+        count_as,
+        import_allowed,
+        test_timeout,
+        order,
+        arrange,
+        source_code,
+        holds,
+    )
 
 
 def _scanner():
@@ -414,12 +473,42 @@ class _ImportGate:
             spec = find(name, path, target)
             if spec is None:
                 continue
-            why = _PRIVATE[3](getattr(spec, "origin", None))
+            origin = getattr(spec, "origin", None)
+            if _PRIVATE[8](origin):
+                # A test file: closed on disk, its text is the harness's.
+                import importlib.util
+
+                return importlib.util.spec_from_file_location(
+                    name,
+                    origin,
+                    loader=_HeldSource(spec.loader, origin),
+                    submodule_search_locations=spec.submodule_search_locations,
+                )
+            why = _PRIVATE[3](origin)
             if why:
                 _tamper(why)
                 raise ImportError("refused by the judge: " + why)
             return spec
         return None
+
+
+class _HeldSource:
+    """Loads a test file from the text the harness read before the code under test existed
+    (the file itself is closed by then). No ``get_source``/``get_data``: the text is not to
+    be had from the module either."""
+
+    def __init__(self, inner, origin):
+        self._inner = inner
+        self._origin = origin
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = _PRIVATE[7](self._origin, self._inner)
+        if code is None:
+            raise ImportError("swe-forge: no text held for " + self._origin)
+        exec(code, module.__dict__)
 
 
 def _tamper(detail):
@@ -471,7 +560,6 @@ def pytest_collection_modifyitems(session, config, items):
         _PRIVATE[6](items, int(seed))
     _PRIVATE[5](items)
     _send({"event": "collected", "count": len(items)})
-    _wait_for_the_files()
     _check(config)
 
 
@@ -671,3 +759,6 @@ _GATE = _ImportGate()
 sys.meta_path.insert(0, _GATE)
 _STATE["fingerprint"], _STATE["covered"] = _core_fingerprint()
 _send({"event": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})
+# The supervisor closes the test files on hello (the harness holds their text): from here on,
+# conftests, plugins and the code under test they import find nothing to read.
+_wait_for_the_files()

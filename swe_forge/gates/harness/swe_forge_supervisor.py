@@ -918,10 +918,10 @@ class Channel:
     #: Tamper messages kept (the count of forged lines is kept in full).
     MAX_TAMPER = 50
 
-    def __init__(self, fd, key, on_collected=None):
+    def __init__(self, fd, key, on_hello=None):
         self.fd = fd
         self.key = key
-        self.on_collected = on_collected
+        self.on_hello = on_hello
         self.seq = 0
         self.log = {
             "connected": False,
@@ -1003,11 +1003,11 @@ class Channel:
             return
         if kind == "hello":
             log["connected"] = True
+            if self.on_hello is not None:
+                callback, self.on_hello = self.on_hello, None
+                callback()
         elif kind == "collected":
             log["collected"] = event.get("count")
-            if self.on_collected is not None:
-                callback, self.on_collected = self.on_collected, None
-                callback()
         elif kind == "test":
             nodeid, outcome = event.get("nodeid"), event.get("outcome")
             if not isinstance(nodeid, str) or outcome not in OUTCOMES:
@@ -1847,9 +1847,13 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     limit = int(spec.get("output_limit", 4 << 20))
     # Every thread and pipe exists before pytest starts: once a fork bomb has taken every pid,
     # the supervisor must not need one.
-    # After collection the test files are closed to the tests' user (the harness waits for
-    # the word): what they hold is compiled into the process, nothing may read them again.
+    # The test files are closed to the tests' user once the harness has read them, before
+    # pytest starts collecting (the harness waits for the word): pytest imports them from the
+    # harness's copy, and nothing the code under test does, even while the tests import it,
+    # may read them.
     hide = spec.get("hide_collected") if not report else None
+    if hide:
+        secret["sources"] = sorted(str(p) for p in hide if not str(p).startswith("/"))
     ack_read, ack_write = os.pipe() if hide else (None, None)
     ack_open = [bool(hide)]
     ack_lock = threading.Lock()
