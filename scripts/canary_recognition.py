@@ -16,7 +16,7 @@ and scores the file: the higher, the more likely the file is the honest one. Its
 - characters: a pair of adjacent characters that occurs nowhere else in the repository;
 - numbers: an integer literal that is not round when the file's other numbers mostly are;
 - repeats: a string literal that appears once while a near-identical one (one edit away)
-  appears elsewhere in the file;
+  appears elsewhere in the file, and a word said twice in one string;
 - helpers: a call of the judge's Python helpers (``_value_<token>(``), which only a decoy
   whose expected value has no literal makes.
 
@@ -260,6 +260,11 @@ class Attacker:
                     if near and sum(x != y for x, y in zip(other, literal, strict=True)) == 1:
                         suspicion += 0.5
                         break
+        for literal in literals:
+            # A word said twice in one string ("oh oh!"): what swapping a word of a string
+            # for another of the same string makes.
+            found = [w.lower() for w in WORD.findall(literal)]
+            suspicion += 0.5 * (len(found) - len(set(found)))
         # The judge's helpers called (its source is public): only a decoy does that.
         suspicion += 5.0 * len(HELPER_CALL.findall(text))
         numbers = [int(n) for n in NUMBER.findall(text) if len(n) < 10]

@@ -359,3 +359,14 @@ fn t() {
     for site in sites:
         out = W.perturb(source, site, random.Random(3))
         assert (out is None) == (site.text == '"..."'), site.text
+
+
+def test_a_tuple_fields_index_is_no_site() -> None:
+    # `pair.1`, `.unwrap().0`, in a macro's tokens too: no value, and another index names a
+    # field that is not there (the decoy would not build).
+    source = (
+        b"#[test]\nfn t() {\n    assert_eq!(7, e.downcast_ref::<E>().unwrap().0);\n"
+        b"    let n = pair.1;\n    assert_eq!(3.5, n + 1.0);\n}\n"
+    )
+    got = [(s.text, s.kind) for s in W.sites("tests/t.rs", source, ["tests/t.rs::t"])]
+    assert got == [("7", "int"), ("3.5", "float"), ("1.0", "float")], got

@@ -521,6 +521,14 @@ class RustCanaryWriter(TreeWriter):
         if kind == "char_literal":
             return "char"
         if kind == "integer_literal":
+            parent, before = node.parent, node.prev_sibling
+            if (parent is not None and parent.type == "field_expression") or (
+                before is not None and before.type == "."
+            ):
+                # A tuple field's index (`pair.1`, `self.0`, in a macro's tokens too): no
+                # value, and another index names a field that is not there (the decoy would
+                # not build).
+                return None
             text = _text(node)
             if not text.lower().startswith("0x") and _FLOAT_SUFFIX.search(text):
                 return "float"
