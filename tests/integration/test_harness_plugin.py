@@ -396,7 +396,23 @@ EARLY_READER = {
 }
 
 
-@pytest.mark.parametrize("version", ["this pytest", "pytest 7.4", "pytest 9.0"])
+def pytest_venv(root: Path, version: str) -> str:
+    """A venv (made with uv from the package index) with ``pytest==version``; its python."""
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    venv = root / "venv"
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", python, f"pytest=={version}"],
+        check=True,
+        timeout=300,
+    )
+    return python
+
+
+@pytest.mark.parametrize(
+    "version", ["this pytest", "the recipe's floor", "pytest 7.4", "pytest 9.0"]
+)
 def test_test_files_are_read_before_any_code_under_test(
     tmp_path: Path, venvs: dict[str, str], version: str
 ) -> None:
@@ -410,7 +426,13 @@ def test_test_files_are_read_before_any_code_under_test(
     def close() -> None:
         test_file.write_text("raise RuntimeError('read from disk')\n")
 
-    python = sys.executable if version == "this pytest" else venvs[version]
+    if version == "this pytest":
+        python = sys.executable
+    elif version == "the recipe's floor":  # its assertion rewriting takes other arguments
+        floor = str(harness_pytest_floor(f"{sys.version_info[0]}.{sys.version_info[1]}"))
+        python = pytest_venv(tmp_path / "env", floor)
+    else:
+        python = venvs[version]
     events, code = run_harness(
         tmp_path,
         "tests",
