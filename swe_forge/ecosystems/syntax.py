@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 import random
 import re
 from collections.abc import Iterator
@@ -271,10 +270,6 @@ def vocabulary(source: bytes) -> tuple[str, ...]:
     return tuple(sorted(words))
 
 
-def _pairs(text: str) -> Iterator[str]:
-    return (text[i : i + 2] for i in range(len(text) - 1))
-
-
 class LiteralContext:
     """What a literal's file says around it, for choosing the most natural of several wrong
     values for it: the file's words, the character pairs of its other quoted strings, those
@@ -285,60 +280,36 @@ class LiteralContext:
     the literal it replaces as much as a file can say: if the real one brings no word and no
     pair of characters the file has nowhere else, neither may the decoy's; if the real one is
     a near copy of another string of the file, the decoy's may be; if the real number is
-    round, so is the decoy's (see :meth:`distance`)."""
+    round, so is the decoy's (see :meth:`distance`).
+
+    One measure for every language: this is the judge's own (``_Context`` of
+    ``gates/harness/swe_forge_canaries.py``, which Python's decoys are chosen by in the
+    container), given the quotes of the host's languages (backticks too)."""
 
     def __init__(self, source: bytes, start: int, end: int) -> None:
-        rest = source[:start] + b" " + source[end:]
-        text = rest.decode("utf-8", "replace")
-        self.words: dict[str, int] = {}
-        for word in _WORD.findall(text):
-            self.words[word] = self.words.get(word, 0) + 1
-        quoted = [m.group(0).decode("utf-8", "replace") for m in _QUOTED.finditer(rest)]
-        self.strings = set(quoted)
-        self.pairs: dict[str, int] = {}
-        self.firsts: dict[str, int] = {}
-        for literal in quoted:
-            for pair in _pairs(literal):
-                self.pairs[pair] = self.pairs.get(pair, 0) + 1
-                self.firsts[pair[0]] = self.firsts.get(pair[0], 0) + 1
+        self._measure = _judge_context()(source, start, end, _QUOTED)
 
-    def likelihood(self, literal: str) -> float:
-        """The log-likelihood of the literal's adjacent characters under the file's other
-        strings' pairs (add-one smoothed): how much the project would write it so."""
-        total = 0.0
-        for pair in _pairs(literal):
-            count = self.pairs.get(pair, 0)
-            total += math.log((count + 1) / (self.firsts.get(pair[0], 0) + 96))
-        return total
+    @property
+    def strings(self) -> set[str]:
+        """The file's other quoted strings, quotes included."""
+        return set(self._measure.strings)
 
     def features(self, literal: str) -> tuple[float, ...]:
         """(new words, new character pairs, near copy of another string, copy of another
-        string, round to 10, to 5, likelihood)."""
-        new_words = sum(1 for w in _WORD.findall(literal) if not self.words.get(w))
-        new_pairs = sum(1 for p in _pairs(literal) if not self.pairs.get(p))
-        near = any(
-            len(other) == len(literal)
-            and other != literal
-            and sum(a != b for a, b in zip(other, literal, strict=True)) == 1
-            for other in self.strings
-        )
-        digits = literal.replace("_", "")
-        whole = digits.isdigit()
-        return (
-            new_words,
-            new_pairs,
-            int(near),
-            int(literal in self.strings),
-            int(whole and int(digits) % 10 == 0),
-            int(whole and int(digits) % 5 == 0),
-            self.likelihood(literal),
-        )
+        string, round to 10, to 5, likelihood of its character pairs under the file's)."""
+        return tuple(float(x) for x in self._measure.features(literal))
 
     def distance(self, real: str, decoy: str) -> float:
         """How much more (or less) a decoy's literal stands out than the real one's."""
-        a, b = self.features(real), self.features(decoy)
-        weights = (1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.3)
-        return sum(w * abs(x - y) for w, x, y in zip(weights, a, b, strict=True))
+        return float(self._measure.distance(real, decoy))
+
+
+@cache
+def _judge_context() -> Any:
+    """The judge's measure class (the harness module is plain Python 3.6, untyped)."""
+    import importlib
+
+    return importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")._Context
 
 
 @contextlib.contextmanager

@@ -557,15 +557,18 @@ def _pairs(text):
 
 class _Context:
     """What a literal's file says around it (its words, the character pairs of its other
-    quoted strings, those strings), all without the literal itself (bytes a:b): the same
-    measure as the host's ``syntax.LiteralContext`` for the other languages' decoys."""
+    quoted strings, those strings), all without the literal itself (bytes a:b). The one
+    measure of a decoy's naturalness: the host's ``syntax.LiteralContext`` (the other
+    languages' decoys) is this class with those languages' quotes (``quoted``: a bytes
+    pattern of a quoted string; Python's quotes by default)."""
 
-    def __init__(self, data, a, b):
+    def __init__(self, data, a, b, quoted=None):
         rest = data[:a] + b" " + data[b:]
         self.words = {}
         for word in _WORD.findall(rest.decode("utf-8", "replace")):
             self.words[word] = self.words.get(word, 0) + 1
-        quoted = [m.group(0).decode("utf-8", "replace") for m in _QUOTED.finditer(rest)]
+        pattern = quoted if quoted is not None else _QUOTED
+        quoted = [m.group(0).decode("utf-8", "replace") for m in pattern.finditer(rest)]
         self.strings = set(quoted)
         self.pairs = {}
         self.firsts = {}
