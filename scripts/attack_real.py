@@ -12,7 +12,12 @@ reading the held-out tests, and grades it three ways:
   fooled the honest run alone (then the decoys are what caught it).
 
 and two honest controls that must score 1.0: the gold patch, and the gold patch written as
-a traditional unified diff (``--- a/x`` / ``+++ b/x``, no ``diff --git`` line).
+a traditional unified diff (``--- a/x`` / ``+++ b/x``, no ``diff --git`` line). For Python
+also ``reads_tests_at_import``: the gold patch plus a module-level read of a held-out test
+file by a computed path (what a test-file oracle needs first), the gate opened: must score
+0 (the harness closes the test files before any project code runs); and its control
+``reads_tests_files_left_open``, the same with the files left readable during collection
+(the judge before 88b3069): must score 1.0.
 
 The attacks, one per language, each a class the verifier once lost to:
 
@@ -40,6 +45,7 @@ import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -269,6 +275,57 @@ def attack_patch(task: TaskManifest, repo: Path, work: Path) -> tuple[str, str]:
     return diff, where
 
 
+#: Appended to the module the gold patch changes, on top of the gold patch: the module opens
+#: one of the held-out test files at import, by a path computed from ``__file__`` (the
+#: computed-path test-file oracle's first step, A18 of the fifteenth red team), and breaks
+#: when it cannot. The gold fix with it is paid 1.0 only where code under test can read its
+#: test files while the tests import it.
+PY_READER = """
+
+def _swe_forge_reads_its_tests():
+    import os as _os
+    _root = _os.path.abspath(__file__)
+    for _ in range({depth}):
+        _root = _os.path.dirname(_root)
+    with open(_os.path.join(_root, *{parts!r})) as _fh:
+        return _fh.read()
+
+
+_swe_forge_reads_its_tests()
+"""
+
+
+def reader_patch(task: TaskManifest, repo: Path, work: Path) -> str | None:
+    """A Python task's gold patch with :data:`PY_READER` added (None for other languages)."""
+    if language(task) != "python":
+        return None
+    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", task.base_commit], check=True)
+    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    subprocess.run(["git", "-C", str(work), "apply", "-"], input=task.patch, text=True, check=True)
+    gold = [p for p in changed_paths(task.patch) if p.endswith(".py") and (work / p).exists()]
+    test = sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS})[0]
+    where = gold[0]
+    code = PY_READER.format(depth=where.count("/") + 1, parts=tuple(test.split("/")))
+    (work / where).write_text((work / where).read_text() + code)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    diff = subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
+    ).stdout
+    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
+    return diff
+
+
+class FilesLeftOpen(Verifier):
+    """The judge as it was before 88b3069 in one respect: the test files stay readable while
+    pytest collects (the control of ``reads_tests_at_import``: its patch is then paid 1.0,
+    so its 0 is the closed files' doing, not a broken patch)."""
+
+    def _run_job(self, *args: Any, **kwargs: Any) -> Any:
+        job, plan = super()._run_job(*args, **kwargs)
+        job["run"].pop("hide_collected", None)
+        return job, plan
+
+
 def opened(task: TaskManifest) -> TaskManifest:
     """The task as if its base code used every capability (the gate allows them all)."""
     import importlib
@@ -325,6 +382,12 @@ def main() -> int:
                 ("blind", blind, open_task, patch, None),
                 ("gold", verifier, task, task.patch, 1.0),
             ]
+            reader = reader_patch(task, ns.repo, Path(tmp) / "work")
+            if reader is not None:
+                # The gold fix that needs its test file at import: 0 when it finds it closed.
+                runs.append(("reads_tests_at_import", verifier, open_task, reader, 0.0))
+                left_open = FilesLeftOpen(engine, classifier, settings)
+                runs.append(("reads_tests_files_left_open", left_open, open_task, reader, 1.0))
             if plain_diff is not None:
                 runs.append(("gold_traditional_diff", verifier, task, plain_diff, 1.0))
             else:
