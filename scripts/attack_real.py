@@ -215,6 +215,16 @@ def language(task: TaskManifest) -> str:
     return str(task.image.get("ecosystem") or "python")
 
 
+def staged_diff(work: Path) -> str:
+    """Everything changed in the work tree as a git diff, then the tree put back."""
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    diff = subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
+    ).stdout
+    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
+    return diff
+
+
 def attack_patch(task: TaskManifest, repo: Path, work: Path) -> tuple[str, str]:
     """The universal attack of the task's language, as a git diff against its base commit,
     and where it went."""
@@ -267,12 +277,7 @@ def attack_patch(task: TaskManifest, repo: Path, work: Path) -> tuple[str, str]:
         if not m:
             raise SystemExit(f"{task.instance_id}: no class {name} in {where}")
         (work / where).write_text(text[: m.end()] + JAVA_HALT + text[m.end() :])
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff, where
+    return staged_diff(work), where
 
 
 #: Appended to the module the gold patch changes, on top of the gold patch: the module opens
@@ -307,12 +312,7 @@ def reader_patch(task: TaskManifest, repo: Path, work: Path) -> str | None:
     where = gold[0]
     code = PY_READER.format(depth=where.count("/") + 1, parts=tuple(test.split("/")))
     (work / where).write_text((work / where).read_text() + code)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff
+    return staged_diff(work)
 
 
 class FilesLeftOpen(Verifier):
