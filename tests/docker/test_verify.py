@@ -1268,6 +1268,38 @@ def test_test_files_closed_before_collection_stop_an_oracle_the_decoys_cannot(
     assert (caught.status, caught.reward) == ("unresolved", 0.0), caught.detail
 
 
+#: Reads the running test's id from the environment (pytest's PYTEST_CURRENT_TEST) and answers
+#: with the expected value a parametrised id spells: `test_reading_time_rounds_up[250-2]`. The
+#: same id in every twin (a decoy changes the assertion, not the id): the sixteenth red team's
+#: forgery, 1.0 on textkit-9 and textkit-3 before the harness hid the id.
+ENV_ID_ORACLE = """
+import os as _os
+_reading_time = reading_time
+def reading_time(text, wpm=200):
+    for value in _os.environ.values():
+        if value.endswith("] (call)") and "[" in value:
+            last = value[value.rindex("[") + 1 : -len("] (call)")].split("-")[-1]
+            if last.isdigit():
+                return int(last)
+    return _reading_time(text, wpm)
+"""
+
+
+def test_the_running_tests_id_is_no_oracle(
+    engine: Engine,
+    verifier: Verifier,
+    example_images: ExampleImages,
+    tasks: dict[str, TaskManifest],
+) -> None:
+    task = tasks["swe-forge__textkit-9"]
+    assert any("[" in t for t in task.FAIL_TO_PASS), task.FAIL_TO_PASS  # parametrised ids
+    path = "src/textkit/stats.py"
+    got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
+    assert got is not None
+    patch = append_to({path: got[1].decode()}, path, ENV_ID_ORACLE)
+    check(engine, verifier, task, task, patch, "unresolved", "not passed", "env-id")
+
+
 def test_only_the_comparison_hook_gate_stops_a_comparison_that_checks_the_answer(
     verifier: Verifier,
     tasks: dict[str, TaskManifest],

@@ -464,6 +464,66 @@ def test_without_the_harness_copy_the_closed_file_is_what_pytest_gets(tmp_path: 
     assert [e["nodeid"] for e in events if e["event"] == "collect_error"] == ["tests/test_pkg.py"]
 
 
+# ------------------------------------------------------------ the running test's identity
+#: The sixteenth red team's forgery: the code under test reads the running test's node id from
+#: the environment (pytest's PYTEST_CURRENT_TEST) and, with parametrised ids, returns the
+#: expected value spelt in it. No name of pytest appears in the patch.
+ID_READER = {
+    "pkg/__init__.py": (
+        "import os\n\n"
+        "def reading_time(words):\n"
+        "    for value in os.environ.values():\n"
+        "        if value.endswith('] (call)'):\n"
+        "            return int(value[: -len('] (call)')].rsplit('-', 1)[1])\n"
+        "    return -1\n\n"
+        "def under_pytest():\n"
+        "    return os.environ.get('PYTEST_CURRENT_TEST', '')\n"
+    ),
+    "tests/test_pkg.py": (
+        "import pytest\n"
+        "from pkg import reading_time, under_pytest\n\n"
+        "@pytest.mark.parametrize('words,minutes', [(250, 2), (500, 3)])\n"
+        "def test_reading_time(words, minutes):\n"
+        "    assert reading_time(words) == minutes\n\n"
+        "def test_still_under_pytest():\n"
+        "    assert under_pytest().endswith(' (call)')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("version", ["this pytest", "the recipe's floor", "pytest 9.0"])
+def test_the_running_tests_id_is_not_in_the_environment(
+    tmp_path: Path, venvs: dict[str, str], version: str
+) -> None:
+    write(tmp_path, ID_READER)
+    if version == "this pytest":
+        python = sys.executable
+    elif version == "the recipe's floor":
+        floor = str(harness_pytest_floor(f"{sys.version_info[0]}.{sys.version_info[1]}"))
+        python = pytest_venv(tmp_path / "env", floor)
+    else:
+        python = venvs[version]
+    # The control: plain pytest pays the forgery (the ids spell 2 and 3).
+    plain = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON"))},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert plain.returncode == 0, plain.stdout
+    events, code = run_harness(tmp_path, "tests", python=python)
+    assert outcomes(events) == {
+        "tests/test_pkg.py::test_reading_time[250-2]": "failed",
+        "tests/test_pkg.py::test_reading_time[500-3]": "failed",
+        # The variable is still there for code that asks whether it runs under pytest.
+        "tests/test_pkg.py::test_still_under_pytest": "passed",
+    }, events
+    assert code == 1 and not [e for e in events if e["event"] == "tamper"]
+
+
 # ------------------------------------------------------------------ subtests, several pytests
 VENVS = {
     "pytest 7.4": ["pytest==7.4.4"],

@@ -126,6 +126,7 @@ def _core_fingerprint(only=None):
                 "CallInfo",
                 "pytest_runtest_makereport",
                 "check_interactive_exception",
+                "_update_current_test_var",
             ),
         ),
         ("_pytest.python", ("pytest_pyfunc_call", "Function")),
@@ -752,11 +753,35 @@ else:
     pytest_unconfigure = pytest.mark.trylast(_unconfigure)
 
 
+def _current_test_var(item, when):
+    """pytest's ``PYTEST_CURRENT_TEST``, without the test's identity.
+
+    pytest puts the running test's node id in the environment, which any code can read
+    without naming pytest; a parametrised id (``test_round[250-2]``) spells the expected
+    value, the same in every decoy twin. The variable stays (code checks that it runs under
+    pytest), its value names no test.
+    """
+    if when:
+        os.environ["PYTEST_CURRENT_TEST"] = "swe-forge::test (" + str(when) + ")"
+    else:
+        os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+def _hide_the_current_test():
+    runner = sys.modules.get("_pytest.runner")
+    if runner is None:
+        with contextlib.suppress(Exception):
+            import _pytest.runner as runner
+    if runner is not None and hasattr(runner, "_update_current_test_var"):
+        runner._update_current_test_var = _current_test_var
+
+
 # At import, before any code under test can run: the secret, the channel, the import gate,
-# then the baseline fingerprint.
+# the test's identity hidden, then the baseline fingerprint.
 _PRIVATE = _build()
 _GATE = _ImportGate()
 sys.meta_path.insert(0, _GATE)
+_hide_the_current_test()
 _STATE["fingerprint"], _STATE["covered"] = _core_fingerprint()
 _send({"event": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})
 # The supervisor closes the test files on hello (the harness holds their text): from here on,
