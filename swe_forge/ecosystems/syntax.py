@@ -337,9 +337,16 @@ def _swap_word(text: str, rng: random.Random) -> str | None:
     if not words:
         return None
     options = []
+    # Never a word the string already says ("oh no!" -> "oh oh!"): a word said twice in one
+    # string is what no one writes and what a swap makes.
+    said = {m.group(0).lower() for m in _WORD.finditer(text)}
     for m in _WORD.finditer(text):
         word = m.group(0)
-        same = [w for w in words if len(w) == len(word) and w != word and _shape(w) == _shape(word)]
+        same = [
+            w
+            for w in words
+            if len(w) == len(word) and w.lower() not in said and _shape(w) == _shape(word)
+        ]
         if same:
             options.append((m.start(), m.end(), same))
     if not options:

@@ -666,7 +666,14 @@ def _swap_word(text, spots, rng, vocabulary):
         word = text[a:b]
         # Any length: the code reading a decoy never sees the real string to measure it
         # against, and more words give the natural choice more to choose from.
-        same = [w for w in vocabulary if w != word and _shape(w) == _shape(word)]
+        # Never a word the string already says ("oh no!" -> "oh oh!"): a word said twice
+        # in one string is what no one writes and what a swap makes.
+        said = set(w.lower() for w in _WORD.findall(text))
+        same = [
+            w
+            for w in vocabulary
+            if w != word and _shape(w) == _shape(word) and w.lower() not in said
+        ]
         if same:
             options.append((a, b, same))
     if not options:
