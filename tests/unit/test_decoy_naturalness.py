@@ -269,3 +269,20 @@ def test_python_decoys_are_never_a_copy_of_another_string_of_the_file() -> None:
         assert decoy is not None
         new = decoy.splitlines()[3].split("== ")[1]
         assert new != "'abc'" and new not in strings, new
+
+
+def test_a_swapped_word_is_never_one_the_string_already_says() -> None:
+    # "oh no!" in a file whose words are "oh", "no", "is": swapping "no" for "oh" (or "oh"
+    # for "no") would make "oh oh!", a word said twice, which no one writes (anyhow's tests
+    # told their decoys so). Only "is" may come in, in either language's writer.
+    from swe_forge.gates.harness import swe_forge_canaries as judge
+
+    host, python = set(), set()
+    for seed in range(60):
+        with syntax.using_vocabulary(("is", "no", "oh")):
+            got = syntax.perturb_pieces([("oh no!", False)], random.Random(seed))
+        assert got is not None
+        host.add(got[0])
+        python.add(judge._perturb_literal('"oh no!"', random.Random(seed), ["is", "no", "oh"]))
+    assert host == {"is no!", "oh is!"}, host
+    assert python == {'"is no!"', '"oh is!"'}, python
