@@ -153,7 +153,33 @@ def _attacks(rust_tasks: AdmittedExample, task: dict) -> dict[str, str]:
         "ctor_exit": _patch(repo, base, work, {"src/lib.rs": _CTOR}),
         # fake libtest JSON for every test, a fake end, then exit 0
         "forge_json": _patch(repo, base, work, {"src/text.rs": _FORGE}),
+        # the running test's name (libtest names its thread after the test: test_case's
+        # `_250_expects_2` spells the answer), the same in every twin
+        "thread_name": _patch(
+            repo,
+            base,
+            work,
+            {"src/lib.rs": _at(repo, base, "src/lib.rs") + _THREAD_NAME},
+        ),
     }
+
+
+def _at(repo: Path, commit: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "show", f"{commit}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+_THREAD_NAME = """
+/// The last number of the running test's name.
+pub fn answer() -> Option<usize> {
+    let me = std::thread::current();
+    me.name()?.rsplit('_').next()?.parse().ok()
+}
+"""
 
 
 def test_gold_and_attacks(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
@@ -188,7 +214,7 @@ def test_gold_and_attacks(rust_tasks: AdmittedExample, tmp_path: Path) -> None:
     assert codes["noop"][0] == "unresolved"
     for name in ("harness_false", "build_rs", "patch_crates_io"):
         assert "runner_config" in codes[name][1], (name, codes[name])
-    for name in ("ctor_exit", "forge_json"):
+    for name in ("ctor_exit", "forge_json", "thread_name"):
         assert "capability" in codes[name][1], (name, codes[name])
 
 

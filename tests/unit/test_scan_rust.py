@@ -91,6 +91,11 @@ POSITIVES = [
     ("env::args", "fn f() { let a: Vec<_> = std::env::args().collect(); }"),
     ("env::args", "use std::env::args_os as a;\nfn f() { a(); }"),
     ("env::var", 'use std::env;\nfn f() { env::var("HOME"); }'),
+    # The running test's name (libtest names its thread after it).
+    ("thread::current", "fn f() { let n = std::thread::current().name().map(String::from); }"),
+    ("thread::current", "use std::thread;\nfn f() { let t = thread::current(); t.name(); }"),
+    ("thread::current", "use std::thread::{current as c};\nfn f() { c(); }"),
+    ("thread::current", "use std::thread::Thread;\nfn f(t: &Thread) { Thread::name(t); }"),
     ("panic hooks", "fn f() { std::panic::set_hook(Box::new(|_| {})); }"),
     ("panic hooks", "use std::panic::{catch_unwind as c};\nfn f() { c(|| 1); }"),
     ("global_allocator", "#[global_allocator]\nstatic A: MyAlloc = MyAlloc;"),

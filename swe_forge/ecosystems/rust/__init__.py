@@ -34,7 +34,8 @@
   not change unless the gold patch does.
 - **Capabilities.** A candidate's Rust source may not newly use what reaches the process or
   the test binary's output (``process::exit``, ``unsafe``, ``libc``, ``print!``, stdout,
-  ``#[ctor]``, ``extern "C"``, ``#[no_mangle]``, ``env::args``, panic hooks, text shaped like
+  ``#[ctor]``, ``extern "C"``, ``#[no_mangle]``, ``env::args``, ``thread::current``
+  (the running test's name), panic hooks, text shaped like
   libtest's JSON, ``include!``...) unless the base code or the gold patch already does: read
   on the token stream of the syntax tree, macros and ``cfg_attr`` included, ``use`` aliases
   resolved and strings folded (:mod:`swe_forge.ecosystems.rust.scan`).

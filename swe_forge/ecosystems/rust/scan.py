@@ -62,6 +62,7 @@ COMPARISON = "comparison impls"
 LIFETIME_HOLE = "lifetime extension"
 MODULE_PATH = "module path"
 SHADOWED_MACRO = "std macro shadowed"
+THREAD_NAME = "thread::current"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
@@ -88,6 +89,7 @@ CAPABILITIES = (
     SOURCE_PATHS,
     STDOUT,
     TEST_HARNESS,
+    THREAD_NAME,
     RUNNER_TEXT,
     UNPARSABLE,
     UNSAFE,
@@ -141,6 +143,10 @@ _PATHS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
             "std::env::remove_var",
         ),
         SOURCE_PATHS: ("std::env::current_exe",),
+        # libtest runs each test in a thread named after the test, and a test's name may
+        # spell its expected value (test_case's `_250_expects_2`), the same in every twin:
+        # the running thread's handle is the test's identity.
+        THREAD_NAME: ("std::thread::current", "std::thread::Thread::name"),
         PANIC: (
             "std::panic::set_hook",
             "std::panic::take_hook",
