@@ -108,6 +108,10 @@ class Ecosystem(Protocol):
         """The process a test runs in, among those of one run (a Go package's test binary,
         a Rust test target; "" where one process runs them all): decoys cover each."""
 
+    def scan_context(self, paths: Iterable[str]) -> list[str]:
+        """Base files the capability scan of a patch changing ``paths`` reads besides those
+        files (JS: the ``package.json`` files above them, which say what a file may require)."""
+
 
 # ------------------------------------------------------------------------------ shared helpers
 

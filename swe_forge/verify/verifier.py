@@ -347,6 +347,9 @@ class Verifier:
             # The files the candidate changes, at the base commit (its capabilities are what
             # it adds to them), and for a calibration the held-out test files (the copies).
             show = touched_paths(patch)
+            show = sorted(
+                set(show) | set(eco.scan_context(touched_paths(patch) + touched_paths(task.patch)))
+            )
             if calibrate is not None and not calibrate.without_canaries:
                 show = sorted(set(show) | set(touched_paths(task.test_patch)))
         else:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.base import capability_violations
+from swe_forge.ecosystems.base import Reader, capability_violations
 from swe_forge.ecosystems.js import JsEcosystem, JsRunner, choose_node, detect_framework
 from swe_forge.ecosystems.js.toolchain import engines_floor, node_for_date
 from swe_forge.errors import BuildError
@@ -358,6 +358,54 @@ def test_capabilities_the_base_uses_are_allowed() -> None:
     assert [v["code"] for v in found] == ["capability"] and "process.exit" in found[0]["detail"]
     # Calling console's methods is no capability at all; replacing them is.
     assert ECO.capabilities(_src("src/b.js", "console.log(1);")) == []
+
+
+PACKAGE = (
+    b'{"name": "strutil", "dependencies": {"lodash": "4"}, "peerDependencies": {"@x/y": "1"},'
+    b' "devDependencies": {"@babel/core": "7", "jest": "29"}}'
+)
+
+
+def _tree(files: dict[str, bytes]) -> Reader:
+    return lambda path: files.get(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "flagged"),
+    [
+        # The seventeenth red team's oracle: the tooling's packages read and list the tests.
+        ("const babel = require('@babel/core');", True),
+        ("const glob = require('glob');", True),
+        ("import g from 'glob/sync';", True),
+        ("const _ = require('lodash');", False),
+        ("const f = require('lodash/fp');", False),
+        ("import { z } from '@x/y';", False),
+        ("const own = require('strutil/package.json');", False),
+        ("const p = require('path'); const u = require('node:util');", False),
+        ("const a = require('./a');", False),
+    ],
+)
+def test_a_package_the_project_does_not_declare_is_a_capability(line: str, flagged: bool) -> None:
+    read = _tree({"package.json": PACKAGE, "src/lib.js": b"x\n"})
+    caps = ECO.capabilities(_src("src/lib.js", line), read)
+    assert ("undeclared package" in caps) is flagged, caps
+    # Without the base's package.json nothing can be said.
+    assert "undeclared package" not in ECO.capabilities(_src("src/lib.js", line), _tree({}))
+
+
+def test_an_undeclared_package_the_base_already_requires_is_allowed() -> None:
+    files = {"package.json": PACKAGE, "src/a.js": b"const g = require('glob');\n"}
+    base = ECO.base_capabilities(sorted(files), _tree(files))
+    assert "undeclared package" in base
+    clean = {"package.json": PACKAGE, "src/a.js": b"const _ = require('lodash');\n"}
+    assert "undeclared package" not in ECO.base_capabilities(sorted(clean), _tree(clean))
+    # The nearest package.json decides (a workspace's own).
+    nested = {
+        "package.json": PACKAGE,
+        "packages/p/package.json": b'{"name": "p", "dependencies": {"glob": "8"}}',
+        "packages/p/index.js": b"const g = require('glob');\n",
+    }
+    assert "undeclared package" not in ECO.base_capabilities(sorted(nested), _tree(nested))
 
 
 # -------------------------------------------------------------- scope, toolchain, detection

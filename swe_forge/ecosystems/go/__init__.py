@@ -321,6 +321,10 @@ class GoEcosystem:
             job["run"]["hide"].append("/tmp/gocache")
         return job
 
+    def scan_context(self, paths: Iterable[str]) -> list[str]:
+        """No base file besides the changed ones: the scan reads those alone."""
+        return []
+
     def unit_of(self, test: str) -> str:
         """A Go package's tests run in its own test binary."""
         return test.split("::", 1)[0]

@@ -383,6 +383,10 @@ class JavaEcosystem:
             job["run"]["preload"] = {"entries": preload_entries(task.test_patch, self.is_test_file)}
         return job
 
+    def scan_context(self, paths: Iterable[str]) -> list[str]:
+        """No base file besides the changed ones: the scan reads those alone."""
+        return []
+
     def unit_of(self, test: str) -> str:
         """Surefire forks one JVM for every class."""
         return ""

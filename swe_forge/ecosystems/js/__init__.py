@@ -81,7 +81,8 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
-from swe_forge.ecosystems.js.scan import module_specifiers, scan
+from swe_forge.ecosystems.js.scan import UNDECLARED, is_builtin_module, module_specifiers, scan
+from swe_forge.ecosystems.js.scan import _scan as _scan_with_specifiers
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
@@ -240,11 +241,24 @@ class JsEcosystem:
             found = scan(source, path)
             return {} if UNPARSABLE in found else found
 
-        return source_capabilities(patch, read_base, lambda _path: True, read)
+        found = set(source_capabilities(patch, read_base, lambda _path: True, read))
+        if read_base is not None and _requires_undeclared(patch, read_base, code):
+            found.add(UNDECLARED)
+        return sorted(found)
 
     def base_capabilities(self, paths: Iterable[str], read: Reader) -> list[str]:
         """Capabilities the base tree's non-test JS/TS source files use."""
-        return tree_source_capabilities(paths, read, self._runs, scan)
+        specifiers: dict[str, set[str]] = {}
+
+        def scan_keeping(source: bytes, path: str, *, fragment: bool = False) -> Findings:
+            found, specs = _scan_with_specifiers(source, path, fragment)
+            specifiers[path] = specs
+            return found
+
+        caps = set(tree_source_capabilities(paths, read, self._runs, scan_keeping))
+        if any(undeclared(path, specs, read) for path, specs in sorted(specifiers.items())):
+            caps.add(UNDECLARED)
+        return sorted(caps)
 
     def _runs(self, path: str) -> bool:
         """A source file whose code can run (a ``.d.ts`` holds types only)."""
@@ -307,6 +321,19 @@ class JsEcosystem:
             files=files,
             canary_map=extra,
         )
+
+    def scan_context(self, paths: Iterable[str]) -> list[str]:
+        """The ``package.json`` files above the changed files (the nearest one says which
+        packages a file may require: :func:`undeclared`)."""
+        out: set[str] = set()
+        for path in paths:
+            folder = posixpath.dirname(path)
+            while True:
+                out.add(posixpath.join(folder, "package.json") if folder else "package.json")
+                if not folder:
+                    break
+                folder = posixpath.dirname(folder)
+        return sorted(out)
 
     def unit_of(self, test: str) -> str:
         """One process (the runner's, in band) runs every test."""
@@ -537,6 +564,76 @@ _ASSET_EXTS = (
     ".graphql",
     ".gql",
 )
+
+
+def package_of(spec: str) -> str | None:
+    """The registry package a module specifier names (``@scope/name`` or ``name``); None for
+    a relative or absolute path, one of Node's own modules or a URL."""
+    head = spec.split("/", 1)[0]
+    if not spec or spec.startswith((".", "/")) or ":" in head or is_builtin_module(spec):
+        return None
+    parts = spec.split("/")
+    if head.startswith("@"):
+        return "/".join(parts[:2]) if len(parts) > 1 else None
+    return head
+
+
+def declared_packages(path: str, read: Reader) -> set[str] | None:
+    """The packages the nearest ``package.json`` above ``path`` declares for its users
+    (dependencies, peer, optional and bundled ones, and its own name); None when there is
+    none or it is no JSON object."""
+    folder = posixpath.dirname(path)
+    while True:
+        data = read(posixpath.join(folder, "package.json") if folder else "package.json")
+        if data is not None:
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                return None
+            if not isinstance(doc, dict):
+                return None
+            out: set[str] = set()
+            for key in ("dependencies", "peerDependencies", "optionalDependencies"):
+                if isinstance(doc.get(key), dict):
+                    out |= {str(k) for k in doc[key]}
+            for key in ("bundleDependencies", "bundledDependencies"):
+                if isinstance(doc.get(key), list):
+                    out |= {str(k) for k in doc[key]}
+            if isinstance(doc.get("name"), str):
+                out.add(doc["name"])
+            return out
+        if not folder:
+            return None
+        folder = posixpath.dirname(folder)
+
+
+def undeclared(path: str, specs: Iterable[str], read: Reader) -> bool:
+    """Does a file at ``path`` name a package its ``package.json`` does not declare?
+
+    Code shipped to a package's users can only require what they install with it; the rest
+    of ``node_modules`` is the tooling's (``@babel/core`` reads and parses any file,
+    ``glob`` lists them: a seventeenth red team's test-file oracle, through no ``fs`` of
+    its own)."""
+    wanted = {p for p in (package_of(s) for s in specs) if p}
+    if not wanted:
+        return False
+    declared = declared_packages(path, read)
+    return declared is not None and bool(wanted - declared)
+
+
+def _requires_undeclared(patch: str, read_base: Reader, code: set[str]) -> bool:
+    """Does a JS/TS file the patch adds or changes newly name an undeclared package?"""
+    for path, (text, whole) in sorted(post_images(patch, read_base).items()):
+        if path not in code and not path.endswith(JS_EXTS):
+            continue
+        if path.endswith(_DECLARATIONS):
+            continue
+        after = module_specifiers(text, path, fragment=not whole)
+        before_text = read_base(path) if whole else None
+        before = module_specifiers(before_text, path) if before_text else set()
+        if undeclared(path, after - before, read_base):
+            return True
+    return False
 
 
 def _loaded_as_code(patch: str, read_base: Reader | None) -> set[str]:

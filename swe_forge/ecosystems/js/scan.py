@@ -63,6 +63,9 @@ PROXY = "Proxy"
 TOP_LEVEL = "top-level code"
 TEST_TREE = "reads_test_tree"
 DEVICE = "device paths"
+#: A package the file's package.json does not declare (a devDependency, or one installed only
+#: for the tooling: ``@babel/core``, ``glob``), which code shipped to users never needs.
+UNDECLARED = "undeclared package"
 
 #: Every capability this scanner reports.
 CAPABILITIES = (
@@ -86,6 +89,7 @@ CAPABILITIES = (
     FRAMEWORK,
     REPORT_TEXT,
     TOP_LEVEL,
+    UNDECLARED,
     UNPARSABLE,
     VALUE_OVERRIDES,
     VM,
@@ -490,6 +494,11 @@ def _scan(source: bytes, path: str, fragment: bool) -> tuple[Findings, set[str]]
 
 #: TypeScript 5 forms the grammar does not know yet, that have no run-time meaning.
 _EXPORT_TYPE_STAR = re.compile(rb"(?m)^([ \t]*export[ \t]+)type([ \t]+\*)")
+
+
+def is_builtin_module(spec: str) -> bool:
+    """Is ``spec`` one of Node's own modules (``fs``, ``node:fs/promises``)?"""
+    return spec.startswith("node:") or spec.split("/", 1)[0] in _NODE_MODULES
 
 
 def _newer_syntax(source: bytes) -> bytes:

@@ -383,6 +383,10 @@ class RustEcosystem:
             job["run"]["hide"] += [*hidden, f"{RUN_TARGET}/debug/.fingerprint"]
         return job
 
+    def scan_context(self, paths: Iterable[str]) -> list[str]:
+        """No base file besides the changed ones: the scan reads those alone."""
+        return []
+
     def unit_of(self, test: str) -> str:
         """Each test target is a binary of its own."""
         return test.split("::", 1)[0]
