@@ -84,6 +84,14 @@ POSITIVES = [
     ),
     ("test-runner text", method('String s = String.format("%s %s", "BUILD", "SUCCESS");')),
     ("file_read", method("java.nio.file.Files.readAllBytes(p);")),
+    (
+        "file_read",
+        method(
+            "var fm = ToolProvider.getSystemJavaCompiler().getStandardFileManager(null, null, null);",
+            "import javax.tools.ToolProvider;",
+        ),
+    ),
+    ("file_read", method("javax.tools.StandardJavaFileManager m = null;")),
     ("file_read", method("Files.lines(p);", "import java.nio.file.Files;")),
     ("file_read", method("Files.walk(p);", "import java.nio.file.*;")),
     ("file_read", method('new java.io.FileInputStream("x");')),

@@ -139,6 +139,9 @@ _TYPES: tuple[tuple[str, str], ...] = tuple(
             "java.nio.file.Paths",
             "java.nio.file.FileSystem",
             "java.nio.file.FileSystems",
+            # The compiler's file managers list and read any source tree (`-sourcepath`,
+            # `getCharContent`: a seventeenth red team read its test class through them).
+            "javax.tools.",
             # Readers of a URI given as a string (a system id is a path).
             "javax.xml.parsers.",
             "javax.xml.transform.stream.",
