@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from dataclasses import replace
@@ -51,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from swe_forge.config import load_config
 from swe_forge.engine import Engine
+from swe_forge.git.cli import checkout_clean, run_git, staged_diff
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify.settings import VerifySettings
@@ -215,24 +215,11 @@ def language(task: TaskManifest) -> str:
     return str(task.image.get("ecosystem") or "python")
 
 
-def staged_diff(work: Path) -> str:
-    """Everything changed in the work tree as a git diff, then the tree put back."""
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff
-
-
 def attack_patch(task: TaskManifest, repo: Path, work: Path) -> tuple[str, str]:
     """The universal attack of the task's language, as a git diff against its base commit,
     and where it went."""
     lang = language(task)
-    if not work.exists():
-        subprocess.run(["git", "clone", "-q", "--no-checkout", str(repo), str(work)], check=True)
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", task.base_commit], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    checkout_clean(repo, work, task.base_commit)
     gold = [p for p in changed_paths(task.patch) if p.endswith(SOURCE_EXT[lang])]
     tests = changed_paths(task.test_patch)
     where = ""
@@ -304,9 +291,8 @@ def reader_patch(task: TaskManifest, repo: Path, work: Path) -> str | None:
     """A Python task's gold patch with :data:`PY_READER` added (None for other languages)."""
     if language(task) != "python":
         return None
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", task.base_commit], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
-    subprocess.run(["git", "-C", str(work), "apply", "-"], input=task.patch, text=True, check=True)
+    checkout_clean(repo, work, task.base_commit)
+    run_git(["apply", "-"], cwd=work, input_bytes=task.patch.encode("utf-8"))
     gold = [p for p in changed_paths(task.patch) if p.endswith(".py") and (work / p).exists()]
     test = sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS})[0]
     where = gold[0]

@@ -150,3 +150,23 @@ def _clone_or_update(url: str, dest: Path, *, offline: bool = False) -> Path:
     # Rename last, so an interrupted clone never looks like a finished one.
     tmp.rename(dest)
     return dest
+
+
+def checkout_clean(repo: Path, work: Path, commit: str) -> Path:
+    """``work``: a clone of ``repo`` (made when missing) at ``commit``, with nothing else in
+    its tree (what an earlier use left is removed). Tests and scripts write patches here."""
+    if not work.exists():
+        run_git(["clone", "-q", str(repo), str(work)])
+    run_git(["checkout", "-q", "-f", commit], cwd=work)
+    run_git(["clean", "-qfdx"], cwd=work)
+    return work
+
+
+def staged_diff(work: Path, against: str | None = None, *, reset: bool = True) -> str:
+    """Everything changed in ``work``'s tree (new files too) as a git diff against its
+    ``HEAD`` (or ``against``), then, with ``reset``, the tree put back as it was."""
+    run_git(["add", "-A"], cwd=work)
+    diff = run_git(["diff", "--cached", *([against] if against else [])], cwd=work).stdout
+    if reset:
+        run_git(["reset", "-q", "--hard"], cwd=work)
+    return diff.decode("utf-8")

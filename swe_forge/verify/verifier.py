@@ -342,24 +342,23 @@ class Verifier:
     ) -> dict[str, Any]:
         """The supervisor's ``prepare`` job of one grading (the same in every container)."""
         cand = job_path("candidate.patch")
-        show: list[str] = []
+        changed, fixed = touched_paths(patch), touched_paths(task.patch)
         if eco is not None:
             # The files the candidate changes, at the base commit (its capabilities are what
-            # it adds to them), and for a calibration the held-out test files (the copies).
-            show = touched_paths(patch)
-            show = sorted(
-                set(show) | set(eco.scan_context(touched_paths(patch) + touched_paths(task.patch)))
-            )
+            # it adds to them), what the scanner reads them with, and for a calibration the
+            # held-out test files (the copies).
+            wanted = set(changed) | set(eco.scan_context(changed + fixed))
             if calibrate is not None and not calibrate.without_canaries:
-                show = sorted(set(show) | set(touched_paths(task.test_patch)))
+                wanted |= set(touched_paths(task.test_patch))
         else:
             # The Python files the candidate and the reference fix change, at the base commit:
             # the comparison hooks each adds are read on the host (see comparison_hooks).
-            show = sorted(set(touched_paths(patch)) | set(touched_paths(task.patch)))
+            wanted = set(changed) | set(fixed)
             if calibrate is not None:
                 # And the held-out test files: which lines the test patch wrote (decoys
                 # go there, see _fresh_python).
-                show = sorted(set(show) | set(touched_paths(task.test_patch)))
+                wanted |= set(touched_paths(task.test_patch))
+        show = sorted(wanted)
         prepare_job: dict[str, Any] = {
             "patches": [{"name": "candidate", "path": cand, "scan": True}],
             "scan_all": calibrate is not None,
@@ -368,7 +367,7 @@ class Verifier:
         if eco is None:
             # And the project modules the changed files import (the reference fix's too):
             # where the bases of their classes are, for the comparison-hook gate.
-            prepare_job["show_imports"] = sorted(touched_paths(task.patch))
+            prepare_job["show_imports"] = sorted(fixed)
         return prepare_job
 
     def _twins_expected(

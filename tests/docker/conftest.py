@@ -30,6 +30,7 @@ from swe_forge.config import load_config
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
 from swe_forge.example import create_example
+from swe_forge.git.cli import checkout_clean, staged_diff
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.miner import MineOptions
 from swe_forge.records import TaskManifest
@@ -152,18 +153,9 @@ Edit = Callable[[Path], None]
 
 def patch_of(repo: Path, base: str, edit: Edit, tmp: Path) -> str:
     """The diff that ``edit`` makes to a clone of ``repo`` at ``base`` (kept in ``tmp``)."""
-    work = tmp / f"w-{base[:8]}"
-    if not work.exists():
-        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    work = checkout_clean(repo, tmp / f"w-{base[:8]}", base)
     edit(work)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached"], check=True, capture_output=True, text=True
-    ).stdout
-    subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard"], check=True)
-    return diff
+    return staged_diff(work)
 
 
 def sub(path: str, old: str, new: str) -> Edit:

@@ -14,6 +14,7 @@ from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.rust import CAPABILITIES
 from swe_forge.example.rust_example import EXPECTED_RUST, create_rust_example
+from swe_forge.git.cli import checkout_clean, run_git, staged_diff
 from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import (
     AdmittedExample,
@@ -62,20 +63,13 @@ def test_rustkit_is_mined_and_admitted_as_expected(rust_tasks: AdmittedExample) 
 
 def _patch(repo: Path, base: str, work: Path, edits: dict[str, str], gold: str = "") -> str:
     """A diff against ``base``: the gold patch (if any), then files replaced or created."""
-    if not work.exists():
-        subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    subprocess.run(["git", "-C", str(work), "checkout", "-q", "-f", base], check=True)
-    subprocess.run(["git", "-C", str(work), "clean", "-qfdx"], check=True)
+    checkout_clean(repo, work, base)
     if gold:
-        subprocess.run(["git", "-C", str(work), "apply", "-"], input=gold.encode(), check=True)
+        run_git(["apply", "-"], cwd=work, input_bytes=gold.encode())
     for path, text in edits.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_text(text)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
-    out = subprocess.run(
-        ["git", "-C", str(work), "diff", "--cached", base], capture_output=True, check=True
-    )
-    return out.stdout.decode()
+    return staged_diff(work, base)
 
 
 _FORGE = """\

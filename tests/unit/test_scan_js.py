@@ -423,3 +423,17 @@ def test_this_as_a_value_in_sloppy_code_may_be_the_global_object() -> None:
     assert "global objects" not in caps("'use strict';\n" + method)
     assert "global objects" not in caps("var o = { n: 1, get() { return this.n; } };\n")
     assert "global objects" not in caps("function F(v) { this.v = v; }\n")
+
+
+def test_a_file_is_read_once_and_what_a_caller_changes_is_not_remembered() -> None:
+    from swe_forge.ecosystems.js.scan import _scan, scan_with_specifiers
+
+    source = b"const fs = require('fs');\nconst g = require('glob');\nfs.readFileSync('x');\n"
+    _scan.cache_clear()
+    found, specs = scan_with_specifiers(source, "src/a.js")
+    assert specs == {"fs", "glob"} and found
+    found.clear()
+    specs.add("left-pad")
+    again, specs_again = scan_with_specifiers(source, "src/a.js")
+    assert again and specs_again == {"fs", "glob"}
+    assert _scan.cache_info().hits == 1

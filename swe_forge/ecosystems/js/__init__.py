@@ -81,8 +81,13 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
-from swe_forge.ecosystems.js.scan import UNDECLARED, is_builtin_module, module_specifiers, scan
-from swe_forge.ecosystems.js.scan import _scan as _scan_with_specifiers
+from swe_forge.ecosystems.js.scan import (
+    UNDECLARED,
+    is_builtin_module,
+    module_specifiers,
+    scan,
+    scan_with_specifiers,
+)
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
@@ -251,7 +256,7 @@ class JsEcosystem:
         specifiers: dict[str, set[str]] = {}
 
         def scan_keeping(source: bytes, path: str, *, fragment: bool = False) -> Findings:
-            found, specs = _scan_with_specifiers(source, path, fragment)
+            found, specs = scan_with_specifiers(source, path, fragment=fragment)
             specifiers[path] = specs
             return found
 

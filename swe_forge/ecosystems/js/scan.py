@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -467,20 +468,33 @@ def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:
     """Capability -> [(line, evidence)] of one JS/TS file, by its extension's grammar
     (``fragment``: the hunks of a patch, read without their file's imports). A file of
     another extension is read as JavaScript: that is how Node and Jest load it."""
-    return _scan(source, path, fragment)[0]
+    return scan_with_specifiers(source, path, fragment=fragment)[0]
 
 
 def module_specifiers(source: bytes, path: str, *, fragment: bool = False) -> set[str]:
     """Every constant specifier a JS/TS file (or fragment) hands to ``require``, ``import``
     or ``export ... from``."""
-    return _scan(source, path, fragment)[1]
+    return scan_with_specifiers(source, path, fragment=fragment)[1]
 
 
-def _scan(source: bytes, path: str, fragment: bool) -> tuple[Findings, set[str]]:
+def scan_with_specifiers(
+    source: bytes, path: str, *, fragment: bool = False
+) -> tuple[Findings, set[str]]:
+    """:func:`scan` and :func:`module_specifiers` of one file, from one reading of it.
+
+    The gate asks both of the same file (what it may do, which packages it names); a file is
+    parsed once however often it is asked about (the last few files are remembered)."""
+    found, specs = _scan(source, path, fragment)
+    # Copies: a caller may add to what it is given, and the remembered answer must not change.
+    return {k: list(v) for k, v in found.items()}, set(specs)
+
+
+@functools.lru_cache(maxsize=32)
+def _scan(source: bytes, path: str, fragment: bool) -> tuple[Findings, frozenset[str]]:
     found: Findings = {}
     if len(source) > syntax.MAX_PARSE_BYTES:
         add_finding(found, UNPARSABLE, 1, f"{len(source)} bytes")
-        return found, set()
+        return found, frozenset()
     tree = syntax.parse(syntax.grammar_for_path(path), _newer_syntax(source))
     root = tree.root_node
     if root.has_error and not fragment:
@@ -489,7 +503,7 @@ def _scan(source: bytes, path: str, fragment: bool) -> tuple[Findings, set[str]]
     typescript = path.endswith((".ts", ".tsx", ".mts", ".cts"))
     run = _Scan(root, found, fragment, typescript=typescript)
     run.run()
-    return found, run.specifiers
+    return found, frozenset(run.specifiers)
 
 
 #: TypeScript 5 forms the grammar does not know yet, that have no run-time meaning.
