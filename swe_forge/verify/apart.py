@@ -9,31 +9,35 @@ process ids are handed out in sequence (``getpid()`` of the first twin's runner 
 than the next one's), and the container's cgroup counters (CPU time, page faults, forks) only
 grow. A red team read its place from the pids.
 
-So every twin gets a fresh container that went through the same steps: each started and
-given the candidate exactly as the first one was (the same supervisor calls, so the same
-process ids are handed out), all of them before the first twin runs; then each builds and
-runs its one twin, one after another in the plan's order. The containers are removed only
-when every twin ended (a removal is work a running twin could feel). Each twin then starts
-from the same process ids and fresh counters whichever place it has, and nothing it leaves in
-its container (files, IPC objects, processes) reaches another twin.
+So every twin gets a fresh container that lives the same life: opened, given the candidate
+exactly as the first one was (the same supervisor calls, so the same process ids are handed
+out), left as long as the first one was between its preparation and its twin (the host's
+checks), then its twin built and run; the next container is opened only then. A container's
+age when its twin starts (``/proc/1/stat``, the ctimes of what preparing it wrote, the dates
+of its ``/etc/hostname`` and cgroup) is then the same at every place: when the containers
+were all opened first, it grew with the twins before (an eighteenth red team read its place
+from the files' times and forged in the last twin only). The containers are removed only
+when every twin ended (a removal is work a running twin could feel). Each twin starts from
+the same process ids and fresh counters whichever place it has, and nothing it leaves in its
+container (files, IPC objects, processes) reaches another twin.
 
 Every twin's job still writes the same set of files (the honest one its untouched copies, a
 decoy its one literal changed and the others' files untouched): which files were rewritten
 must not say which twin a container holds.
 
-What this does not close, because the kernel is shared, is what a file read can learn: a
-container's age at its twin's start (``/proc/1/stat``, the work tree's ctimes) grows with the
-twins before it, and the host's state outlives a container (the page cache of the image's
-files, ``/proc/stat``'s count of forks). Any forging needs a file read anyway (the expected
-values are in the test files), which the gate allows only where the base code reads files.
-See README, "What remains possible".
+What this does not close, because the kernel is shared, is what outlives a container on the
+host: the page cache of the image's files (a first twin may find them colder than the next,
+unless an earlier verification of the same task warmed them) and ``/proc/stat``'s counts of
+forks. Any forging needs the expected values too, which the test files hold: closed to the
+code under test in Python, Go, Rust and Java, and read only through gated capabilities in
+JS. See README, "What remains possible".
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -114,28 +118,39 @@ def merged(answers: list[dict[str, Any]]) -> dict[str, Any]:
 
 class Spares:
     """The other twins' containers, each opened and prepared as the first was (see
-    :class:`Prepared`), in the background from the moment the candidate is known: while the
-    first container is prepared and its candidate checked, not after.
+    :class:`Prepared`), right before its twin runs, never ahead of it.
 
-    Nothing of the candidate's runs while they are prepared (``prepare`` applies and scans, it
-    runs nothing of the project's), so this overlaps work of the host's, never a twin. Call
-    :meth:`take` for the containers a plan needs (it waits for them, and opens more if the
-    plan needs more) and :meth:`close` when the verification ends, whatever way it ends."""
+    A twin must not learn its place in the run order: a container's age when its twin starts
+    (``/proc/1/stat``, the ctimes of what ``prepare`` wrote, the dates of ``/etc/hostname``
+    and of its cgroup) would say it if the containers were opened together and the later
+    twins waited. So each container lives the same life: opened, prepared, then as long a
+    pause as the first container's between its ``prepare`` and its twin (the host's checks
+    of the candidate: :meth:`ready`), then its twin. Call :meth:`next` for each container a
+    plan needs and :meth:`close` when the verification ends, whatever way it ends."""
 
     def __init__(
         self,
         opener: Callable[[], AbstractContextManager[Session]],
         prepared: Prepared,
-        count: int,
     ) -> None:
         self.opener = opener
         self.prepared = prepared
         self.opened: list[AbstractContextManager[Session]] = []
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max(1, count), thread_name_prefix="twin-open")
-        self._pending = [self._pool.submit(self._open) for _ in range(max(0, count))]
+        self._ready_at: float | None = None
+        self._pause = 0.0
 
-    def _open(self) -> Session:
+    def ready(self) -> None:
+        """The first container is prepared: its pause before its twin starts now."""
+        self._ready_at = time.monotonic()
+
+    def started(self) -> None:
+        """The first twin starts now: its container's pause is what the others wait."""
+        if self._ready_at is not None:
+            self._pause = max(0.0, time.monotonic() - self._ready_at)
+
+    def next(self) -> Session:
+        """A container opened and prepared as the first was, after the first one's pause."""
         ctx = self.opener()
         here = ctx.__enter__()
         with self._lock:
@@ -143,8 +158,10 @@ class Spares:
         here.put("candidate.patch", self.prepared.patch)
         here.put("test.patch", self.prepared.test_patch)
         prep = here.call("prepare", self.prepared.job, timeout=600)
+        ready = time.monotonic()
         if prep.get("status") == "apply_failed":
             raise InfraError("the candidate applied in one container, not in another")
+        time.sleep(max(0.0, self._pause - (time.monotonic() - ready)))
         return here
 
     def adopt(self, ctx: AbstractContextManager[Session]) -> None:
@@ -153,21 +170,8 @@ class Spares:
         with self._lock:
             self.opened.append(ctx)
 
-    def take(self, count: int) -> list[Session]:
-        """``count`` prepared containers (waits for them; opens what is missing)."""
-        while len(self._pending) < count:
-            self._pending.append(self._pool.submit(self._open))
-        return [f.result() for f in self._pending[:count]]
-
     def close(self) -> None:
-        """Remove every container opened (those still opening first finish, then go)."""
-        for f in self._pending:
-            f.cancel()
-        for f in self._pending:
-            if not f.cancelled():
-                with contextlib.suppress(Exception):
-                    f.result()
-        self._pool.shutdown(wait=True)
+        """Remove every container opened."""
         with self._lock:
             opened, self.opened = list(self.opened), []
         _close_all(opened)
@@ -180,16 +184,17 @@ def run_apart(
     call: Callable[[Session, dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
     """Run each twin of ``job`` in its own container, one after another in the plan's order:
-    the first in ``first`` (prepared already), every other in one of ``spares``, all of them
-    prepared before any twin runs; ``call`` runs one twin's job in one container. Returns the
-    answers :func:`merged`. The caller closes ``spares`` (after the last twin: removing a
-    container is work a running twin could feel)."""
+    the first in ``first`` (prepared already), every other in a container of ``spares``
+    opened and prepared just before it (:meth:`Spares.next`); ``call`` runs one twin's job in
+    one container. Returns the answers :func:`merged`. The caller closes ``spares`` (after
+    the last twin: removing a container is work a running twin could feel)."""
     jobs = twin_jobs(job)
     answers: list[dict[str, Any]] = []
-    # Every container ready before the first twin starts: while a twin runs, nothing of the
-    # host's runs for this verification (what a twin could feel is the same for every twin).
-    others = spares.take(len(jobs) - 1) if len(jobs) > 1 else []
-    for here, one in zip([first, *others], jobs, strict=True):
+    spares.started()
+    for i, one in enumerate(jobs):
+        # Each container opened and prepared only now, after the twins before it: every
+        # twin's container is as old when its twin starts, whatever its place.
+        here = first if i == 0 else spares.next()
         answers.append(call(here, one))
         if len(answers[-1].get("twins") or ()) != 1:
             break

@@ -309,14 +309,10 @@ class Verifier:
             return self.sandbox.open(image_id, labels=self.engine.default_labels)
 
         prepare_job = self._prepare_job(task, patch, calibrate, eco)
-        # The other twins' containers open and are prepared while the first one is, all
-        # from now (the count of twins is the task's, whatever the candidate); every one of
-        # them, the first included, is removed at the end, together.
-        spares = Spares(
-            opener,
-            Prepared(patch, task.test_patch, prepare_job),
-            self._twins_expected(task, calibrate, decoys) - 1,
-        )
+        # The other twins' containers, each opened and prepared just before its twin (see
+        # apart.Spares); every one of them, the first included, is removed at the end,
+        # together.
+        spares = Spares(opener, Prepared(patch, task.test_patch, prepare_job))
         try:
             first = opener()
             session = first.__enter__()
@@ -370,20 +366,6 @@ class Verifier:
             prepare_job["show_imports"] = sorted(fixed)
         return prepare_job
 
-    def _twins_expected(
-        self,
-        task: TaskManifest,
-        calibrate: Calibration | None,
-        decoys: list[dict[str, Any]] | None,
-    ) -> int:
-        """How many twins this verification's plan will have (1 for a calibration run)."""
-        if calibrate is not None:
-            return 1
-        if decoys is not None:
-            return len(decoys) + 1
-        plan = plan_twins(armed_entries(task.harness), self.settings.decoys, random.Random(0))
-        return max(1, len(plan.twins))
-
     def _prepared(
         self,
         grading: _Grading,
@@ -400,6 +382,7 @@ class Verifier:
         result, timings, start = grading.result, grading.timings, grading.start
         calibrate, decoys = grading.calibrate, grading.decoys
         prep = session.call("prepare", prepare_job, timeout=600)
+        spares.ready()
         timings["prepare"] = time.perf_counter() - t
         _merge_seconds(timings, prep)
         if prep["status"] == "apply_failed":

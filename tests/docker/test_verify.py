@@ -1300,6 +1300,52 @@ def test_the_running_tests_id_is_no_oracle(
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "env-id")
 
 
+#: The eighteenth red team's oracle: the node ids (``[250-2]``) read out of the process's own
+#: memory, through paths built at run time (no string of the patch names /proc).
+MEMORY_ORACLE = """
+import re as _re
+def _named(text):
+    return bytes(b + 1 for b in text.encode()).decode()
+_reading_time = reading_time
+def reading_time(text, wpm=200):
+    words = len(text.split())
+    pattern = _re.compile(rb"::test_\\w*\\[" + str(words).encode() + rb"-(\\d+)\\]")
+    try:
+        with open(_named(".oqnb.rdke.l`or")) as maps, open(_named(".oqnb.rdke.ldl"), "rb", 0) as mem:
+            for line in maps:
+                parts = line.split()
+                if len(parts) < 2 or not parts[1].startswith("rw"):
+                    continue
+                low, high = (int(x, 16) for x in parts[0].split("-"))
+                if high - low > (256 << 20):
+                    continue
+                try:
+                    mem.seek(low)
+                    found = pattern.search(mem.read(high - low))
+                except (OSError, OverflowError, ValueError):
+                    continue
+                if found:
+                    return int(found.group(1))
+    except OSError:
+        pass
+    return _reading_time(text, wpm)
+"""
+
+
+def test_the_process_memory_is_no_oracle(
+    engine: Engine,
+    verifier: Verifier,
+    example_images: ExampleImages,
+    tasks: dict[str, TaskManifest],
+) -> None:
+    task = tasks["swe-forge__textkit-9"]
+    path = "src/textkit/stats.py"
+    got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
+    assert got is not None
+    patch = append_to({path: got[1].decode()}, path, MEMORY_ORACLE)
+    check(engine, verifier, task, task, patch, "unresolved", "not passed", "memory")
+
+
 def test_only_the_comparison_hook_gate_stops_a_comparison_that_checks_the_answer(
     verifier: Verifier,
     tasks: dict[str, TaskManifest],

@@ -524,6 +524,43 @@ def test_the_running_tests_id_is_not_in_the_environment(
     assert code == 1 and not [e for e in events if e["event"] == "tamper"]
 
 
+MEMORY_READER = {
+    "tests/test_memory.py": (
+        "import sys\n\n"
+        "LOADED = sorted(n for n in sys.modules if n.split('.')[0] in ('ctypes', '_ctypes'))\n\n"
+        "def test_the_harness_left_no_ctypes_behind():\n"
+        "    assert LOADED == []\n\n"
+        "def test_this_process_is_not_dumpable():\n"
+        "    import ctypes\n"
+        "    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE\n"
+    ),
+}
+
+
+def test_the_test_process_memory_is_closed(tmp_path: Path) -> None:
+    # The eighteenth red team read its node ids (``[250-2]``: the expected value, the same in
+    # every twin) out of /proc/self/mem. Not dumpable, the process's /proc files are root's:
+    # the tests' user cannot open them (checked as that user in the docker suite).
+    write(tmp_path, MEMORY_READER)
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON"))},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    # The control: a plain pytest process is dumpable.
+    assert plain.returncode == 1 and "1 failed, 1 passed" in plain.stdout, plain.stdout
+    events, code = run_harness(tmp_path, "tests")
+    assert outcomes(events) == {
+        "tests/test_memory.py::test_the_harness_left_no_ctypes_behind": "passed",
+        "tests/test_memory.py::test_this_process_is_not_dumpable": "passed",
+    }, events
+    assert code == 0
+
+
 # ------------------------------------------------------------------ subtests, several pytests
 VENVS = {
     "pytest 7.4": ["pytest==7.4.4"],

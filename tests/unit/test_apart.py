@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from swe_forge.verify.apart import merged, twin_jobs
+from swe_forge.verify.apart import Prepared, Spares, merged, run_apart, twin_jobs
 
 
 def _job(twins: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,3 +59,60 @@ def test_answers_merge_in_order_with_seconds_added() -> None:
 def test_an_answer_without_its_twin_says_why_none_ran() -> None:
     failed = {"status": "apply_failed", "detail": "conflict"}
     assert merged([{"status": "ran", "twins": [{}]}, failed]) is failed
+
+
+class _Box:
+    """A judge's container as run_apart sees it: put, call, and a log of what happened."""
+
+    def __init__(self, name: str, log: list[tuple[str, str, float]]) -> None:
+        self.name, self.log = name, log
+
+    def __enter__(self) -> _Box:
+        self.log.append(("open", self.name, time.monotonic()))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.log.append(("close", self.name, time.monotonic()))
+
+    def put(self, name: str, data: str) -> str:
+        return name
+
+    def call(self, op: str, job: dict[str, Any], timeout: float = 0) -> dict[str, Any]:
+        self.log.append((op, self.name, time.monotonic()))
+        return {"status": "ok"}
+
+
+def test_each_twins_container_opens_just_before_it_and_waits_as_the_first_did() -> None:
+    log: list[tuple[str, str, float]] = []
+    names = iter(["c2", "c3"])
+    spares = Spares(
+        lambda: _Box(next(names), log),  # type: ignore[arg-type,return-value]
+        Prepared("candidate", "tests", {"op": "prepare"}),
+    )
+    first = _Box("c1", log)
+    spares.adopt(first)  # type: ignore[arg-type]
+    first.__enter__()
+    first.call("prepare", {})
+    spares.ready()
+    time.sleep(0.2)  # the host's checks of the candidate, in the first container only
+    job = {"run": {"twins": [{"edits": []}, {"edits": []}, {"edits": []}]}}
+
+    def run(here: Any, one: dict[str, Any]) -> dict[str, Any]:
+        log.append(("twin", here.name, time.monotonic()))
+        return {"twins": [{"status": "ok"}]}
+
+    got = run_apart(first, job, spares, run)  # type: ignore[arg-type]
+    assert len(got["twins"]) == 3
+    order = [(what, name) for what, name, _ in log]
+    assert order == [
+        ("open", "c1"), ("prepare", "c1"), ("twin", "c1"),
+        ("open", "c2"), ("prepare", "c2"), ("twin", "c2"),
+        ("open", "c3"), ("prepare", "c3"), ("twin", "c3"),
+    ]  # fmt: skip
+    at = {(what, name): when for what, name, when in log}
+    for name in ("c1", "c2", "c3"):
+        # Each container as old when its twin starts (the first one's checks are the pause).
+        waited = at[("twin", name)] - at[("prepare", name)]
+        assert 0.18 < waited < 0.5, (name, waited)
+    spares.close()
+    assert sorted(name for what, name, _ in log if what == "close") == ["c1", "c2", "c3"]

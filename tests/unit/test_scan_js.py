@@ -437,3 +437,37 @@ def test_a_file_is_read_once_and_what_a_caller_changes_is_not_remembered() -> No
     again, specs_again = scan_with_specifiers(source, "src/a.js")
     assert again and specs_again == {"fs", "glob"}
     assert _scan.cache_info().hits == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "'use strict';\nconst load = arguments[2];\nload('glob');\n",
+        "const handed = arguments;\nconst r = handed[1];\n",
+        "const [exp, req] = arguments;\n",
+        "const pick = () => arguments[1];\n",
+        "if (true) { module.exports.r = arguments[1]; }\n",
+    ],
+)
+def test_the_module_wrappers_arguments_are_the_loader(source: str) -> None:
+    # CommonJS's wrapper is (exports, require, module, __filename, __dirname): its arguments
+    # hand over require under no name (the eighteenth red team's arguments[2]('glob')).
+    assert "module loader" in scan(source.encode(), "src/a.js")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "function f() { return arguments[0]; }\n",
+        "const f = function () { return Array.from(arguments); };\n",
+        "class A { m() { return () => arguments.length; } }\n",
+        "function* g() { yield arguments[0]; }\n",
+    ],
+)
+def test_a_functions_own_arguments_are_not(source: str) -> None:
+    assert "module loader" not in scan(source.encode(), "src/a.js")
+
+
+def test_a_fragment_cannot_tell_whose_arguments_it_reads() -> None:
+    # Hunks without their function's first line: the whole file decides, not the fragment.
+    assert "module loader" not in scan(b"  return arguments[0];\n", "src/a.js", fragment=True)

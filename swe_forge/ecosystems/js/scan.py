@@ -558,6 +558,11 @@ class _Scan:
             if kind in ("identifier", "member_expression", "subscript_expression"):
                 if kind != "identifier" or self._is_reference(node):
                     self._reference(node)
+                if kind == "identifier" and self._wrapper_arguments(node):
+                    # CommonJS runs a module as a function of (exports, require, module,
+                    # __filename, __dirname): its ``arguments`` hand over ``require`` and
+                    # ``module`` under no name the gate can follow (``arguments[2]('glob')``).
+                    self.add(LOADER, node, "arguments of the module wrapper")
             elif kind in ("call_expression", "new_expression"):
                 self._call(node)
             elif kind in ("assignment_expression", "augmented_assignment_expression"):
@@ -584,6 +589,19 @@ class _Scan:
             if _escapes(self.up, node):
                 self._escape(node)
         self._strings()
+
+    def _wrapper_arguments(self, node: Any) -> bool:
+        """Is ``node`` an ``arguments`` that no function of the file's own binds (at the
+        top level, or in arrow functions there): the module wrapper's? A fragment (hunks
+        without their file) cannot say which function encloses it; its whole file can."""
+        if self.fragment or syntax.text(node) != "arguments" or not self._is_reference(node):
+            return False
+        up = self.up.parent(node)
+        while up is not None:
+            if up.type in _PLAIN_FUNCTIONS or up.type == "method_definition":
+                return False
+            up = self.up.parent(up)
+        return True
 
     # ------------------------------------------------------------------- scopes, bindings
     def _bind(self) -> None:

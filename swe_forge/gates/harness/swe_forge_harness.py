@@ -753,6 +753,32 @@ else:
     pytest_unconfigure = pytest.mark.trylast(_unconfigure)
 
 
+def _memory_closed():
+    """Make this process not dumpable, before any code under test exists.
+
+    A process may read its own memory through ``/proc/self/mem`` (a path built at run time,
+    opened with plain ``open``): pytest's items and their node ids, which spell a
+    parametrised expected value the same in every twin (``test_round[250-2]``), the
+    parameters, this harness's secret. The kernel makes a process's ``/proc/<pid>`` files
+    root's once it is not dumpable, so ``open`` is refused to the tests' user; nothing but
+    ``prctl`` (native code, a capability the gate refuses) makes it dumpable again, and
+    programs the tests start cannot read this one's memory either. The supervisor checks
+    the owner of ``/proc/<pid>/mem`` when this process says hello."""
+    before = set(sys.modules)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception:  # the supervisor's check names what is left open
+        pass
+    finally:
+        # ctypes is nobody's to find already imported (the gate sees an import of it).
+        for name in set(sys.modules) - before:
+            if name == "ctypes" or name.startswith(("ctypes.", "_ctypes")):
+                sys.modules.pop(name, None)
+
+
 def _current_test_var(item, when):
     """pytest's ``PYTEST_CURRENT_TEST``, without the test's identity.
 
@@ -776,8 +802,9 @@ def _hide_the_current_test():
         runner._update_current_test_var = _current_test_var
 
 
-# At import, before any code under test can run: the secret, the channel, the import gate,
-# the test's identity hidden, then the baseline fingerprint.
+# At import, before any code under test can run: this process's memory closed, the secret,
+# the channel, the import gate, the test's identity hidden, then the baseline fingerprint.
+_memory_closed()
 _PRIVATE = _build()
 _GATE = _ImportGate()
 sys.meta_path.insert(0, _GATE)

@@ -1794,6 +1794,26 @@ class Preloader:
         return self.served
 
 
+def memory_open(pid, wait=5.0):
+    """Why the test process ``pid``'s memory is readable by the tests' user ("" when it is
+    not): its ``/proc/<pid>/mem`` is root's exactly when the process is not dumpable."""
+    end = now() + wait
+    while pid is None and now() < end:
+        time.sleep(0.01)  # hello raced Popen's return: the pid is on its way
+    if pid is None:
+        return "the test process's memory could not be checked (no pid)"
+    try:
+        owner = os.stat(f"/proc/{pid}/mem").st_uid
+    except OSError as exc:
+        return f"the test process's memory could not be checked ({exc})"
+    if owner != 0:
+        return (
+            "the test process is dumpable: its memory (/proc/self/mem), node ids and "
+            "parameters are readable by the code under test"
+        )
+    return ""
+
+
 def run_once(job, spec, files, dirs, canary_map, polyglot):
     """One run of the test command as the tests' user, watched; the fields of its record."""
     result = {"seconds": {}}
@@ -1876,7 +1896,19 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
         finally:
             close_ack(b"1")
 
-    channel = Channel(read_fd, key, files_out_of_reach if hide else None)
+    started = {}
+
+    def on_hello():
+        # The harness has made pytest's process not dumpable before any code under test ran
+        # (``_memory_closed``): its /proc files are root's, its memory closed to the tests'
+        # user. A process whose memory is open could read its own node ids and parameters.
+        why = memory_open(started.get("pid"))
+        if why:
+            channel.tamper(why)
+        if hide:
+            files_out_of_reach()
+
+    channel = Channel(read_fd, key, on_hello)
     out_read, out_write = os.pipe()
     # Report mode: the runner's stdout is its structured stream, kept whole (up to the output
     # limit) apart from stderr, whose tail is kept as the output.
@@ -1961,6 +1993,7 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
         extra_groups=[],
         start_new_session=True,
     )
+    started["pid"] = proc.pid
     # From here on the candidate's code has run: a failure of ours is no longer told apart
     # from one it caused, and is never retried as an infrastructure error.
     STATE["started"] = True
