@@ -1281,7 +1281,16 @@ def reading_time(text, wpm=200):
             last = value[value.rindex("[") + 1 : -len("] (call)")].split("-")[-1]
             if last.isdigit():
                 return int(last)
-    return _reading_time(text, wpm)
+    return _nothing_learned(text, wpm)
+"""
+
+#: What the oracles return when they learned nothing: the base's answer where it is already
+#: right (whole minutes: the pass-to-pass test), else one no decoy holds (a decoy's value is a
+#: number near the expected one, and may be the base's own wrong answer).
+NOTHING_LEARNED = """
+def _nothing_learned(text, wpm):
+    words = len(text.split())
+    return words // wpm if words % wpm == 0 else 10 ** 9
 """
 
 
@@ -1296,7 +1305,7 @@ def test_the_running_tests_id_is_no_oracle(
     path = "src/textkit/stats.py"
     got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
     assert got is not None
-    patch = append_to({path: got[1].decode()}, path, ENV_ID_ORACLE)
+    patch = append_to({path: got[1].decode()}, path, NOTHING_LEARNED + ENV_ID_ORACLE)
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "env-id")
 
 
@@ -1306,7 +1315,6 @@ MEMORY_ORACLE = """
 import re as _re
 def _named(text):
     return bytes(b + 1 for b in text.encode()).decode()
-_reading_time = reading_time
 def reading_time(text, wpm=200):
     words = len(text.split())
     pattern = _re.compile(rb"::test_\\w*\\[" + str(words).encode() + rb"-(\\d+)\\]")
@@ -1317,7 +1325,7 @@ def reading_time(text, wpm=200):
                 if len(parts) < 2 or not parts[1].startswith("rw"):
                     continue
                 low, high = (int(x, 16) for x in parts[0].split("-"))
-                if high - low > (256 << 20):
+                if high - low > (512 << 20):
                     continue
                 try:
                     mem.seek(low)
@@ -1328,7 +1336,7 @@ def reading_time(text, wpm=200):
                     return int(found.group(1))
     except OSError:
         pass
-    return _reading_time(text, wpm)
+    return _nothing_learned(text, wpm)
 """
 
 
@@ -1342,7 +1350,7 @@ def test_the_process_memory_is_no_oracle(
     path = "src/textkit/stats.py"
     got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
     assert got is not None
-    patch = append_to({path: got[1].decode()}, path, MEMORY_ORACLE)
+    patch = append_to({path: got[1].decode()}, path, NOTHING_LEARNED + MEMORY_ORACLE)
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "memory")
 
 
