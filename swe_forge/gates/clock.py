@@ -16,6 +16,8 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from swe_forge import pyast
+
 #: (owner name, attribute) calls that read the calendar date, and the most arguments with
 #: which they still do (``time.localtime(secs)`` converts a given time; ``datetime.now(tz)``
 #: reads the clock). ``time.strftime`` reads it with exactly one argument (the format).
@@ -57,7 +59,7 @@ def clock_reads(sources: Mapping[str, bytes]) -> dict[str, Any]:
     aliases = {"datetime": "datetime", "date": "date", "time": "time"}
     for path in sorted(sources):
         try:
-            tree = ast.parse(sources[path])
+            tree = pyast.parse(sources[path])
         except (SyntaxError, ValueError):
             unparsed.append(path)
             continue

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from swe_forge import pyast
 from swe_forge.diffs import DiffParseError, FilePatch, PatchApplyError, apply_file_patch, parse_diff
 
 
@@ -156,7 +157,7 @@ def changed_tests(
     Raises:
         SyntaxError: the source is not Python this interpreter parses.
     """
-    tree = ast.parse(source, filename=path)
+    tree = pyast.parse(source, filename=path)
     out: set[str] = set()
     classes: dict[str, list[str]] = {}
     _walk(tree.body, path, lines, out, False, classes)

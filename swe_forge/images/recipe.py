@@ -34,6 +34,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from swe_forge import pyast
 from swe_forge.config import RepoOverride
 from swe_forge.images.poetry import dependency_table, python_constraint
 
@@ -867,7 +868,7 @@ _EVAL_ERRORS = (
 def _setup_py(text: str) -> dict[str, Any]:
     """Keyword arguments of the ``setup()`` call, evaluated statically (see :func:`_eval`)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return {}
     names: dict[str, Any] = {}

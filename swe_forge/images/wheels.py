@@ -36,6 +36,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from swe_forge import pyast
 from swe_forge.errors import BuildError
 
 #: The build requirements PEP 517 prescribes when a project declares none.
@@ -278,7 +279,7 @@ def _setup_requires(files: dict[str, bytes]) -> list[str]:
             out += [ln.strip() for ln in raw.splitlines() if ln.strip()]
     if "setup.py" in files:
         try:
-            tree = ast.parse(files["setup.py"].decode("utf-8", "replace"))
+            tree = pyast.parse(files["setup.py"].decode("utf-8", "replace"))
         except (SyntaxError, ValueError):
             return out
         for node in ast.walk(tree):

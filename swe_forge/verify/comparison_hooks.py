@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from swe_forge import pyast
 from swe_forge.diffs import FilePatch, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems.base import ADDED, REMOVED
 
@@ -187,7 +188,7 @@ def _stdlib_tree(module: str) -> tuple[ast.Module, str] | None:
         except OSError:
             continue
         try:
-            return ast.parse(data, filename=path), path
+            return pyast.parse(data, filename=path), path
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     return None
@@ -449,7 +450,7 @@ class Project:
             if not _is_python(path):
                 continue
             try:
-                self.trees[path] = ast.parse(data, filename=path)
+                self.trees[path] = pyast.parse(data, filename=path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             for name in module_names(path):
@@ -973,7 +974,7 @@ def hooks(source: bytes, path: str = "", project: Project | None = None) -> list
     ``project``: the project's files this one's bases may come from (then what its own and
     inherited comparisons call counts too, see :class:`Project`)."""
     try:
-        tree = ast.parse(source, filename=path or "<patch>")
+        tree = pyast.parse(source, filename=path or "<patch>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     sites = _Sites(path, project)

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from swe_forge import pyast
 from swe_forge.ecosystems import for_runner
 from swe_forge.ecosystems.base import Ecosystem, capability_violations, touched_paths
 from swe_forge.engine import Engine
@@ -694,10 +695,11 @@ class Verifier:
                 str(spec.get("kind") or ""),
             )
             (armed if tests.get(node) == "failed" else disarmed).add(key)
-        fresh = _fresh_python(armed, task.test_patch, shown)
-        disarmed |= armed - fresh
-        armed = _plain_python(fresh, task.test_patch, shown)
-        disarmed |= fresh - armed
+        with pyast.parsing():  # the judge's canary writer parses with ast itself
+            fresh = _fresh_python(armed, task.test_patch, shown)
+            disarmed |= armed - fresh
+            armed = _plain_python(fresh, task.test_patch, shown)
+            disarmed |= fresh - armed
         cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
         cal.disarmed = [
             {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
