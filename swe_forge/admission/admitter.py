@@ -429,6 +429,7 @@ class Admitter:
             "armed": cal.armed,
             "made": cal.made,
             "disarmed": len(cal.disarmed),
+            "base_passed": cal.base_passed,
             "limit": self.verifier.settings.canary_limit,
         }
         if cal.leaked:

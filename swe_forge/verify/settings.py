@@ -99,3 +99,6 @@ class Calibration:
     leaked: str = ""
     #: Set for the second calibration run, the one without canaries.
     without_canaries: bool = False
+    #: Decoys the gold patch fails that the base code passes (its own wrong answer is the
+    #: decoy's value), dropped: an unfixed tree would be called tampering with them.
+    base_passed: int = 0

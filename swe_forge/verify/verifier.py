@@ -221,7 +221,9 @@ class Verifier:
         The calibration copies said which perturbations the reference fails when the test is
         a copy under another name; this checks the same perturbations where decoys put them,
         with the twins' clean-up between runs, so that a verification of a correct fix never
-        meets a decoy it passes."""
+        meets a decoy it passes. Those it fails are run once more with no patch at all, and
+        a decoy the base code passes is dropped too (it holds the base's own wrong answer:
+        an unfixed tree would be called tampering)."""
         runner = str(task.harness.get("runner") or "pytest")
         cap = VALIDATED_DECOYS.get(runner, VALIDATED_DECOYS_OTHERS)
         # One perturbation of each kind of assertion first (a plan covers every kind), then
@@ -241,6 +243,14 @@ class Verifier:
         outcomes = graded.verifier.get("decoy_outcomes") or []
         failed = [entry for entry, outcome in outcomes if outcome == "failed"]
         kept = [e for e in candidates if e in failed]
+        if kept and graded.status == "resolved":
+            # And without any fix: a decoy whose wrong value is what the base code returns
+            # (3 becomes 2, and the base rounds down) is passed by a patch that changes
+            # nothing, or by an honest wrong fix, which would then be called tampering.
+            plain = self._verify_once(task, "", "base", decoys=kept, base=True)
+            passed = [e for e, o in plain.verifier.get("decoy_outcomes") or [] if o == "passed"]
+            cal.base_passed = sum(1 for e in kept if e in passed)
+            kept = [e for e in kept if e not in passed]
         cal.disarmed += [e for e in candidates if e not in kept] + ordered[cap:]
         cal.armed = kept
         if graded.status != "resolved":
@@ -265,21 +275,25 @@ class Verifier:
         model: str,
         calibrate: Calibration | None = None,
         decoys: list[dict[str, Any]] | None = None,
+        *,
+        base: bool = False,
     ) -> VerifyResult:
+        """One grading of ``patch``; ``base``: of no patch at all (admission's own run of the
+        base commit against its decoys, never a candidate's: an empty candidate is refused)."""
         start = time.perf_counter()
         timings: dict[str, float] = {}
         result = VerifyResult(task.instance_id, model, "unresolved", 0.0)
         result.verifier = self._block(None)
         t = time.perf_counter()
         guard = self.guard(task)
-        report: GuardReport = guard.check(patch)
+        report: GuardReport = GuardReport() if base else guard.check(patch)
         timings["guards"] = time.perf_counter() - t
         if not report.ok:
             result.violations = report.violations
             detail = "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
         eco = for_runner(str(task.harness.get("runner") or ""))
-        if eco is not None:
+        if eco is not None and not base:
             # Another ecosystem's runner configuration, from the patch text (what the gold
             # patch already changes is allowed); its capabilities once the base files are in
             # view, in the container (see _prepare_job).
@@ -310,6 +324,8 @@ class Verifier:
             return self.sandbox.open(image_id, labels=self.engine.default_labels)
 
         prepare_job = self._prepare_job(task, patch, calibrate, eco)
+        if base:
+            prepare_job["patches"] = []
         # The other twins' containers, each opened and prepared just before its twin (see
         # apart.Spares); every one of them, the first included, is removed at the end,
         # together.

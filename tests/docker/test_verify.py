@@ -30,6 +30,7 @@ import pytest
 
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
+from swe_forge.ecosystems.base import touched_paths
 from swe_forge.engine import Engine, Limits
 from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
 from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
@@ -1352,6 +1353,31 @@ def test_the_process_memory_is_no_oracle(
     assert got is not None
     patch = append_to({path: got[1].decode()}, path, NOTHING_LEARNED + MEMORY_ORACLE)
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "memory")
+
+
+def test_an_unfixed_tree_is_never_called_tampering(
+    verifier: Verifier,
+    example_images: ExampleImages,
+    tasks: dict[str, TaskManifest],
+) -> None:
+    # A patch that changes nothing the tests see (a comment): the base's own answers. No
+    # decoy may hold one of them (admission drops those the base passes), or an honest wrong
+    # fix would be graded tamper_detected.
+    repo = GitRepository(example_images.repo)
+    seen = 0
+    for task in sorted(tasks.values(), key=lambda t: t.instance_id):
+        path = next(p for p in touched_paths(task.patch) if p.endswith(".py"))
+        got = repo.blob_at(task.base_commit, path)
+        if got is None:
+            continue
+        seen += 1
+        patch = append_to({path: got[1].decode()}, path, "# nothing changes\n")
+        result = verifier.verify(task, patch, "unfixed")
+        assert (result.status, result.reward) == ("unresolved", 0.0), (
+            f"{task.instance_id}: {result.status} {result.detail[:400]}"
+        )
+        assert "base_passed" in task.harness["canaries"]  # admission ran the base against them
+    assert seen >= 5
 
 
 def test_only_the_comparison_hook_gate_stops_a_comparison_that_checks_the_answer(
