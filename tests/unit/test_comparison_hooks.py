@@ -527,6 +527,27 @@ def test_the_string_pool_is_a_hook() -> None:
 @pytest.mark.parametrize(
     "extra",
     [
+        # A nineteenth red team: an identifier the parser interned (the pooled object when a
+        # test module holds it as a constant), its reference count against a control's.
+        "\nimport ast, sys\ndef held(w):\n"
+        "    a = ast.parse(w, mode='eval').body.id\n"
+        "    b = ast.parse(w + '_q', mode='eval').body.id\n"
+        "    return sys.getrefcount(a) > sys.getrefcount(b)\n",
+        "\nfrom sys import getrefcount as count\n",
+        "\nimport sys as s\ndef n(x):\n    return s.getallocatedblocks()\n",
+        "\nimport sys\ndef n(x):\n    return getattr(sys, 'getref' + 'count')(x)\n",
+        "\nimport tracemalloc\n",
+        "\nfrom tracemalloc import take_snapshot\n",
+        "\nimport importlib\nm = importlib.import_module('tracemalloc')\n",
+    ],
+)
+def test_what_counts_the_string_pool_is_the_pool(extra: str) -> None:
+    assert ("sys", "intern (the string pool)") in _added(BASE + extra), extra
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
         # A twelfth red team: os.sys.modules -> vars(module) -> pytestmark, the expected
         # values of a parametrize table (no decoy changes them).
         "\nimport os\ndef f():\n    return list(os.sys.modules.values())\n",
