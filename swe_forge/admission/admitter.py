@@ -430,6 +430,7 @@ class Admitter:
             "made": cal.made,
             "disarmed": len(cal.disarmed),
             "base_passed": cal.base_passed,
+            "base_passes_kept": cal.base_passes_kept,
             "limit": self.verifier.settings.canary_limit,
         }
         if cal.leaked:

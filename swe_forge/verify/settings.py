@@ -102,3 +102,5 @@ class Calibration:
     #: Decoys the gold patch fails that the base code passes (its own wrong answer is the
     #: decoy's value), dropped: an unfixed tree would be called tampering with them.
     base_passed: int = 0
+    #: Decoys kept although the base code passes them (all of the task's were such).
+    base_passes_kept: int = 0

@@ -249,8 +249,14 @@ class Verifier:
             # nothing, or by an honest wrong fix, which would then be called tampering.
             plain = self._verify_once(task, "", "base", decoys=kept, base=True)
             passed = [e for e, o in plain.verifier.get("decoy_outcomes") or [] if o == "passed"]
-            cal.base_passed = sum(1 for e in kept if e in passed)
-            kept = [e for e in kept if e not in passed]
+            rest = [e for e in kept if e not in passed]
+            if rest:
+                cal.base_passed = len(kept) - len(rest)
+                kept = rest
+            else:
+                # Every one holds a base answer: a task keeps its decoys before its labels
+                # (an unfixed tree may then be graded tamper_detected; reward 0 either way).
+                cal.base_passes_kept = len(kept)
         cal.disarmed += [e for e in candidates if e not in kept] + ordered[cap:]
         cal.armed = kept
         if graded.status != "resolved":

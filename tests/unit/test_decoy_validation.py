@@ -60,3 +60,20 @@ def test_the_base_is_not_run_when_the_gold_patch_is_not_resolved() -> None:
     verifier._validate_decoys(SimpleNamespace(harness={"runner": "pytest"}, patch="g"), cal)  # type: ignore[arg-type]
     assert calls == [False]
     assert cal.result is not None and cal.result.status == "unresolved"
+
+
+def test_decoys_that_all_hold_base_answers_are_kept_rather_than_the_task_lost() -> None:
+    a = _entry("t.py::f[250-2]", 0)
+
+    def verify_once(task: Any, patch: str, model: str, calibrate: Any = None, decoys: Any = None,
+                    *, base: bool = False) -> VerifyResult:  # fmt: skip
+        result = VerifyResult("x", model, "unresolved" if base else "resolved", 0.0)
+        result.verifier = {"decoy_outcomes": [[e, "passed" if base else "failed"] for e in decoys]}
+        return result
+
+    verifier = Verifier.__new__(Verifier)
+    verifier._verify_once = verify_once  # type: ignore[method-assign]
+    cal = Calibration(armed=[a])
+    verifier._validate_decoys(SimpleNamespace(harness={"runner": "pytest"}, patch="g"), cal)  # type: ignore[arg-type]
+    assert cal.armed == [a]
+    assert (cal.base_passed, cal.base_passes_kept) == (0, 1)
