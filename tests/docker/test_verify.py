@@ -1295,6 +1295,14 @@ def _nothing_learned(text, wpm):
 """
 
 
+def _stats_oracle(example_images: ExampleImages, task: TaskManifest, code: str) -> str:
+    """textkit-9's stats module at its base with ``code`` (an oracle) appended, as a patch."""
+    path = "src/textkit/stats.py"
+    got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
+    assert got is not None
+    return append_to({path: got[1].decode()}, path, NOTHING_LEARNED + code)
+
+
 def test_the_running_tests_id_is_no_oracle(
     engine: Engine,
     verifier: Verifier,
@@ -1303,10 +1311,7 @@ def test_the_running_tests_id_is_no_oracle(
 ) -> None:
     task = tasks["swe-forge__textkit-9"]
     assert any("[" in t for t in task.FAIL_TO_PASS), task.FAIL_TO_PASS  # parametrised ids
-    path = "src/textkit/stats.py"
-    got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
-    assert got is not None
-    patch = append_to({path: got[1].decode()}, path, NOTHING_LEARNED + ENV_ID_ORACLE)
+    patch = _stats_oracle(example_images, task, ENV_ID_ORACLE)
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "env-id")
 
 
@@ -1348,10 +1353,7 @@ def test_the_process_memory_is_no_oracle(
     tasks: dict[str, TaskManifest],
 ) -> None:
     task = tasks["swe-forge__textkit-9"]
-    path = "src/textkit/stats.py"
-    got = GitRepository(example_images.repo).blob_at(task.base_commit, path)
-    assert got is not None
-    patch = append_to({path: got[1].decode()}, path, NOTHING_LEARNED + MEMORY_ORACLE)
+    patch = _stats_oracle(example_images, task, MEMORY_ORACLE)
     check(engine, verifier, task, task, patch, "unresolved", "not passed", "memory")
 
 
