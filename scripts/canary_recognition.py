@@ -119,7 +119,7 @@ def python_decoys(path: str, text: str, rng: random.Random) -> list[Callable[[],
                 for m in node.body
                 if isinstance(m, ast.FunctionDef) and m.name.startswith("test")
             ]
-    from swe_forge.verify.decoys import natural_first
+    from swe_forge.ecosystems.decoys import natural_first
 
     made: list[tuple[str, str, float | None]] = []  # (kind, decoy, strangeness or None)
     sites = python_canaries.find_sites(text, tests)
@@ -175,11 +175,11 @@ def host_decoys(
     """Decoy makers of an ecosystem whose canary writer runs on the host."""
 
     def decoys(path: str, text: str, rng: random.Random) -> list[Callable[[], str | None]]:
-        """As admission arms them (verify/decoys.py): every site of the file's tests, two
+        """As admission arms them (ecosystems/decoys.py): every site of the file's tests, two
         perturbations each (at most the canary limit), the natural ones kept when there
         are enough (``natural_first``)."""
         from swe_forge.ecosystems.canaries import writer_for
-        from swe_forge.verify.decoys import (
+        from swe_forge.ecosystems.decoys import (
             SEEDS_PER_SITE,
             literal_of,
             natural_first,

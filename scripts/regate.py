@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from swe_forge.admission.admitter import Admitter, gate_test_files
+from swe_forge.admission.admitter import Admitter
 from swe_forge.config import load_config
 from swe_forge.gates.gate import classify
 from swe_forge.gates.runner import RunResult
@@ -49,18 +49,14 @@ def main(argv: list[str] | None = None) -> int:
         if cand is None:
             continue
         results = [RunResult(**{k: v for k, v in x.items() if k != "tampered"}) for x in runs]
-        # The adapter of the candidate's repository judges its own test ids (Go, Rust, JS,
-        # Java); Python keeps pytest's scope.
+        # The adapter of the candidate's repository judges its own test ids.
         eco = admitter.ecosystem(cand)
-        if eco is None:
-            files, scope = gate_test_files(cand, admitter.classifier), admitter.scope(cand)
-        else:
-            files = eco.test_files(cand.test_patch)
-            scope = eco.scope(cand.test_patch, admitter._base_reader(cand))
-            settle = getattr(eco.runner(""), "settle", None)
-            for r in results if settle is not None else ():
-                if r.status == "ok":
-                    settle(r)  # what the runner now tells from outcomes (crashed binaries)
+        files = eco.test_files(cand.test_patch)
+        scope = eco.scope(cand.test_patch, admitter.base_reader(cand))
+        settle = getattr(eco.runner(""), "settle", None)
+        for r in results if settle is not None else ():
+            if r.status == "ok":
+                settle(r)  # what the runner now tells from outcomes (crashed binaries)
         v = classify(results, admitter.gate, files, scope)
         now = "admitted" if v.admitted else v.reason
         moves[f"{was} -> {now}"] += 1

@@ -658,3 +658,19 @@ def apply_file_patch(original: bytes, patch: FilePatch) -> bytes:
             pos += 1
     out.extend(src[pos:])
     return b"".join(out)
+
+
+def touched_lines(fp: FilePatch) -> set[int]:
+    """Post-patch line numbers the patch adds, or next to which it removes lines."""
+    lines: set[int] = set()
+    for hunk in fp.hunks:
+        new = hunk.new_start
+        for tag, _body in hunk.lines:
+            if tag == 0x2B:  # '+'
+                lines.add(new)
+                new += 1
+            elif tag == 0x2D:  # '-': gone from the new file; mark both neighbours
+                lines.update((new - 1, new))
+            else:
+                new += 1
+    return lines

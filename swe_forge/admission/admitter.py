@@ -22,14 +22,13 @@ from swe_forge import __version__
 from swe_forge.admission.base_view import BaseView
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
-from swe_forge.ecosystems import Ecosystem, detect_ecosystem, ecosystem_named
+from swe_forge.ecosystems import DEFAULT_ECOSYSTEM, Ecosystem, detect_ecosystem, ecosystem_named
 from swe_forge.engine import Engine, Limits
 from swe_forge.errors import SweForgeError
 from swe_forge.gates.clock import clock_reads
 from swe_forge.gates.gate import GateSettings, GateVerdict, run_gate
-from swe_forge.gates.runner import PytestRunner, TestRunner, protect_spec
+from swe_forge.gates.runner import TestRunner
 from swe_forge.gates.sandbox import Sandbox
-from swe_forge.gates.scope import PatchScope, patch_scope
 from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import audit_image, file_index
@@ -41,7 +40,7 @@ from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
 from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, Rejection, TaskManifest
-from swe_forge.verify.guards import FRAMEWORK_PROJECTS, PatchGuard, protected_paths
+from swe_forge.verify.guards import PatchGuard, protected_paths
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier
 
@@ -50,17 +49,6 @@ def sha256(text: str | bytes) -> str:
     """Hex sha256 of text (UTF-8) or bytes."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()
-
-
-def gate_test_files(candidate: Candidate, classifier: PathClassifier) -> list[str]:
-    """Test modules the test patch adds or modifies (deleted ones cannot be run)."""
-    try:
-        parsed = parse_diff(candidate.test_patch)
-    except DiffParseError:
-        return []
-    return sorted(
-        {fp.new_path for fp in parsed if fp.new_path and classifier.is_test_module(fp.new_path)}
-    )
 
 
 class Admitter:
@@ -106,7 +94,6 @@ class Admitter:
             judge_command=a.judge_command,
         )
         self.verify_settings = VerifySettings.from_config(config.verify)
-        self.runner = PytestRunner()
         self._repos: dict[str, GitRepository | None] = {}
         # The base tree of the candidate being admitted (one at a time: see the class doc).
         self._view: tuple[tuple[str, str], BaseView | None] | None = None
@@ -179,73 +166,12 @@ class Admitter:
         if refused:
             return self._reject(cand, "gold_refused", refused), timings
         eco = self.ecosystem(cand)
-        if eco is not None:
-            return self._admit_ecosystem(cand, eco, images, say, timings)
         t = time.perf_counter()
         if images is not None and images.status == "ok":
             rec = images
             # Built elsewhere and pushed: what is not here is pulled by digest and checked
             # (a DigestError ends the run: a record pointing at other images is not a
             # candidate's failure).
-            provide(self.engine, needs_of_record(rec), NoteReporter(say))
-        else:
-            say("building images")
-            with self.build_slots:
-                rec = self.builder.build(cand)
-        timings["build"] = time.perf_counter() - t
-        if rec.status != "ok":
-            return self._reject(
-                cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
-            ), timings
-        norm = (rec.project_name or "").lower().replace("_", "-")
-        if norm in FRAMEWORK_PROJECTS:
-            return self._reject(
-                cand,
-                "framework_project",
-                f"{rec.project_name} is imported by the test runner itself; its tasks cannot be "
-                "judged without trusting the code under test",
-            ), timings
-        files = gate_test_files(cand, self.classifier)
-        if not files and self.gate.scope == "touched":
-            return self._reject(
-                cand, "no_test_files", "the test patch touches no test module"
-            ), timings
-        t = time.perf_counter()
-        with self.test_slots:
-            verdict = self._gate(cand, rec, files, say)
-        timings["gate"] = time.perf_counter() - t
-        return self._after_gate(cand, rec, files, verdict, timings)
-
-    def ecosystem(self, cand: Candidate) -> Ecosystem | None:
-        """The adapter of the candidate's repository at its base commit (None for Python,
-        which keeps its own code path)."""
-        view = self.base_view(cand)
-        if view is None:
-            return None
-        name = detect_ecosystem(view.read, view.root_names())
-        return None if name == "python" else ecosystem_named(name)
-
-    def base_view(self, cand: Candidate) -> BaseView | None:
-        """The candidate's base tree, read once for all of its admission's questions (None
-        when its source is not at hand)."""
-        key = (cand.provenance.source, cand.base_commit)
-        if self._view is None or self._view[0] != key:
-            repo = self._repo(cand)
-            self._view = (key, BaseView(repo, cand.base_commit) if repo is not None else None)
-        return self._view[1]
-
-    def _admit_ecosystem(
-        self,
-        cand: Candidate,
-        eco: Ecosystem,
-        images: ImageRecord | None,
-        say: Callable[[str], None],
-        timings: dict[str, float],
-    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
-        """The same stages for another ecosystem: its images, its runner, its scope."""
-        t = time.perf_counter()
-        if images is not None and images.status == "ok":
-            rec = images
             provide(self.engine, needs_of_record(rec), NoteReporter(say))
         else:
             say(f"building images ({eco.name})")
@@ -256,6 +182,9 @@ class Admitter:
             return self._reject(
                 cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
             ), timings
+        refusal = eco.refusal(rec)
+        if refusal is not None:
+            return self._reject(cand, *refusal), timings
         files = eco.test_files(cand.test_patch)
         if not files and self.gate.scope == "touched":
             return self._reject(
@@ -274,21 +203,39 @@ class Admitter:
                 protect=eco.protect(cand.test_patch),
                 settings=self.gate,
                 labels=self.engine.default_labels,
-                scope=eco.scope(cand.test_patch, self._base_reader(cand)),
+                scope=eco.scope(cand.test_patch, self.base_reader(cand)),
                 progress=say,
             )
         timings["gate"] = time.perf_counter() - t
-        return self._after_gate(cand, rec, files, verdict, timings, eco=eco, runner=runner)
+        return self._after_gate(cand, rec, files, verdict, timings, eco, runner)
 
-    def _base_reader(self, cand: Candidate) -> Callable[[str], bytes | None] | None:
+    def ecosystem(self, cand: Candidate) -> Ecosystem:
+        """The adapter of the candidate's repository at its base commit (the default
+        ecosystem's when its source is not at hand)."""
+        view = self.base_view(cand)
+        if view is None:
+            return ecosystem_named(DEFAULT_ECOSYSTEM, self.classifier)
+        return ecosystem_named(detect_ecosystem(view.read, view.root_names()), self.classifier)
+
+    def base_view(self, cand: Candidate) -> BaseView | None:
+        """The candidate's base tree, read once for all of its admission's questions (None
+        when its source is not at hand)."""
+        key = (cand.provenance.source, cand.base_commit)
+        if self._view is None or self._view[0] != key:
+            repo = self._repo(cand)
+            self._view = (key, BaseView(repo, cand.base_commit) if repo is not None else None)
+        return self._view[1]
+
+    def base_reader(self, cand: Candidate) -> Callable[[str], bytes | None] | None:
         """Files at the candidate's base commit (None when its source is not at hand)."""
         view = self.base_view(cand)
         return view.read if view is not None else None
 
-    def scope(self, cand: Candidate) -> PatchScope:
-        """The tests the candidate's test patch adds or changes (read against the base
-        commit of its source repository; without it, only new test files are analysed)."""
-        return patch_scope(cand.test_patch, self._base_reader(cand), self.classifier.is_test_module)
+    def scope(self, cand: Candidate) -> Any:
+        """The tests the candidate's test patch adds or changes, as its ecosystem reads them
+        (against the base commit of its source repository; without it, only new test files
+        are analysed)."""
+        return self.ecosystem(cand).scope(cand.test_patch, self.base_reader(cand))
 
     def clock(self, cand: Candidate) -> dict[str, Any]:
         """Where the test modules the test patch touches read the calendar date (post-patch
@@ -315,23 +262,6 @@ class Admitter:
                 continue
         return clock_reads(sources)
 
-    def _gate(
-        self, cand: Candidate, rec: ImageRecord, files: list[str], say: Callable[[str], None]
-    ) -> GateVerdict:
-        return run_gate(
-            self.sandbox,
-            rec.instance_image_id or rec.instance_image,
-            self.runner,
-            test_patch=cand.test_patch,
-            gold_patch=cand.patch,
-            test_files=files,
-            protect=protect_spec(cand.test_patch, self.classifier),
-            settings=self.gate,
-            labels=self.engine.default_labels,
-            scope=self.scope(cand),
-            progress=say,
-        )
-
     def _after_gate(
         self,
         cand: Candidate,
@@ -339,8 +269,8 @@ class Admitter:
         files: list[str],
         verdict: GateVerdict,
         timings: dict[str, float],
-        eco: Ecosystem | None = None,
-        runner: TestRunner | None = None,
+        eco: Ecosystem,
+        runner: TestRunner,
     ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
         timings["runs"] = sum(r.seconds for r in verdict.runs)
         runs = [r.to_dict() for r in verdict.runs]
@@ -392,8 +322,10 @@ class Admitter:
         manifest.problem_statement = statement
         manifest.audit["statement"] = statement_audit
         manifest.audit["clock"] = self.clock(cand)
-        if eco is not None:
-            self._ecosystem_blocks(manifest, cand, rec, eco)
+        view = self.base_view(cand)
+        eco.manifest_blocks(
+            manifest, rec, view.read if view else None, view.paths if view else list
+        )
         # Calibration: the gold patch graded once with every canary its fail-to-pass tests
         # allow (not strict) and the whole base tree scanned for capabilities. Canaries the
         # gold patch fails are armed; the capabilities in use become the gate's allowance.
@@ -435,7 +367,7 @@ class Admitter:
         }
         if cal.leaked:
             manifest.harness["canaries"]["leaked"] = cal.leaked
-        if eco is None:
+        if eco.scans_in_container:
             manifest.audit["capabilities"] = self.verifier.allowance_of(cal)
         # The task must be gradable as shipped: the gold patch has to score 1.0 through the
         # very verifier (guards, capability gate, sandbox, canaries, checks) that grades agents.
@@ -456,36 +388,6 @@ class Admitter:
             "canaries": graded.verifier.get("canaries"),
         }
         return manifest, timings
-
-    def _ecosystem_blocks(
-        self, manifest: TaskManifest, cand: Candidate, rec: ImageRecord, eco: Ecosystem
-    ) -> None:
-        """What another ecosystem adds to a manifest: its toolchain and module, its
-        environment, and the capabilities the base code and the gold patch use."""
-        recipe = dict(rec.recipe)
-        manifest.image["ecosystem"] = eco.name
-        manifest.image["toolchain"] = recipe.get("toolchain", "")
-        manifest.image["toolchain_source"] = recipe.get("toolchain_source", "")
-        manifest.harness["module"] = rec.project_name or ""
-        # What the adapter's verifier run needs besides (Rust: the test targets' layout).
-        extra = recipe.get("harness")
-        if isinstance(extra, dict):
-            manifest.harness.update(extra)
-        env = dict(manifest.environment or {})
-        env_vars = recipe.get("env")
-        if isinstance(env_vars, dict):
-            env["env"] = dict(sorted(env_vars.items()))
-        manifest.environment = env
-        view = self.base_view(cand)
-        base: list[str] = []
-        if view is not None:
-            base = eco.base_capabilities(view.paths(), view.read)
-        manifest.audit["capabilities"] = {
-            "scope": "patch",
-            "base": base,
-            # The gold patch's files compared with their base (what they newly use).
-            "gold": eco.capabilities(cand.patch, view.read if view is not None else None),
-        }
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:
         """The task's problem statement and where it came from.
@@ -566,9 +468,8 @@ class Admitter:
         flags: list[dict[str, str]],
         image_audit: dict[str, Any] | None,
         runs: list[dict[str, Any]],
-        runner: TestRunner | None = None,
+        runner: TestRunner,
     ) -> TaskManifest:
-        runner = runner or self.runner
         prov = dict(cand.to_dict()["provenance"])
         prov["admitted_with"] = __version__
         v = self.verifier.settings

@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from swe_forge.diffs import DiffParseError, parse_diff
+from swe_forge.ecosystems.python.runner import PYTEST_SETTINGS
 from swe_forge.errors import InputError
-from swe_forge.gates.runner import PYTEST_SETTINGS
 from swe_forge.records import TaskManifest
 
 #: SWE-bench's markers around the test output (``swebench.harness.constants``).

@@ -6,28 +6,31 @@ at this commit; which paths are tests and which are runner configuration; which 
 this date; vendor the dependencies (on the host, as of the base date) and build offline; how to
 run tests with structured per-test results; what a candidate patch must not change.
 
-Python (pytest) is the first adapter and keeps its own, older code path (its outputs are
-unchanged byte for byte); the others share one generic path: images from a Debian base with
-the toolchain and the vendored dependencies, a runner whose per-test outcomes the supervisor
-reads from the runner's structured report, canary tests written at run time, and static checks
-of runner configuration and capabilities on the patch.
+Every language is one adapter behind that protocol, Python's included
+(:mod:`swe_forge.ecosystems.python`); this module is their registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import Ecosystem, Reader
 from swe_forge.errors import UsageError
 
-#: Ecosystems in detection order (the first whose marker file is at the root wins; Python is
-#: the default when none is).
+if TYPE_CHECKING:
+    from swe_forge.mining.classify import PathClassifier
+
+#: Ecosystems in detection order (the first whose marker file is at the root wins).
 ECOSYSTEM_NAMES = ("go", "rust", "java", "js", "python")
+#: The ecosystem of a repository no adapter recognises.
+DEFAULT_ECOSYSTEM = "python"
 
 
-def ecosystem_named(name: str) -> Ecosystem:
+def ecosystem_named(name: str, classifier: PathClassifier | None = None) -> Ecosystem:
     """The adapter called ``name`` (the registry: ``base`` knows no adapter; each adapter's
-    package is imported when it is first asked for)."""
+    package is imported when it is first asked for). ``classifier``: the configured path
+    classifier, for the adapters that name test files by it (Python's)."""
     if name == "go":
         from swe_forge.ecosystems.go import GoEcosystem
 
@@ -44,42 +47,59 @@ def ecosystem_named(name: str) -> Ecosystem:
         from swe_forge.ecosystems.java import JavaEcosystem
 
         return JavaEcosystem()
+    if name == "python":
+        from swe_forge.ecosystems.python import PythonEcosystem
+
+        return PythonEcosystem(classifier)
     raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
 
 
-#: Files that make a repository Python's even when it holds other languages' files.
-_PYTHON_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements.txt")
-
-
 def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> str:
-    """The name of the ecosystem of a repository at one commit (``python`` by default).
+    """The name of the ecosystem of a repository at one commit (:data:`DEFAULT_ECOSYSTEM`
+    when no adapter recognises it).
 
     ``root_names``: the names at the top of its tree, when known. A Go repository from before
     modules (``*.go`` at the top, no ``go.mod``, nothing of Python's) is Go's, so that its
     build says what is missing instead of running pytest on Go code.
     """
     for name in ECOSYSTEM_NAMES:
-        if name == "python":
-            continue
         if ecosystem_named(name).detect(read):
             return name
+    from swe_forge.ecosystems.python import PYTHON_MARKERS
+
     names = set(root_names or ())
-    if any(n.endswith(".go") for n in names) and not names & set(_PYTHON_MARKERS):
+    if any(n.endswith(".go") for n in names) and not names & set(PYTHON_MARKERS):
         return "go"
-    return "python"
+    return DEFAULT_ECOSYSTEM
 
 
-def for_runner(runner: str) -> Ecosystem | None:
-    """The adapter whose runner is ``runner``; None for pytest (the original code path)."""
-    if runner in ("", "pytest"):
-        return None
-    for name in ECOSYSTEM_NAMES:
-        if name == "python":
-            continue
-        eco = ecosystem_named(name)
-        if eco.runner_name == runner:
-            return eco
-    raise UsageError(f"no ecosystem adapter runs {runner!r}", hint="re-admit the task")
+#: The ecosystem of each runner a manifest names (``harness.runner``): looked up, so that
+#: grading a task imports its own adapter only (each adapter's ``runner_name`` is its key
+#: here: tests/unit/test_ecosystem_protocol.py).
+RUNNERS = {
+    "go-test": "go",
+    "cargo-test": "rust",
+    "maven-surefire": "java",
+    "node-test": "js",
+    "pytest": "python",
+}
 
 
-__all__ = ["ECOSYSTEM_NAMES", "Ecosystem", "detect_ecosystem", "ecosystem_named", "for_runner"]
+def for_runner(runner: str, classifier: PathClassifier | None = None) -> Ecosystem:
+    """The adapter whose runner is ``runner`` (a manifest's ``harness.runner``; a manifest
+    without one is pytest's, as every manifest was before the other adapters)."""
+    name = RUNNERS.get(runner or "pytest")
+    if name is None:
+        raise UsageError(f"no ecosystem adapter runs {runner!r}", hint="re-admit the task")
+    return ecosystem_named(name, classifier)
+
+
+__all__ = [
+    "DEFAULT_ECOSYSTEM",
+    "ECOSYSTEM_NAMES",
+    "RUNNERS",
+    "Ecosystem",
+    "detect_ecosystem",
+    "ecosystem_named",
+    "for_runner",
+]

@@ -10,9 +10,12 @@ An adapter answers, for one ecosystem:
   outcomes from (never the program's free text);
 - ``patch_violations(patch, ...)``: runner configuration and capabilities a candidate patch
   must not change or newly use (what the gold patch and the base code already do is allowed);
-- ``run_job(...)``: the verifier's run, with canary tests that must fail.
+- ``grading_job(task, request)``: the verifier's run, a calibration (with canary copies that
+  the gold patch must fail) or a verification's twins (see :class:`JobRequest`).
 
-The pytest adapter is the original code path and is not routed through here.
+Python (pytest) is an adapter like the others (:mod:`swe_forge.ecosystems.python`); where its
+design differs (its capability scan and canary writer run in the container, with the task's
+own Python: ``scans_in_container``), the adapter says so and the stages ask it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import random
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +45,26 @@ if TYPE_CHECKING:
 Reader = Callable[[str], bytes | None]
 
 
+@dataclass(frozen=True)
+class JobRequest:
+    """What the verifier asks of an adapter's run job (:meth:`Ecosystem.grading_job`).
+
+    ``plan``: a verification's twins (a :class:`swe_forge.verify.twins.TwinPlan`: ``None``
+    for the honest twin, else the armed entry its decoy applies), or ``None`` for a
+    calibration: one run of the expected tests, with up to ``canary_limit`` calibration
+    copies (0: none). ``allowance``: the capabilities code that appears during the run may
+    use. ``shown``: the base commit's text of the held-out test files (calibration)."""
+
+    test_patch_path: str
+    timeout: float
+    test_timeout: float
+    output_limit: int
+    plan: Any = None
+    canary_limit: int = 0
+    allowance: tuple[str, ...] = ()
+    shown: dict[str, str] = field(default_factory=dict)
+
+
 class Ecosystem(Protocol):
     """What every language adapter answers (see the module docstring)."""
 
@@ -48,6 +72,14 @@ class Ecosystem(Protocol):
     name: str
     #: The runner recorded as ``harness.runner`` in task manifests.
     runner_name: str
+    #: Whether a candidate's capabilities are read in the judge's container by the task's
+    #: own interpreter (Python: its scanner and canary writer run there, and the allowance is
+    #: what calibration read) rather than on the host from the patch and the base files.
+    scans_in_container: bool
+    #: Whether a calibration whose copies all failed to build is drawn again once (a
+    #: compiled language's copies share one build: one perturbed literal the compiler refuses
+    #: fails them all).
+    redraws_calibration: bool
 
     def detect(self, read: Reader) -> bool:
         """Is a repository whose files ``read`` returns (at one commit) of this ecosystem?"""
@@ -87,22 +119,24 @@ class Ecosystem(Protocol):
     def scope(self, test_patch: str, read_base: Reader | None = None) -> Any:
         """The tests the test patch defines or changes (an object with ``covers(test)``)."""
 
-    def run_job(
-        self,
-        task: TaskManifest,
-        test_patch_path: str,
-        *,
-        timeout: float,
-        output_limit: int,
-        twins: list[dict[str, Any]] | None = None,
-        files: list[dict[str, str]] | None = None,
-        extra: dict[str, dict[str, Any]] | None = None,
-        test_timeout: float = 0.0,
-    ) -> dict[str, Any]:
+    def grading_job(self, task: TaskManifest, request: JobRequest) -> dict[str, Any]:
         """The verifier's ``run`` job: FAIL_TO_PASS and PASS_TO_PASS in the project's order,
-        as ``twins`` (a verification) or as one run with the calibration copies ``files``
-        hold, ``extra`` naming them (copy's test id -> what it copies); ``test_timeout``: each
-        test's limit in seconds (0: the runner's own)."""
+        as the twins of ``request.plan`` (a verification) or as one calibration run with its
+        copies (``request.canary_limit``)."""
+
+    def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
+        """Why no task of this project can be judged (reason, detail), or ``None``."""
+
+    def manifest_blocks(
+        self,
+        manifest: TaskManifest,
+        rec: ImageRecord,
+        read: Reader | None,
+        paths: Callable[[], list[str]],
+    ) -> None:
+        """What the adapter adds to a manifest before calibration (toolchain, environment,
+        the capabilities of the base tree, whose files ``read`` returns and ``paths()``
+        lists, and of the gold patch)."""
 
     def unit_of(self, test: str) -> str:
         """The process a test runs in, among those of one run (a Go package's test binary,

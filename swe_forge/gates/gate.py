@@ -6,7 +6,7 @@ seeds (a fixed ``PYTHONHASHSEED`` per run index, a random order seed per run):
 - FAIL_TO_PASS: failed, errored or missing in all 3 runs before, passed in all 3 after, and
   (by default, ``fail_to_pass_scope: patched``) defined or changed by the test patch: a test
   that fails before only because its module cannot be imported yet is not what the task is
-  about (see :mod:`swe_forge.gates.scope`); the tests left out and the collection errors
+  about (see :mod:`swe_forge.ecosystems.python.scope`); the tests left out and the collection errors
   before the fix are kept as evidence;
 - PASS_TO_PASS: passed in all 6 runs;
 - flaky: the outcome (passed or not) differs between runs of one phase.

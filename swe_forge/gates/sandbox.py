@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tarfile
 import tempfile
 import threading
 import time
@@ -53,11 +54,53 @@ HARNESS_FILES = (
     # The Java agent's source: its digest is the judge's; the jar is compiled from it here.
     "SweForgePreload.java",
 )
+#: Our Python files whose bytecode is made once per image and brought in beside them: compiling
+#: them costs each judge's container about 50 ms (the supervisor, the pytest plugin, the
+#: scanner it imports, the canary writer), three containers a verification.
+COMPILED = (
+    "swe_forge_harness.py",
+    "swe_forge_supervisor.py",
+    "swe_forge_capabilities.py",
+    "swe_forge_canaries.py",
+    "swe_forge_polyglot.py",
+)
+#: Run by the image's ``python3``: compiles the files of folder argv[1] into a tar at argv[2],
+#: named as that interpreter looks for them (``__pycache__/<name>.<tag>.pyc``). Hash-checked
+#: bytecode (PEP 552, Python 3.7+): a file is used only while its source is byte for byte the
+#: one it was compiled from, whatever the dates of the copy a container gets; an older Python
+#: writes an empty tar (its containers compile, as before).
+_COMPILE = r"""
+import os, sys, tarfile
+src, out = sys.argv[1], sys.argv[2]
+with tarfile.open(out, "w") as tar:
+    if sys.version_info >= (3, 7) and sys.implementation.cache_tag:
+        import importlib.util, py_compile
+        for name in sorted(os.listdir(src)):
+            if name.endswith(".py"):
+                cached = os.path.basename(importlib.util.cache_from_source(name))
+                cfile = os.path.join("/tmp/sf-bytecode", cached)
+                py_compile.compile(os.path.join(src, name), cfile=cfile, doraise=True,
+                    invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+                tar.add(cfile, arcname=os.path.basename(cfile))
+"""
+#: The most bytes of bytecode taken from an image (ours is about 300 KB).
+BYTECODE_CAP = 8 << 20
+
 #: The Java agent as the container gets it (compiled by the host's javac, see preload_jar).
 PRELOAD_JAR = "swe-forge-preload.jar"
 MOUNT = "/swe-forge"
 SEED_MOUNT = "/swe-forge-seed.tar"
-SUPERVISOR = ["python3", "-I", "-S", f"{MOUNT}/bin/swe_forge_supervisor.py"]
+#: The supervisor imported rather than run as a script, so that its bytecode compiled once per
+#: image (:meth:`Sandbox.bytecode`) is used (a script is compiled at every start). The path
+#: it gets is the one a script would: its own folder first, never the working directory.
+SUPERVISOR = [
+    "python3",
+    "-I",
+    "-S",
+    "-c",
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')];"
+    f" sys.path.insert(0, '{MOUNT}/bin'); import swe_forge_supervisor as s; s.main()",
+]
 #: The judge's container's first process: the supervisor serving the host's calls (see
 #: :class:`Answers`).
 SERVE = [*SUPERVISOR, "serve"]
@@ -188,6 +231,7 @@ class Sandbox:
         self.digest = harness_digest(self.files)
         self._agent_dir = cache_dir / "agent"
         self._agent: bytes | None = None
+        self._bytecode: dict[str, dict[str, bytes]] = {}
         # Judge's containers of a swe-forge process that was killed (SIGKILL, a lost CI
         # runner) are removed before this one starts its own.
         engine.reap_orphans()
@@ -219,6 +263,63 @@ class Sandbox:
                     tmp.unlink()
         return path
 
+    def bytecode(self, image_id: str) -> dict[str, bytes]:
+        """Our Python files' bytecode as the image's ``python3`` makes it (``name.tag.pyc`` ->
+        bytes; empty where it cannot be made), compiled once per image and judge and cached.
+
+        Only the time to compile is saved: the bytecode is hash-checked against the source
+        each container gets, so it can never run other code than the judge's files."""
+        key = f"{image_id.split(':', 1)[-1]}-{self.digest[:16]}"
+        if key in self._bytecode:
+            return self._bytecode[key]
+        path = self.seeds / "bytecode" / f"{key}.tar"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with file_lock(path.with_suffix(".lock")):
+                if not path.exists():
+                    self._compile(image_id, path)
+        found: dict[str, bytes] = {}
+        with suppress(OSError, tarfile.TarError), tarfile.open(path) as tar:
+            for member in tar:
+                name = member.name
+                stem = name.split(".", 1)[0] + ".py"
+                if member.isfile() and name.endswith(".pyc") and stem in COMPILED:
+                    fh = tar.extractfile(member)
+                    if fh is not None and member.size <= BYTECODE_CAP:
+                        found[name] = fh.read()
+        # Read once per image and judge: every container of a verification opens with it.
+        self._bytecode[key] = found
+        return found
+
+    def _compile(self, image_id: str, path: Path) -> None:
+        """Write :meth:`bytecode`'s cache file for one image (an empty tar when its Python
+        cannot compile ours: its containers then compile at start, as they always could)."""
+        src = Path(tempfile.mkdtemp(prefix="sfv-src-"))
+        try:
+            src.chmod(0o755)
+            for name in COMPILED:
+                (src / name).write_bytes(self.files[name])
+                (src / name).chmod(0o644)
+            out = self.engine.run_locked(
+                image_id,
+                ["python3", "-I", "-S", "-c", _COMPILE, "/swe-forge-src", "/tmp/sf-bytecode.tar"],
+                timeout=120,
+                volumes={str(src): {"bind": "/swe-forge-src", "mode": "ro"}},
+                collect=["/tmp/sf-bytecode.tar"],
+                limits=Limits(output_bytes=BYTECODE_CAP // 4),
+                working_dir="/",
+            )
+            data = out.files.get("/tmp/sf-bytecode.tar", b"") if out.exit_code == 0 else b""
+            tmp = path.with_suffix(f".tmp-{os.getpid()}")
+            if data:
+                tmp.write_bytes(data)
+            else:
+                with tarfile.open(tmp, "w"):
+                    pass
+            os.replace(tmp, path)
+        finally:
+            shutil.rmtree(src, ignore_errors=True)
+
     def agent(self) -> bytes | None:
         """The Java agent's jar (compiled once per source; ``None`` without a javac)."""
         if self._agent is None:
@@ -243,6 +344,16 @@ class Sandbox:
             for name, data in self.files.items():
                 (scratch / "bin" / name).write_bytes(data)
                 (scratch / "bin" / name).chmod(0o644)
+            # Hash-checked bytecode beside both copies of a compiled file (see bytecode()).
+            for name, data in self.bytecode(image_id).items():
+                stem = name.split(".", 1)[0] + ".py"
+                for sub in ("bin", "plugin"):
+                    if (scratch / sub / stem).exists():
+                        cache = scratch / sub / "__pycache__"
+                        cache.mkdir(mode=0o755, exist_ok=True)
+                        cache.chmod(0o755)
+                        (cache / name).write_bytes(data)
+                        (cache / name).chmod(0o644)
             agent = self.agent()
             if agent is not None:
                 (scratch / "bin" / PRELOAD_JAR).write_bytes(agent)

@@ -491,12 +491,14 @@ class ImageBuilder:
         return detect_ecosystem(read, repo.list_root(candidate.base_commit))
 
     def build(self, candidate: Candidate) -> ImageRecord:
-        """Build the three images of one candidate; failures come back in the record."""
-        eco = self.ecosystem(candidate)
-        if eco != "python":
-            from swe_forge.ecosystems import ecosystem_named
+        """Build the images of one candidate through its ecosystem's adapter; failures come
+        back in the record."""
+        from swe_forge.ecosystems import ecosystem_named
 
-            return ecosystem_named(eco).build(self, candidate)
+        return ecosystem_named(self.ecosystem(candidate)).build(self, candidate)
+
+    def build_python(self, candidate: Candidate) -> ImageRecord:
+        """Python's three images (base, env, instance) from the candidate's recipe."""
         rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
         stage = "recipe"
         try:

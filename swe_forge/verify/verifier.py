@@ -41,10 +41,19 @@ from typing import Any
 
 from swe_forge import pyast
 from swe_forge.ecosystems import for_runner
-from swe_forge.ecosystems.base import Ecosystem, capability_violations, touched_paths
+from swe_forge.ecosystems.base import (
+    Ecosystem,
+    JobRequest,
+    capability_violations,
+    touched_paths,
+)
+from swe_forge.ecosystems.decoys import (
+    added_lines,
+    natural_first,
+    test_texts,
+)
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
-from swe_forge.gates.runner import PytestRunner, protect_spec
 from swe_forge.gates.sandbox import (
     Sandbox,
     SandboxError,
@@ -60,13 +69,6 @@ from swe_forge.records import TaskManifest
 from swe_forge.records import VerifyResult as VerifyResult
 from swe_forge.verify import capabilities, comparison_hooks, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
-from swe_forge.verify.decoys import (
-    added_lines,
-    calibration_copies,
-    natural_first,
-    test_texts,
-    twin_edit,
-)
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
     InfraError,
@@ -176,8 +178,8 @@ class Verifier:
         the whole base tree; keep the canaries the gold patch fails."""
         cal = Calibration()
         result = self._verify_once(task, task.patch, "gold", calibrate=cal)
-        eco = for_runner(str(task.harness.get("runner") or ""))
-        if result.status == "unresolved" and cal.made and eco is not None:
+        eco = self.ecosystem_of(task)
+        if result.status == "unresolved" and cal.made and eco.redraws_calibration:
             # A compiled language's copies share a build: one perturbed literal the compiler
             # refuses (a constant out of its type's range, a duplicate case) fails them all.
             # The literals are drawn at random: another draw, once, before going without.
@@ -185,7 +187,7 @@ class Verifier:
             result = self._verify_once(task, task.patch, "gold", calibrate=cal)
         cal.result = result
         if result.status == "resolved" and cal.armed:
-            if eco is None:
+            if eco.scans_in_container:
                 # The decoy check grades the gold patch as a verification would, so it needs
                 # the allowance this calibration just measured (the manifest gets it only
                 # after): without it the gold patch's own capabilities are violations.
@@ -298,11 +300,11 @@ class Verifier:
             result.violations = report.violations
             detail = "; ".join(f"{v['code']}: {v['detail']}" for v in report.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
-        eco = for_runner(str(task.harness.get("runner") or ""))
-        if eco is not None and not base:
-            # Another ecosystem's runner configuration, from the patch text (what the gold
-            # patch already changes is allowed); its capabilities once the base files are in
-            # view, in the container (see _prepare_job).
+        eco = self.ecosystem_of(task)
+        if not base:
+            # The ecosystem's runner configuration, from the patch text (what the gold patch
+            # already changes is allowed); its capabilities once the base files are in view
+            # (see _prepare_job).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
             if found:
                 result.violations = found
@@ -357,12 +359,12 @@ class Verifier:
         task: TaskManifest,
         patch: str,
         calibrate: Calibration | None,
-        eco: Ecosystem | None,
+        eco: Ecosystem,
     ) -> dict[str, Any]:
         """The supervisor's ``prepare`` job of one grading (the same in every container)."""
         cand = job_path("candidate.patch")
         changed, fixed = touched_paths(patch), touched_paths(task.patch)
-        if eco is not None:
+        if not eco.scans_in_container:
             # The files the candidate changes, at the base commit (its capabilities are what
             # it adds to them), what the scanner reads them with, and for a calibration the
             # held-out test files (the copies).
@@ -383,7 +385,7 @@ class Verifier:
             "scan_all": calibrate is not None,
             "show": show,
         }
-        if eco is None:
+        if eco.scans_in_container:
             # And the project modules the changed files import (the reference fix's too):
             # where the bases of their classes are, for the comparison-hook gate.
             prepare_job["show_imports"] = sorted(fixed)
@@ -395,7 +397,7 @@ class Verifier:
         spares: Spares,
         prepare_job: dict[str, Any],
         test: str,
-        eco: Ecosystem | None,
+        eco: Ecosystem,
         t: float,
     ) -> VerifyResult:
         """The rest of one grading once the other twins' containers are on their way: the
@@ -422,7 +424,7 @@ class Verifier:
             ]
             detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
-        if eco is not None:
+        if not eco.scans_in_container:
             base_files = {k: v.encode("utf-8") for k, v in (prep.get("shown") or {}).items()}
             caps = task.audit.get("capabilities") or {}
             used = eco.capabilities(patch, base_files.get)
@@ -466,7 +468,7 @@ class Verifier:
             result.violations = found
             detail = "; ".join(v["detail"] for v in found[:3])
             return self._final(result, "invalid_patch", timings, start, detail)
-        if eco is None:
+        if eco.scans_in_container:
             # After the container's scan: a hook in a builtin's subclass is named as that.
             hooks = _comparison_hooks(
                 patch, task.patch, prep.get("shown") or {}, prep.get("shown_imports") or {}
@@ -582,37 +584,10 @@ class Verifier:
         decoys: list[dict[str, Any]] | None = None,
         shown: dict[str, str] | None = None,
     ) -> tuple[dict[str, Any], TwinPlan | None]:
-        """The supervisor's ``run`` job and, for a verification, its twins' plan (which twin
-        is honest stays here, on the host)."""
-        eco = for_runner(str(task.harness.get("runner") or ""))
-        if eco is not None:
-            return self._ecosystem_job(task, eco, test_patch_path, calibrate, decoys, shown)
-        files = [str(f) for f in task.harness.get("test_files", [])]
-        argv = PytestRunner().argv(files)
-        f2p = list(task.FAIL_TO_PASS)
-        canaries: dict[str, Any] | None = None
-        calibrating = calibrate is not None and not calibrate.without_canaries
-        if calibrating and self.settings.canary_limit > 0 and f2p:
-            canaries = {"tests": f2p, "sites": None, "strict": False, "first": True}
-            canaries["limit"] = self.settings.canary_limit
-        spec: dict[str, Any] = {
-            "argv": argv,
-            "env": {
-                "PYTHONHASHSEED": "0",
-                "SWE_FORGE_ORDER_SEED": str(int.from_bytes(os.urandom(4), "big")),
-            },
-            "timeout": self.settings.timeout_seconds,
-            "test_timeout": self.settings.test_timeout_seconds,
-            # The tests in the project's own order: the gates shuffle to find
-            # order-dependent tests, grading must not trip on them.
-            "order": "natural",
-            "output_limit": self.settings.limits.output_bytes,
-            "select": sorted(set(f2p) | set(task.PASS_TO_PASS)),
-            "canaries": canaries,
-            # Code that appears during the run is held to what the patch was held to.
-            "imports": {"allowance": sorted(allowance)},
-        }
+        """The supervisor's ``run`` job, written by the task's ecosystem, and for a
+        verification its twins' plan (which twin is honest stays here, on the host)."""
         plan = None
+        canary_limit = 0
         if calibrate is None:
             rng = random.SystemRandom()
             if decoys is not None:
@@ -621,78 +596,23 @@ class Verifier:
                 plan = TwinPlan(order)
             else:
                 plan = plan_twins(armed_entries(task.harness), self.settings.decoys, rng)
-            spec["twins"] = [
-                {}
-                if t is None
-                else {"decoy": {"test": t["test"], "site": t["site"], "seed": t["seed"]}}
-                for t in plan.twins
-            ]
-            spec["token"] = "".join(rng.choice("abcdefghjkmnpqrstuvwxyz") for _ in range(6))
-            # Every twin's test files end with the decoys' helpers, the honest twin's too.
-            spec["appendix"] = sorted({t.split("::", 1)[0] for t in f2p})
-            # Once pytest has collected them, the test files are out of the tests' reach.
-            spec["hide_collected"] = sorted(
-                {t.split("::", 1)[0] for t in spec["select"]} | set(files)
-            )
-        job = {
-            "late_patches": [{"name": "test", "path": test_patch_path}],
-            "protect": protect_spec(task.test_patch, self.classifier),
-            "run": spec,
-        }
-        return job, plan
-
-    def _ecosystem_job(
-        self,
-        task: TaskManifest,
-        eco: Ecosystem,
-        test_patch_path: str,
-        calibrate: Calibration | None,
-        decoys: list[dict[str, Any]] | None,
-        shown: dict[str, str] | None,
-    ) -> tuple[dict[str, Any], TwinPlan | None]:
-        """Another ecosystem's job: calibration copies in one run, or the twins."""
-        rng = random.SystemRandom()
-        timeout = self.settings.timeout_seconds
-        output_limit = self.settings.limits.output_bytes
-        if calibrate is not None:
-            files: list[dict[str, str]] = []
-            mapping: dict[str, dict[str, Any]] = {}
-            if not calibrate.without_canaries and self.settings.canary_limit > 0:
-                texts = test_texts(task.test_patch, shown or {})
-                files, mapping = calibration_copies(
-                    eco,
-                    list(task.FAIL_TO_PASS),
-                    texts,
-                    limit=self.settings.canary_limit,
-                    rng=rng,
-                    added=added_lines(task.test_patch),
-                )
-            job = eco.run_job(
-                task,
-                test_patch_path,
-                timeout=timeout,
-                output_limit=output_limit,
-                files=files,
-                extra=mapping,
-                test_timeout=self.settings.test_timeout_seconds,
-            )
-            return job, None
-        if decoys is not None:
-            order: list[dict[str, Any] | None] = [None, *decoys]
-            rng.shuffle(order)
-            plan = TwinPlan(order)
-        else:
-            plan = plan_twins(armed_entries(task.harness), self.settings.decoys, rng)
-        twins = [{} if t is None else {"edits": [twin_edit(t)]} for t in plan.twins]
-        job = eco.run_job(
-            task,
+        elif not calibrate.without_canaries:
+            canary_limit = self.settings.canary_limit
+        request = JobRequest(
             test_patch_path,
-            timeout=timeout,
-            output_limit=output_limit,
-            twins=twins,
+            timeout=self.settings.timeout_seconds,
             test_timeout=self.settings.test_timeout_seconds,
+            output_limit=self.settings.limits.output_bytes,
+            plan=plan,
+            canary_limit=canary_limit,
+            allowance=tuple(sorted(allowance)),
+            shown=dict(shown or {}),
         )
-        return job, plan
+        return self.ecosystem_of(task).grading_job(task, request), plan
+
+    def ecosystem_of(self, task: TaskManifest) -> Ecosystem:
+        """The adapter of a task's runner (``harness.runner``)."""
+        return for_runner(str(task.harness.get("runner") or ""), self.classifier)
 
     def _calibrated(
         self, cal: Calibration, run: dict[str, Any], task: TaskManifest, shown: dict[str, str]
@@ -750,7 +670,7 @@ def _fresh_python(
     armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
 ) -> set[tuple[str, int, int, str]]:
     """Python's armed decoys on lines the test patch wrote, per test where it has any (see
-    :func:`swe_forge.verify.decoys.fresh_sites`: the base's version of a test file is in the
+    :func:`swe_forge.ecosystems.decoys.fresh_sites`: the base's version of a test file is in the
     judge's one commit). A site's line is found as the judge's canary writer finds it."""
     # The judge's own module (plain 3.6 Python, outside the type checking), loaded by name.
     find_sites = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries").find_sites
@@ -784,7 +704,7 @@ def _plain_python(
     assertion (compare, raises, approx, ...) that has no decoy written as plain code: an
     attack on that mechanism must still meet a decoy. Of the plain ones, those about as
     natural as the values they replace are kept when there are enough of them
-    (:func:`swe_forge.verify.decoys.natural_first`, the judge's own measure)."""
+    (:func:`swe_forge.ecosystems.decoys.natural_first`, the judge's own measure)."""
     module = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")
     texts = test_texts(test_patch, shown)
     strangeness: dict[tuple[str, int, int, str], float | None] = {}

@@ -31,9 +31,10 @@ import pytest
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.base import touched_paths
+from swe_forge.ecosystems.python.runner import PytestRunner, protect_spec
 from swe_forge.engine import Engine, Limits
 from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
-from swe_forge.gates.runner import PytestRunner, protect_spec, run_tests
+from swe_forge.gates.runner import run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest, VerifyResult
@@ -1718,3 +1719,59 @@ def test_a_twin_cannot_leave_the_next_a_message_in_the_work_tree(
         + new_file("src/textkit/memo.txt", "the patch's own file\n")
     )
     resolved_in_every_place(verifier, task, patch, "memo")
+
+
+_COMPILED_WHAT = r"""
+import importlib._bootstrap_external as be, json, sys
+compiled = []
+to_code = be.SourceLoader.source_to_code
+def recording(self, data, path, *args, **kwargs):
+    compiled.append(path.rsplit("/", 1)[-1])
+    return to_code(self, data, path, *args, **kwargs)
+be.SourceLoader.source_to_code = recording
+sys.path.insert(0, "/swe-forge/bin")
+import swe_forge_supervisor, swe_forge_canaries, swe_forge_capabilities, swe_forge_polyglot
+print(json.dumps(sorted(compiled)))
+"""
+
+
+def test_our_bytecode_is_used_while_it_is_our_source(
+    engine: Engine, example_images: ExampleImages, tmp_path: Path
+) -> None:
+    # The judge's files are compiled once per image (Sandbox.bytecode), not in every
+    # container; hash-checked, so a copy of the source that differs by a byte is compiled
+    # from that source, never run from bytecode made of another.
+    from swe_forge.gates.sandbox import COMPILED, Sandbox, SandboxSettings
+
+    image = next(iter(example_images.records.values()))["instance_image_id"]
+    assert isinstance(image, str)
+    sandbox = Sandbox(engine, SandboxSettings(), tmp_path / "cache")
+    code = sandbox.bytecode(image)
+    assert sorted(n.split(".", 1)[0] + ".py" for n in code) == sorted(COMPILED)
+
+    def compiled_in_container(files: dict[str, bytes]) -> list[str]:
+        root = tmp_path / "mount"
+        if root.exists():
+            import shutil
+
+            shutil.rmtree(root)
+        (root / "bin" / "__pycache__").mkdir(parents=True)
+        for name, data in files.items():
+            (root / "bin" / name).write_bytes(data)
+        for name, data in code.items():
+            (root / "bin" / "__pycache__" / name).write_bytes(data)
+        for p in [root, *root.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        out = engine.run_locked(
+            image,
+            ["python3", "-I", "-S", "-B", "-c", _COMPILED_WHAT],
+            timeout=120,
+            volumes={str(root): {"bind": "/swe-forge", "mode": "ro"}},
+        )
+        assert out.exit_code == 0, out.output
+        return list(json.loads(out.output.strip().splitlines()[-1]))
+
+    ours = {name: sandbox.files[name] for name in COMPILED}
+    assert compiled_in_container(ours) == []
+    changed = dict(ours, **{"swe_forge_canaries.py": ours["swe_forge_canaries.py"] + b"\n# x\n"})
+    assert compiled_in_container(changed) == ["swe_forge_canaries.py"]

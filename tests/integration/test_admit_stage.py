@@ -311,7 +311,7 @@ def test_a_candidate_s_base_files_are_read_from_git_once(
     first, second = sorted(read_candidates(out), key=lambda c: c.provenance.pr_number)
     admitter = Admitter(load_config())
     # Detection, scope and the clock audit all ask about the same base files.
-    assert admitter.ecosystem(second) is None
+    assert admitter.ecosystem(second).name == "python"
     scope = admitter.scope(second)
     admitter.clock(second)
     admitter.scope(second)

@@ -1,5 +1,5 @@
 """Decoys that read like the literals they replace, placed where the base cannot give them away
-(verify/decoys.py and the naturalness measure of ecosystems/syntax.py)."""
+(ecosystems/decoys.py and the naturalness measure of ecosystems/syntax.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 from swe_forge.ecosystems import ecosystem_named, syntax
 from swe_forge.ecosystems.canaries import Site, writer_for
-from swe_forge.verify.decoys import (
+from swe_forge.ecosystems.decoys import (
     NATURAL,
     added_lines,
     calibration_copies,
@@ -152,7 +152,7 @@ GO_TEST_PATCH = """diff --git a/pkg/f_test.go b/pkg/f_test.go
 
 
 def test_fresh_sites_prefer_what_the_test_patch_wrote() -> None:
-    from swe_forge.verify.decoys import test_texts
+    from swe_forge.ecosystems.decoys import test_texts
 
     texts = test_texts(GO_TEST_PATCH, {"pkg/f_test.go": GO_BASE.decode()})
     text = texts["pkg/f_test.go"]

@@ -64,7 +64,7 @@ def test_detect_and_runner_lookup() -> None:
     files = {"go.mod": b"module m\n"}
     assert detect_ecosystem(files.get) == "go"
     assert detect_ecosystem({"setup.py": b""}.get) == "python"
-    assert for_runner("pytest") is None
+    assert for_runner("pytest").name == "python" and for_runner("").name == "python"
     eco = for_runner("go-test")
     assert eco is not None and eco.name == "go"
     assert ecosystem_named("go").runner_name == "go-test"

@@ -6,10 +6,10 @@ import inspect
 
 import pytest
 
-from swe_forge.ecosystems import ECOSYSTEM_NAMES, Ecosystem, ecosystem_named
+from swe_forge.ecosystems import ECOSYSTEM_NAMES, RUNNERS, Ecosystem, ecosystem_named, for_runner
 from swe_forge.images.build import ImageRecord
 
-ADAPTERS = [n for n in ECOSYSTEM_NAMES if n != "python"]
+ADAPTERS = list(ECOSYSTEM_NAMES)
 
 PROTOCOL_METHODS = sorted(
     name
@@ -20,9 +20,24 @@ PROTOCOL_METHODS = sorted(
 
 def test_the_protocol_has_the_methods_stages_call() -> None:
     # A guard on the guard: the lists below are read from the protocol itself.
-    assert {"runner", "runner_for", "build", "run_job", "scope", "capabilities"} <= set(
-        PROTOCOL_METHODS
-    )
+    assert {
+        "runner",
+        "runner_for",
+        "build",
+        "grading_job",
+        "scope",
+        "capabilities",
+        "refusal",
+        "manifest_blocks",
+    } <= set(PROTOCOL_METHODS)
+
+
+def test_python_is_one_of_the_adapters() -> None:
+    # Python is a peer behind the seam, not a None that stages branch on.
+    assert "python" in ADAPTERS
+    eco = ecosystem_named("python")
+    assert eco.name == "python" and eco.runner_name == "pytest"
+    assert eco.scans_in_container and not ecosystem_named("go").scans_in_container
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -33,6 +48,8 @@ def test_each_adapter_defines_every_protocol_method(name: str) -> None:
     for m in PROTOCOL_METHODS:
         # Defined by the adapter, not inherited from the protocol's empty body.
         assert getattr(type(eco), m) is not getattr(Ecosystem, m), (name, m)
+    for attr in ("name", "runner_name", "scans_in_container", "redraws_calibration"):
+        assert hasattr(eco, attr), (name, attr)
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -42,3 +59,27 @@ def test_runner_for_an_image_record_runs_its_project(name: str) -> None:
     rec.project_name = "example.com/p"
     runner = eco.runner_for(rec)
     assert type(runner) is type(eco.runner("example.com/p"))
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_each_adapters_runner_finds_it(name: str) -> None:
+    # for_runner looks the runner up (no adapter imported but the task's own).
+    eco = ecosystem_named(name)
+    assert RUNNERS[eco.runner_name] == name
+    assert type(for_runner(eco.runner_name)) is type(eco)
+
+
+def test_python_reads_a_patchs_capabilities_on_the_host_as_the_container_does() -> None:
+    # The protocol's host-side scan, for Python the judge's own scanner: what a source file
+    # newly uses, never what a test file or the base already did.
+    eco = ecosystem_named("python")
+    base = {"pkg/mod.py": b"import os\n\n\ndef f():\n    return os.sep\n"}
+    patch = (
+        "diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n"
+        "@@ -1,4 +1,5 @@\n import os\n+import ctypes\n \n \n def f():\n"
+    )
+    found = eco.capabilities(patch, base.get)
+    assert found and all(isinstance(c, str) for c in found)
+    assert eco.capabilities(patch.replace("import ctypes", "import json"), base.get) == []
+    assert eco.base_capabilities(["pkg/mod.py"], base.get) == []
+    assert eco.capabilities(patch.replace("pkg/mod.py", "tests/test_mod.py"), {}.get) == []

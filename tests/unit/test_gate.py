@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from swe_forge.ecosystems.python.scope import PatchScope
 from swe_forge.gates.gate import GateSettings, classify
 from swe_forge.gates.runner import RunResult
-from swe_forge.gates.scope import PatchScope
 
 FILES = ["tests/test_a.py"]
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from swe_forge.config import load_config
-from swe_forge.gates.runner import RunResult, protect_spec, read_answer
+from swe_forge.ecosystems.python.runner import protect_spec
+from swe_forge.gates.runner import RunResult, read_answer
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest
 from swe_forge.verify import capabilities

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from swe_forge.gates.scope import PatchScope, patch_scope
+from swe_forge.ecosystems.python.scope import PatchScope, patch_scope
 
 BASE = """\
 import pytest

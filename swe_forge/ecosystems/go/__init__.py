@@ -61,6 +61,7 @@ from swe_forge.ecosystems.base import (
     tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
 from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.engine import LABEL_PREFIX
@@ -117,7 +118,7 @@ _PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 
 
-class GoEcosystem:
+class GoEcosystem(HostCanaries):
     """The Go adapter (see the module docstring)."""
 
     name = "go"
@@ -140,8 +141,7 @@ class GoEcosystem:
         line inside ``func TestX`` changes TestX; a changed line elsewhere (a table of cases,
         a helper) changes the tests of that package's test files that name what it declares
         or lies in. Without the base file, only declarations in added lines count."""
-        from swe_forge.diffs import PatchApplyError, apply_file_patch
-        from swe_forge.gates.scope import _touched_lines
+        from swe_forge.diffs import PatchApplyError, apply_file_patch, touched_lines
 
         names: set[tuple[str, str]] = set()
         new_dirs: set[str] = set()
@@ -169,7 +169,7 @@ class GoEcosystem:
             except PatchApplyError:
                 continue
             texts[fp.new_path] = text
-            touched[fp.new_path] = _touched_lines(fp)
+            touched[fp.new_path] = touched_lines(fp)
         for path, text in texts.items():
             pkg = package_dir(path)
             decls = _top_level_blocks(text)

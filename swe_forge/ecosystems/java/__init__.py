@@ -81,6 +81,7 @@ from swe_forge.ecosystems.base import (
     tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.java.scan import scan, unicode_escapes
 from swe_forge.engine import LABEL_PREFIX
@@ -214,7 +215,7 @@ def _mvn(
     return proc.stdout
 
 
-class JavaEcosystem:
+class JavaEcosystem(HostCanaries):
     """The Java (Maven) adapter (see the module docstring)."""
 
     name = "java"

@@ -80,6 +80,7 @@ from swe_forge.ecosystems.base import (
     tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.js.scan import (
     UNDECLARED,
@@ -145,7 +146,7 @@ _CONFIG_NAME = re.compile(
 _CONFIG_DIRS = ("node_modules", "__mocks__", ".yarn", ".pnp")
 
 
-class JsEcosystem:
+class JsEcosystem(HostCanaries):
     """The JavaScript/TypeScript adapter (see the module docstring)."""
 
     name = "js"

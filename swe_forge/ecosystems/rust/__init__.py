@@ -80,6 +80,7 @@ from swe_forge.ecosystems.base import (
     tree_source_capabilities,
     verify_job,
 )
+from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.rust.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.rust.scan import scan
 from swe_forge.engine import LABEL_PREFIX
@@ -186,7 +187,7 @@ _CONFIG_KEY = re.compile(
 )
 
 
-class RustEcosystem:
+class RustEcosystem(HostCanaries):
     """The Rust adapter (see the module docstring)."""
 
     name = "rust"
@@ -211,8 +212,7 @@ class RustEcosystem:
         function it is nested in (a test often declares helper functions inside itself, as
         glob's one long ``main`` does), found by indentation. Without it, only what the
         hunks themselves show counts."""
-        from swe_forge.diffs import PatchApplyError, apply_file_patch
-        from swe_forge.gates.scope import _touched_lines
+        from swe_forge.diffs import PatchApplyError, apply_file_patch, touched_lines
 
         names: set[tuple[str, str]] = set()
         new_files: set[str] = set()
@@ -232,7 +232,7 @@ class RustEcosystem:
                     text = None
                 if text is not None:
                     lines = text.splitlines()
-                    for n in sorted(_touched_lines(fp)):
+                    for n in sorted(touched_lines(fp)):
                         if 1 <= n <= len(lines) and lines[n - 1].strip():
                             names.update((root, f) for f in _enclosing_fns(lines, n - 1))
                     continue

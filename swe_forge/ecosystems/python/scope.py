@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swe_forge import pyast
-from swe_forge.diffs import DiffParseError, FilePatch, PatchApplyError, apply_file_patch, parse_diff
+from swe_forge.diffs import (
+    DiffParseError,
+    PatchApplyError,
+    apply_file_patch,
+    parse_diff,
+    touched_lines,
+)
 
 
 def _test_name(name: str) -> bool:
@@ -84,22 +90,6 @@ class PatchScope:
             "changed": sorted(self.changed),
             "unanalysed": dict(sorted(self.unanalysed.items())),
         }
-
-
-def _touched_lines(fp: FilePatch) -> set[int]:
-    """Post-patch line numbers the patch adds, or next to which it removes lines."""
-    lines: set[int] = set()
-    for hunk in fp.hunks:
-        new = hunk.new_start
-        for tag, _body in hunk.lines:
-            if tag == 0x2B:  # '+'
-                lines.add(new)
-                new += 1
-            elif tag == 0x2D:  # '-': gone from the new file; mark both neighbours
-                lines.update((new - 1, new))
-            else:
-                new += 1
-    return lines
 
 
 def _start(node: ast.stmt) -> int:
@@ -204,7 +194,7 @@ def patch_scope(
             continue
         try:
             source = apply_file_patch(original, fp)
-            found, module_bases = changed_tests(path, source, _touched_lines(fp))
+            found, module_bases = changed_tests(path, source, touched_lines(fp))
         except (PatchApplyError, SyntaxError, ValueError) as exc:
             unanalysed[path] = f"{type(exc).__name__}: {exc}"[:300]
             continue

@@ -15,12 +15,17 @@ test patch leaves them:
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import Ecosystem
+from swe_forge.ecosystems.base import Ecosystem, JobRequest, Reader
 from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageRecord
+    from swe_forge.records import TaskManifest
 
 #: Perturbations of one site tried at calibration, while under the limit.
 SEEDS_PER_SITE = 2
@@ -189,3 +194,88 @@ def twin_edit(entry: dict[str, Any]) -> dict[str, Any]:
         "text": site["text"],
         "new": entry["literal"],
     }
+
+
+class HostCanaries:
+    """What the adapters whose decoys are written and whose capabilities are read on the host
+    (Go, Rust, Java, JS/TS) share: their run jobs (calibration copies or decoy twins, through
+    the adapter's own ``run_job``) and their manifest blocks. An adapter class lists it first
+    among its bases."""
+
+    scans_in_container = False
+    redraws_calibration = True
+
+    def grading_job(self, task: TaskManifest, request: JobRequest) -> dict[str, Any]:
+        """Calibration copies in one run, or one literal replaced in place per decoy twin."""
+        eco: Any = self
+        rng = random.SystemRandom()
+        if request.plan is None:
+            files: list[dict[str, str]] = []
+            mapping: dict[str, dict[str, Any]] = {}
+            if request.canary_limit > 0:
+                files, mapping = calibration_copies(
+                    eco,
+                    list(task.FAIL_TO_PASS),
+                    test_texts(task.test_patch, request.shown),
+                    limit=request.canary_limit,
+                    rng=rng,
+                    added=added_lines(task.test_patch),
+                )
+            job: dict[str, Any] = eco.run_job(
+                task,
+                request.test_patch_path,
+                timeout=request.timeout,
+                output_limit=request.output_limit,
+                files=files,
+                extra=mapping,
+                test_timeout=request.test_timeout,
+            )
+            return job
+        twins = [{} if t is None else {"edits": [twin_edit(t)]} for t in request.plan.twins]
+        job = eco.run_job(
+            task,
+            request.test_patch_path,
+            timeout=request.timeout,
+            output_limit=request.output_limit,
+            twins=twins,
+            test_timeout=request.test_timeout,
+        )
+        return job
+
+    def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
+        """No project is refused for what it is."""
+        return None
+
+    def manifest_blocks(
+        self,
+        manifest: TaskManifest,
+        rec: ImageRecord,
+        read: Reader | None,
+        paths: Callable[[], list[str]],
+    ) -> None:
+        """The toolchain and module, the environment, and the capabilities the base code and
+        the gold patch use (read here, on the host)."""
+        eco: Any = self
+        recipe = dict(rec.recipe)
+        manifest.image["ecosystem"] = eco.name
+        manifest.image["toolchain"] = recipe.get("toolchain", "")
+        manifest.image["toolchain_source"] = recipe.get("toolchain_source", "")
+        manifest.harness["module"] = rec.project_name or ""
+        # What the adapter's verifier run needs besides (Rust: the test targets' layout).
+        extra = recipe.get("harness")
+        if isinstance(extra, dict):
+            manifest.harness.update(extra)
+        env = dict(manifest.environment or {})
+        env_vars = recipe.get("env")
+        if isinstance(env_vars, dict):
+            env["env"] = dict(sorted(env_vars.items()))
+        manifest.environment = env
+        base: list[str] = []
+        if read is not None:
+            base = eco.base_capabilities(paths(), read)
+        manifest.audit["capabilities"] = {
+            "scope": "patch",
+            "base": base,
+            # The gold patch's files compared with their base (what they newly use).
+            "gold": eco.capabilities(manifest.patch, read),
+        }
