@@ -59,7 +59,7 @@ from swe_forge.commands.verify import read_tasks, run_verify
 from swe_forge.config import Config, load_config
 from swe_forge.engine import Engine
 from swe_forge.example import create_example
-from swe_forge.example.polyglot import create_language_example
+from swe_forge.example.catalog import create_language_example
 from swe_forge.mining.miner import MineOptions
 from swe_forge.progress import NullReporter
 from swe_forge.records import TaskManifest

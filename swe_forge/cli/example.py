@@ -29,13 +29,9 @@ def example_create(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Write the example project as a git repository of merged PRs (same SHAs every time)."""
-    from swe_forge.example import create_example
-    from swe_forge.example.polyglot import create_language_example
+    from swe_forge.example.catalog import create_language_example
 
-    if language == "python":
-        info = create_example(directory, force=force)
-    else:
-        info = create_language_example(language, directory, force=force)
+    info = create_language_example(language, directory, force=force)
     if as_json:
         data = {"repo": info.repo, "path": str(info.path), "prs": info.num_prs}
         print(json.dumps({**data, "head": info.head_sha}, indent=2, sort_keys=True))

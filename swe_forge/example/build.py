@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from swe_forge.example.history import (
-    HISTORY,
+from swe_forge.example.history import HISTORY
+from swe_forge.example.skeleton import initial_files
+from swe_forge.example.steps import (
     MAINTAINER,
     NAME,
     OWNER,
@@ -24,7 +25,6 @@ from swe_forge.example.history import (
     Replace,
     Write,
 )
-from swe_forge.example.skeleton import initial_files
 from swe_forge.git.writer import GITHUB_IDENTITY, RepoWriter
 
 #: ``owner/name`` of the example repository (from its ``origin`` remote).

@@ -8,12 +8,10 @@ change (not a candidate). ``EXPECTED_GO`` records what the pipeline must conclud
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from swe_forge.example.build import ExampleInfo
 from swe_forge.example.skeleton import data_text
 from swe_forge.git.writer import GITHUB_IDENTITY, Identity, RepoWriter
 
@@ -289,48 +287,3 @@ def create_go_example(dest: Path) -> str:
         maintainer=_MAINTAINER,
         contributor=_CONTRIBUTOR,
     )
-
-
-#: The example of each ecosystem besides Python: language -> (owner/name, builder, PR count).
-def _js(dest: Path) -> str:
-    from swe_forge.example.js_example import create_js_example
-
-    return create_js_example(dest)
-
-
-def _rust(dest: Path) -> str:
-    from swe_forge.example.rust_example import create_rust_example
-
-    return create_rust_example(dest)
-
-
-def _java(dest: Path) -> str:
-    from swe_forge.example.java_example import create_java_example
-
-    return create_java_example(dest)
-
-
-LANGUAGE_EXAMPLES: dict[str, tuple[str, Callable[[Path], str], int]] = {
-    "java": ("swe-forge/javakit", _java, 5),
-    "go": (GO_REPO, create_go_example, len(_PRS)),
-    "rust": ("swe-forge/rustkit", _rust, 5),
-    "js": ("swe-forge/jskit", _js, 5),
-}
-
-
-def create_language_example(language: str, dest: Path, *, force: bool = False) -> ExampleInfo:
-    """Create the example repository of ``language`` at ``dest`` (as ``create_example``
-    does for Python: ``dest`` new or empty, or emptied with ``force``)."""
-    from swe_forge.errors import UsageError
-    from swe_forge.example.build import _prepare_destination
-
-    if language not in LANGUAGE_EXAMPLES:
-        raise UsageError(
-            f"no example for {language!r}",
-            hint=f"one of python, {', '.join(sorted(LANGUAGE_EXAMPLES))}",
-        )
-    repo, build, prs = LANGUAGE_EXAMPLES[language]
-    dest = Path(dest)
-    _prepare_destination(dest, force)
-    head = build(dest)
-    return ExampleInfo(path=dest, repo=repo, head_sha=head, default_branch="main", num_prs=prs)

@@ -27,7 +27,8 @@ import pytest
 
 from swe_forge.errors import InputError
 from swe_forge.example import ExampleInfo, create_example, load_expectations
-from swe_forge.example.history import HISTORY, OWNER, DirectCommit, PullRequest, pull_requests
+from swe_forge.example.history import HISTORY, pull_requests
+from swe_forge.example.steps import OWNER, DirectCommit, PullRequest
 
 # The after-licence PRs are otherwise good fixes; these are the tests they turn green.
 AFTER_LICENSE_F2P = {

@@ -467,7 +467,7 @@ def _go_test(tree: Path, run: str) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("go") is None, reason="no go command")
 def test_go_copies_and_twins_of_the_example(tmp_path: Path) -> None:
-    from swe_forge.example.polyglot import create_language_example
+    from swe_forge.example.catalog import create_language_example
 
     tree = tmp_path / "gokit"
     create_language_example("go", tree)

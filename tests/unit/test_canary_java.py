@@ -437,7 +437,7 @@ def _run_java(tree: Path, cls: str, methods: list[str]) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("javac") is None, reason="no javac")
 def test_javac_copies_and_twins_of_the_example(tmp_path: Path) -> None:
-    from swe_forge.example.polyglot import create_language_example
+    from swe_forge.example.catalog import create_language_example
 
     tree = tmp_path / "javakit"
     create_language_example("java", tree)

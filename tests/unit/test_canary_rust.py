@@ -307,7 +307,7 @@ def _cargo_test(tree: Path, target: str) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo")
 def test_cargo_copies_and_twins_of_the_example(tmp_path: Path) -> None:
-    from swe_forge.example.polyglot import create_language_example
+    from swe_forge.example.catalog import create_language_example
 
     tree = tmp_path / "rustkit"
     create_language_example("rust", tree)
