@@ -40,27 +40,19 @@ directories (``<module>/target/surefire-reports``).
   translated first, names and expression types resolved, strings folded
   (:mod:`swe_forge.ecosystems.java.scan`).
 
-Modules: ``toolchain`` (JDK and Maven by date, the POM's and CI's asks), ``runner`` (Surefire
-and its reports), ``scope`` (the tests a patch touches), ``canary`` (the decoys), ``scan``
+Modules: ``toolchain`` (JDK and Maven by date, the POM's and CI's asks), ``deps`` (resolution
+on the host, the local repository), ``image`` (the images), ``runner`` (Surefire and its
+reports), ``scope`` (the tests a patch touches), ``canary`` (the decoys), ``scan``
 (capabilities on the syntax tree); this module is the adapter that puts them together
-(resolution on the host, images, judge's files, verification jobs).
+(judge's files, verification jobs).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import posixpath
 import random
 import re
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems import syntax
@@ -68,9 +60,7 @@ from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    digest_text,
     file_lines,
-    git_apply,
     parse_patch,
     patched_test_files,
     paths_beyond_gold,
@@ -84,20 +74,16 @@ from swe_forge.ecosystems.base import (
 from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.java.scan import scan, unicode_escapes
-from swe_forge.engine import LABEL_PREFIX
-from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
     from swe_forge.diffs import FilePatch
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
+from swe_forge.ecosystems.java.deps import probe_source as probe_source
+from swe_forge.ecosystems.java.image import build_images
 from swe_forge.ecosystems.java.runner import (
     JAVA_ENV_RUN,
-    M2,
-    MVN_OPTIONS,
-    SUREFIRE,
-    SUREFIRE_GOAL,
     SurefireRunner,
     class_of,
     module_of,
@@ -111,44 +97,13 @@ from swe_forge.ecosystems.java.scope import (
     _is_helper,
     method_base,
 )
-from swe_forge.ecosystems.java.toolchain import (
-    choose_jdk,
-    choose_maven,
-    ci_files,
-    ci_java_versions,
-    fetch_maven,
-    host_java_home,
-    image_jdk_on_host,
-    java_home,
-    jdk_package,
-    pom_info,
-)
 
-MAVEN_HOME = "/opt/maven"
-
-
-JAVA_PATH_ENV = f"{MAVEN_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-ENV_DOCKERFILE = """\
-FROM {base}
-COPY maven {maven_home}
-COPY m2 {m2}
-RUN chmod -R a+rX {maven_home} {m2}
-ENV PATH={path} {env}
-"""
-
-
-#: The instance's build step: the base tree compiles offline (a missing artifact fails the
-#: image build, not a test); its outputs go (/testbed is made anew at every start).
-INSTALL = (
-    "cd /testbed && HOME=/root mvn {opts} -q test-compile -DskipTests "
-    "&& rm -rf /testbed/target /testbed/*/target && chmod -R a+rX {m2}"
-)
-
-
-_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
-
+# Re-exported: the toolchain's choices, asked of the adapter's package.
+from swe_forge.ecosystems.java.toolchain import choose_jdk as choose_jdk
+from swe_forge.ecosystems.java.toolchain import choose_maven as choose_maven
+from swe_forge.ecosystems.java.toolchain import ci_java_versions as ci_java_versions
+from swe_forge.ecosystems.java.toolchain import image_jdk_on_host as image_jdk_on_host
+from swe_forge.ecosystems.java.toolchain import pom_info as pom_info
 
 _TEST_NAME = re.compile(r"(^|/)(Test\w*|\w+Tests?|\w+TestCase)\.java$")
 
@@ -185,34 +140,6 @@ FRAMEWORK_DIRS = (
 _POM_FREE = re.compile(
     r"^\s*(<(name|description|url|inceptionYear)>.*</\2>|<!--.*-->|<!--.*|.*-->|)\s*$"
 )
-
-
-def _mvn(
-    maven: Path, jhome: str, args: list[str], *, cwd: Path, repo: Path, timeout: float = 1800
-) -> str:
-    env = {
-        "PATH": f"{jhome}/bin:" + os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"),
-        "JAVA_HOME": jhome,
-        "MAVEN_OPTS": "-Xmx1g",
-        "LANG": "C.UTF-8",
-    }
-    argv = [
-        str(maven / "bin" / "mvn"),
-        "-B",
-        "-ntp",
-        f"-Dmaven.repo.local={repo}",
-        "-Dstyle.color=never",
-        *args,
-    ]
-    proc = subprocess.run(
-        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[ERROR]")]
-        tail = "\n".join((lines or proc.stdout.splitlines())[:15])
-        raise BuildError(f"mvn {' '.join(args[:3])} failed:\n{tail}")
-    return proc.stdout
 
 
 class JavaEcosystem(HostCanaries):
@@ -394,156 +321,9 @@ class JavaEcosystem(HostCanaries):
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
-        """JDK, Maven, local repository, env and instance images (failures in the record)."""
-        from swe_forge.ecosystems.image import ecosystem_base
-        from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
-
-        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
-        stage = "recipe"
-        try:
-            repo = builder._repo(candidate)
-            commit = repo.commit(candidate.base_commit)
-            got = repo.blob_at(candidate.base_commit, "pom.xml")
-            if got is None:
-                raise BuildError("no pom.xml at the base commit")
-            info = pom_info(got[1].decode("utf-8", "replace"))
-            module = f"{info['group']}:{info['artifact']}".strip(":")
-            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-            ci = ci_java_versions(ci_files(repo, candidate.base_commit))
-            jdk, distro = choose_jdk(date, info["release"], ci)
-            maven_version, maven_sha = choose_maven(date)
-            env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
-            rec.project_name = module
-            rec.recipe = {
-                "ecosystem": "java",
-                "module": module,
-                "java_release": info["release"],
-                "ci_java": ci,
-                "toolchain": f"openjdk-{jdk}+maven-{maven_version}+surefire-{SUREFIRE}",
-                "toolchain_source": f"debian {distro} {jdk_package(jdk)}; Maven Central "
-                f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 {maven_sha[:16]}...)",
-                "base_date": date,
-                "env": {**env, "MAVEN_OPTS": JAVA_ENV_RUN["MAVEN_OPTS"]},
-            }
-            stage = "toolchain"
-            t = time.perf_counter()
-            maven = fetch_maven(maven_version, maven_sha, builder.cache)
-            rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
-            stage = "base"
-            plain = BaseRecipe.for_distro(distro)
-            from dataclasses import replace
-
-            base = ecosystem_base(
-                builder, rec, replace(plain, packages=(*plain.packages, jdk_package(jdk)))
-            )
-            stage = "resolve"
-            t = time.perf_counter()
-            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="java-") as tmp:
-                ctx = Path(tmp)
-                m2 = ctx / "m2"
-                m2.mkdir()
-                jhome = image_jdk_on_host(builder.engine, base.tag, jdk, builder.cache)
-                self._resolve(repo, candidate, maven, jhome or host_java_home(jdk), ctx, m2)
-                rec.lock_digest = digest_text(
-                    f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
-                )
-                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
-                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
-                stage = "env"
-                env_tag, env_id, env_s = self._env_image(
-                    builder, base.tag, maven, ctx, rec.lock_digest, env
-                )
-            record_env(rec, env_tag, env_id, env_s)
-            stage = "instance"
-            finish_instance(
-                rec,
-                builder,
-                repo,
-                candidate,
-                install_cmd=INSTALL.format(opts=" ".join(MVN_OPTIONS), m2=M2),
-                extra_labels={
-                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
-                    f"{LABEL_PREFIX}.ecosystem": "java",
-                    f"{LABEL_PREFIX}.toolchain": str(rec.recipe["toolchain"]),
-                },
-            )
-        except DockerError:
-            raise
-        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
-            failed(rec, stage, exc)
-        return rec
-
-    def _resolve(
-        self, repo: Any, candidate: Candidate, maven: Path, jhome: str, ctx: Path, m2: Path
-    ) -> None:
-        """Everything the build and Surefire need, for the tree with both patches (with a
-        probe test class of ours, so no test of the project runs here) and the base tree."""
-        from swe_forge.git.scrub import scrubbed_checkout
-
-        tree = ctx / "tree"
-        scrubbed_checkout(repo, candidate.base_commit, tree)
-        git_apply(tree, (candidate.test_patch, candidate.patch))
-        selection = "-Dtest=SweForgeNoSuchTest"
-        for path in self.test_files(candidate.test_patch):
-            probe = path.rsplit("/", 1)[0] + "/SweForgeProbeTest.java"
-            code = probe_source(tree / probe)
-            if code:
-                (tree / probe).write_text(code)
-                cls = class_of(probe)
-                selection = f"-Dtest={cls}"
-                break
-        _mvn(
-            maven,
-            jhome,
-            [
-                "-fae",
-                "test-compile",
-                SUREFIRE_GOAL,
-                selection,
-                "-Dsurefire.failIfNoSpecifiedTests=false",
-                "-DfailIfNoTests=false",
-                "-Dmaven.test.failure.ignore=true",
-            ],
-            cwd=tree,
-            repo=m2,
-        )
-        shutil.rmtree(tree)
-        scrubbed_checkout(repo, candidate.base_commit, tree)
-        _mvn(maven, jhome, ["test-compile", "-DskipTests"], cwd=tree, repo=m2)
-        shutil.rmtree(tree)
-        # Records of failed downloads are not needed offline (and would differ run to run).
-        for stale in list(m2.rglob("*.lastUpdated")):
-            stale.unlink()
-
-    def _env_image(
-        self,
-        builder: ImageBuilder,
-        base_tag: str,
-        maven: Path,
-        ctx: Path,
-        lock: str,
-        env: dict[str, str],
-    ) -> tuple[str, str, float]:
-        from swe_forge.ecosystems.image import build_ecosystem_env
-
-        env_line = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
-        dockerfile = ENV_DOCKERFILE.format(
-            base=base_tag, maven_home=MAVEN_HOME, m2=M2, path=JAVA_PATH_ENV, env=env_line
-        )
-        return build_ecosystem_env(
-            builder,
-            "java",
-            base_tag=base_tag,
-            dockerfile=dockerfile,
-            lock=lock,
-            ctx=ctx,
-            copies={"maven": maven},
-            dockerignore="tree\n",
-        )
-
-
-_BOOKKEEPING = ("_remote.repositories", "resolver-status.properties")
+        """JDK, Maven, local repository, env and instance images (failures in the record):
+        :func:`swe_forge.ecosystems.java.image.build_images`."""
+        return build_images(builder, candidate, self.test_files)
 
 
 def preload_entries(test_patch: str, is_test: Any) -> list[dict[str, Any]]:
@@ -565,43 +345,6 @@ def preload_entries(test_patch: str, is_test: Any) -> list[dict[str, Any]]:
             }
         )
     return entries
-
-
-def _tree_digest(root: Path) -> str:
-    """sha256 over the paths and contents of a local repository's artifacts (not the
-    resolver's bookkeeping, which records times)."""
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.name in (
-            "_remote.repositories",
-            "resolver-status.properties",
-        ):
-            continue
-        if path.name.startswith("maven-metadata") or path.name.endswith(".lastUpdated"):
-            continue
-        h.update(str(path.relative_to(root)).encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
-
-
-def probe_source(path: Path) -> str:
-    """A passing test class ``path`` in the package and framework (JUnit 4 or 5) of a test
-    class beside it ("" when none is found)."""
-    for entry in sorted(path.parent.glob("*.java")):
-        source = entry.read_text("utf-8", "replace")
-        if "org.junit.jupiter" in source:
-            imports, decl = "import org.junit.jupiter.api.Test;\n", "class"
-        elif "org.junit.Test" in source or "org.junit.*" in source:
-            imports, decl = "import org.junit.Test;\n", "public class"
-        else:
-            continue
-        m = _PACKAGE.search(source)
-        head = f"package {m.group(1)};\n\n" if m else ""
-        vis = "public " if decl.startswith("public") else ""
-        return (
-            f"{head}{imports}\n{decl} {path.stem} {{\n    @Test\n    {vis}void probe() {{}}\n}}\n"
-        )
-    return ""
 
 
 def _source_rel(path: str) -> str:

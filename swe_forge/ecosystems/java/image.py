@@ -1,0 +1,175 @@
+"""Java's images: the env image's Dockerfile (Maven at ``/opt/maven``, the local repository
+at ``/opt/m2``), the instance's offline build step, and the build of the JDK base, env and
+instance images for a candidate (toolchain by date, resolution on the host, then the
+images).
+
+The resolution itself is :mod:`swe_forge.ecosystems.java.deps`; the JDK and Maven chosen
+are :mod:`swe_forge.ecosystems.java.toolchain`'s. Kept apart from the adapter, whose
+``build`` calls :func:`build_images`, because image assembly is a concern of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swe_forge.ecosystems.base import digest_text
+from swe_forge.ecosystems.java.deps import _tree_digest, resolve
+from swe_forge.ecosystems.java.runner import JAVA_ENV_RUN, M2, MVN_OPTIONS, SUREFIRE
+from swe_forge.ecosystems.java.toolchain import (
+    choose_jdk,
+    choose_maven,
+    ci_files,
+    ci_java_versions,
+    fetch_maven,
+    host_java_home,
+    image_jdk_on_host,
+    java_home,
+    jdk_package,
+    pom_info,
+)
+from swe_forge.engine import LABEL_PREFIX
+from swe_forge.errors import BuildError, DockerError, SweForgeError
+
+if TYPE_CHECKING:
+    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.records import Candidate
+
+MAVEN_HOME = "/opt/maven"
+
+
+JAVA_PATH_ENV = f"{MAVEN_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+ENV_DOCKERFILE = """\
+FROM {base}
+COPY maven {maven_home}
+COPY m2 {m2}
+RUN chmod -R a+rX {maven_home} {m2}
+ENV PATH={path} {env}
+"""
+
+
+#: The instance's build step: the base tree compiles offline (a missing artifact fails the
+#: image build, not a test); its outputs go (/testbed is made anew at every start).
+INSTALL = (
+    "cd /testbed && HOME=/root mvn {opts} -q test-compile -DskipTests "
+    "&& rm -rf /testbed/target /testbed/*/target && chmod -R a+rX {m2}"
+)
+
+
+def build_images(
+    builder: ImageBuilder, candidate: Candidate, test_files: Callable[[str], list[str]]
+) -> ImageRecord:
+    """JDK, Maven, local repository, env and instance images (failures in the record).
+    ``test_files``: the adapter's test files of a test patch (see
+    :func:`swe_forge.ecosystems.java.deps.resolve`)."""
+    from swe_forge.ecosystems.image import ecosystem_base
+    from swe_forge.images.base import BaseRecipe
+    from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
+
+    rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
+    stage = "recipe"
+    try:
+        repo = builder._repo(candidate)
+        commit = repo.commit(candidate.base_commit)
+        got = repo.blob_at(candidate.base_commit, "pom.xml")
+        if got is None:
+            raise BuildError("no pom.xml at the base commit")
+        info = pom_info(got[1].decode("utf-8", "replace"))
+        module = f"{info['group']}:{info['artifact']}".strip(":")
+        date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
+        ci = ci_java_versions(ci_files(repo, candidate.base_commit))
+        jdk, distro = choose_jdk(date, info["release"], ci)
+        maven_version, maven_sha = choose_maven(date)
+        env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
+        rec.project_name = module
+        rec.recipe = {
+            "ecosystem": "java",
+            "module": module,
+            "java_release": info["release"],
+            "ci_java": ci,
+            "toolchain": f"openjdk-{jdk}+maven-{maven_version}+surefire-{SUREFIRE}",
+            "toolchain_source": f"debian {distro} {jdk_package(jdk)}; Maven Central "
+            f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 {maven_sha[:16]}...)",
+            "base_date": date,
+            "env": {**env, "MAVEN_OPTS": JAVA_ENV_RUN["MAVEN_OPTS"]},
+        }
+        stage = "toolchain"
+        t = time.perf_counter()
+        maven = fetch_maven(maven_version, maven_sha, builder.cache)
+        rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
+        stage = "base"
+        plain = BaseRecipe.for_distro(distro)
+        from dataclasses import replace
+
+        base = ecosystem_base(
+            builder, rec, replace(plain, packages=(*plain.packages, jdk_package(jdk)))
+        )
+        stage = "resolve"
+        t = time.perf_counter()
+        with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="java-") as tmp:
+            ctx = Path(tmp)
+            m2 = ctx / "m2"
+            m2.mkdir()
+            jhome = image_jdk_on_host(builder.engine, base.tag, jdk, builder.cache)
+            resolve(repo, candidate, maven, jhome or host_java_home(jdk), ctx, m2, test_files)
+            rec.lock_digest = digest_text(
+                f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
+            )
+            rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
+            rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
+            stage = "env"
+            env_tag, env_id, env_s = env_image(builder, base.tag, maven, ctx, rec.lock_digest, env)
+        record_env(rec, env_tag, env_id, env_s)
+        stage = "instance"
+        finish_instance(
+            rec,
+            builder,
+            repo,
+            candidate,
+            install_cmd=INSTALL.format(opts=" ".join(MVN_OPTIONS), m2=M2),
+            extra_labels={
+                f"{LABEL_PREFIX}.lock": rec.lock_digest,
+                f"{LABEL_PREFIX}.ecosystem": "java",
+                f"{LABEL_PREFIX}.toolchain": str(rec.recipe["toolchain"]),
+            },
+        )
+    except DockerError:
+        raise
+    except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
+        failed(rec, stage, exc)
+    return rec
+
+
+def env_image(
+    builder: ImageBuilder,
+    base_tag: str,
+    maven: Path,
+    ctx: Path,
+    lock: str,
+    env: dict[str, str],
+) -> tuple[str, str, float]:
+    """The env image: the ecosystem's base with Maven and the local repository."""
+    from swe_forge.ecosystems.image import build_ecosystem_env
+
+    env_line = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
+    dockerfile = ENV_DOCKERFILE.format(
+        base=base_tag, maven_home=MAVEN_HOME, m2=M2, path=JAVA_PATH_ENV, env=env_line
+    )
+    return build_ecosystem_env(
+        builder,
+        "java",
+        base_tag=base_tag,
+        dockerfile=dockerfile,
+        lock=lock,
+        ctx=ctx,
+        copies={"maven": maven},
+        dockerignore="tree\n",
+    )
