@@ -24,31 +24,25 @@
   unless the base code or the gold patch already does: read on the syntax tree, aliases and
   folded strings resolved (:mod:`swe_forge.ecosystems.go.scan`).
 
-Modules: ``toolchain`` (the release by date, fetched; modules downloaded), ``runner`` (go test
-through test2json, the twins' builds and runs), ``scope`` (the tests a patch touches),
-``canary`` (the decoys), ``scan`` (capabilities on the syntax tree); this module is the adapter
-that puts them together (images, judge's files, verification jobs).
+Modules: ``toolchain`` (the release by date, fetched; modules downloaded), ``deps`` (the
+module cache of the base tree and of the patched one), ``image`` (the env and instance
+images), ``runner`` (go test through test2json, the twins' builds and runs), ``scope`` (the
+tests a patch touches), ``canary`` (the decoys), ``scan`` (capabilities on the syntax tree);
+this module is the adapter that puts them together (judge's files, verification jobs, and
+the images ``image`` builds).
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    digest_text,
     file_lines,
     line_violations,
     parse_patch,
@@ -62,21 +56,16 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
+from swe_forge.ecosystems.go.image import build_images
 from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
 from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
-from swe_forge.engine import LABEL_PREFIX
-from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
     from swe_forge.records import Candidate, TaskManifest
 
 from swe_forge.ecosystems.go.runner import (
-    BUILD_CACHE,
     GO_ENV,
-    GO_PATH_ENV,
-    GOROOT,
-    MODCACHE,
     TWIN_BIN,
     TWIN_BUILD,
     GoRunner,
@@ -87,30 +76,8 @@ from swe_forge.ecosystems.go.scope import (
     GoScope,
     package_dir,
 )
-from swe_forge.ecosystems.go.toolchain import (
-    choose_toolchain,
-    download_modules,
-    fetch_toolchain,
-    go_mod_info,
-)
-
-ENV_DOCKERFILE = """\
-FROM {base}
-COPY go {goroot}
-COPY modcache {modcache}
-ENV PATH={path} {env}
-"""
-
-
-#: The instance's build step: every module the tests need must be in the cache (a missing
-#: one fails the build here, not a test later), and the build cache is warmed so that a test
-#: run compiles only what a patch changes.
-INSTALL = (
-    "export GOCACHE={cache} HOME=/root && cd /testbed && go list -deps -test ./... >/dev/null "
-    "&& {{ go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true; }} "
-    "&& chmod -R a+rX {cache}"
-)
-
+from swe_forge.ecosystems.go.toolchain import choose_toolchain as choose_toolchain
+from swe_forge.ecosystems.go.toolchain import go_mod_info as go_mod_info
 
 _PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 
@@ -331,147 +298,9 @@ class GoEcosystem(HostCanaries):
 
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
-        """Toolchain, module cache, env and instance images (failures come back in the record)."""
-        from swe_forge.ecosystems.image import ecosystem_base
-        from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
-
-        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
-        stage = "recipe"
-        try:
-            repo = builder._repo(candidate)
-            commit = repo.commit(candidate.base_commit)
-            got = repo.blob_at(candidate.base_commit, "go.mod")
-            if got is None:
-                raise BuildError(
-                    "no go.mod at the base commit: a Go project from before modules "
-                    "(GOPATH mode) is not supported",
-                    hint="its dependencies are not pinned anywhere in the repository",
-                )
-            info = go_mod_info(got[1].decode("utf-8", "replace"))
-            module = info.get("module", "")
-            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-            version = choose_toolchain(date, info.get("go", ""), info.get("toolchain", ""))
-            rec.project_name = module
-            rec.recipe = {
-                "ecosystem": "go",
-                "module": module,
-                "go_directive": info.get("go", ""),
-                "toolchain": f"go{version}",
-                "toolchain_source": f"golang.org/toolchain@v0.0.1-go{version}.linux-amd64",
-                "base_date": date,
-                "env": dict(GO_ENV),
-            }
-            stage = "toolchain"
-            t = time.perf_counter()
-            goroot = fetch_toolchain(version, builder.cache)
-            rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
-            stage = "base"
-            base = ecosystem_base(builder, rec, BaseRecipe.for_distro("bookworm"))
-            stage = "resolve"
-            t = time.perf_counter()
-            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="go-") as tmp:
-                ctx = Path(tmp)
-                modcache = ctx / "modcache"
-                modcache.mkdir()
-                sums = self._download(repo, candidate, goroot, ctx, modcache)
-                rec.lock_digest = digest_text(f"go{version}", *sums)
-                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
-                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
-                stage = "env"
-                env_tag, env_id, env_s = self._env_image(
-                    builder, base.tag, goroot, modcache, ctx, rec.lock_digest
-                )
-                _make_writable(modcache)
-            record_env(rec, env_tag, env_id, env_s)
-            stage = "instance"
-            finish_instance(
-                rec,
-                builder,
-                repo,
-                candidate,
-                install_cmd=INSTALL.format(cache=BUILD_CACHE),
-                extra_labels={
-                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
-                    f"{LABEL_PREFIX}.ecosystem": "go",
-                    f"{LABEL_PREFIX}.toolchain": f"go{version}",
-                },
-            )
-        except DockerError:
-            raise
-        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
-            failed(rec, stage, exc)
-        return rec
-
-    def _download(
-        self, repo: Any, candidate: Candidate, goroot: Path, ctx: Path, modcache: Path
-    ) -> list[str]:
-        """Modules of the base tree and of the tree with both patches; returns the go.sum
-        texts (the lock)."""
-        from swe_forge.git.scrub import scrubbed_checkout
-
-        sums: list[str] = []
-        tree = ctx / "tree"
-        scrubbed_checkout(repo, candidate.base_commit, tree)
-        go_bin = goroot / "bin" / "go"
-        download_modules(go_bin, tree, modcache)
-        sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
-        for patch in (candidate.patch, candidate.test_patch):
-            apply_to_tree(tree, patch)
-        if "go.mod" in touched_paths(candidate.patch) or "go.sum" in touched_paths(candidate.patch):
-            download_modules(go_bin, tree, modcache)
-        sums.append((tree / "go.sum").read_text() if (tree / "go.sum").exists() else "")
-        shutil.rmtree(tree)
-        # The cache's own lock files and VCS checkouts are not needed offline.
-        shutil.rmtree(modcache / "cache" / "vcs", ignore_errors=True)
-        return sums
-
-    def _env_image(
-        self,
-        builder: ImageBuilder,
-        base_tag: str,
-        goroot: Path,
-        modcache: Path,
-        ctx: Path,
-        lock: str,
-    ) -> tuple[str, str, float]:
-        from swe_forge.ecosystems.image import build_ecosystem_env
-
-        env_line = " ".join(f"{k}={v}" for k, v in sorted(GO_ENV.items()))
-        dockerfile = ENV_DOCKERFILE.format(
-            base=base_tag, goroot=GOROOT, modcache=MODCACHE, path=GO_PATH_ENV, env=env_line
-        )
-        # Module cache files are read-only (0444) on the host; the image only reads them.
-        return build_ecosystem_env(
-            builder,
-            "go",
-            base_tag=base_tag,
-            dockerfile=dockerfile,
-            lock=lock,
-            ctx=ctx,
-            copies={"go": goroot},
-            dockerignore="tree\n",
-        )
-
-
-def apply_to_tree(tree: Path, patch: str) -> None:
-    """Apply a unified diff to a checked-out tree with the strict applier (no fuzz)."""
-    from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
-
-    try:
-        parsed = parse_diff(patch)
-        for fp in parsed:
-            old = tree / fp.old_path if fp.old_path else None
-            data = old.read_bytes() if old is not None and old.is_file() else b""
-            out = apply_file_patch(data, fp)
-            if old is not None and fp.new_path != fp.old_path:
-                old.unlink(missing_ok=True)
-            if fp.new_path:
-                target = tree / fp.new_path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(out)
-    except (DiffParseError, PatchApplyError, OSError) as exc:
-        raise BuildError(f"the patches do not apply to the base tree: {exc}") from exc
+        """Toolchain, module cache, env and instance images (failures come back in the record;
+        :func:`swe_forge.ecosystems.go.image.build_images`)."""
+        return build_images(builder, candidate)
 
 
 _DECL = re.compile(r"^(func|var|const|type)\b\s*(?:\([^)]*\)\s*)?(\w*)")
@@ -494,13 +323,6 @@ def _top_level_blocks(text: str) -> list[tuple[int, int, str, bool]]:
             end -= 1  # blank lines between declarations belong to neither
         out.append((i, end, name, is_test))
     return out
-
-
-def _make_writable(root: Path) -> None:
-    """Give back write permission to a module cache (read-only by design) so it can go."""
-    for path in [root, *root.rglob("*")]:
-        if path.is_dir() and not path.is_symlink():
-            path.chmod(0o755)
 
 
 def _mod_directives(patch: str) -> set[tuple[str, str]]:

@@ -40,35 +40,26 @@
   on the token stream of the syntax tree, macros and ``cfg_attr`` included, ``use`` aliases
   resolved and strings folded (:mod:`swe_forge.ecosystems.rust.scan`).
 
-Modules: ``toolchain`` (the release by date, fetched and merged), ``runner`` (cargo test, its
-scripts and the tree's test targets), ``scope`` (the tests a patch touches), ``canary`` (the
-decoys), ``scan`` (capabilities on the syntax tree); this module is the adapter that puts them
-together (images, judge's files, verification jobs).
+Modules: ``toolchain`` (the release by date, fetched and merged), ``deps`` (the crates
+vendored on the host, the lock generated when none is committed), ``image`` (the env and
+instance images), ``runner`` (cargo test, its scripts and the tree's test targets), ``scope``
+(the tests a patch touches), ``canary`` (the decoys), ``scan`` (capabilities on the syntax
+tree); this module is the adapter that puts them together (judge's files, verification jobs,
+and the images ``image`` builds).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
-import shlex
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
     Reader,
-    digest_text,
     file_lines,
-    git_apply,
     line_violations,
     parse_patch,
     patched_test_files,
@@ -81,10 +72,14 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
+from swe_forge.ecosystems.rust.deps import _world_readable as _world_readable
+from swe_forge.ecosystems.rust.image import CARGO_CONFIG as CARGO_CONFIG
+from swe_forge.ecosystems.rust.image import ENV_DOCKERFILE as ENV_DOCKERFILE
+from swe_forge.ecosystems.rust.image import INSTALL as INSTALL
+from swe_forge.ecosystems.rust.image import _feature_builds as _feature_builds
+from swe_forge.ecosystems.rust.image import build_images
 from swe_forge.ecosystems.rust.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.rust.scan import scan
-from swe_forge.engine import LABEL_PREFIX
-from swe_forge.errors import BuildError, DockerError, SweForgeError
 
 if TYPE_CHECKING:
     from swe_forge.images.build import ImageBuilder, ImageRecord
@@ -92,14 +87,8 @@ if TYPE_CHECKING:
 
 from swe_forge.ecosystems.rust.runner import (
     _TEST_FN,
-    BUILD_ENV,
-    CARGO_DIR,
     RUN_ENV,
     RUN_TARGET,
-    RUST_ENV,
-    RUST_PATH_ENV,
-    RUST_ROOT,
-    TARGET_DIR,
     TWIN_BIN,
     TWIN_BUILD,
     RustRunner,
@@ -107,71 +96,17 @@ from swe_forge.ecosystems.rust.runner import (
     _target,
     _twin_build_script,
     _twin_run_script,
-    scan_targets,
     target_file,
 )
+from swe_forge.ecosystems.rust.runner import scan_targets as scan_targets
 from swe_forge.ecosystems.rust.scope import (
     RustScope,
     _enclosing_fns,
 )
-from swe_forge.ecosystems.rust.toolchain import (
-    COMPONENTS,
-    DIST,
-    _cargo_run,
-    _vkey,
-    cargo_info,
-    choose_toolchain,
-    fetch_toolchain,
-    host_cargo,
-    lock_argv,
-    toolchain_pin,
-)
-
-CARGO_CONFIG = """\
-[source.crates-io]
-replace-with = "vendored-sources"
-
-[source.vendored-sources]
-directory = "{vendor}"
-
-[net]
-offline = true
-
-# Lints warn, never fail the build: code from before a lint existed, built with a newer
-# toolchain than its own, often says #![deny(warnings)] (http 0.1 in 2017). Arrays merge
-# with a project's own build.rustflags.
-[build]
-rustflags = ["--cap-lints", "warn"]
-"""
-
-
-ENV_DOCKERFILE = """\
-# vendored crates made world-readable on the host; cargo config {config}
-FROM {base}
-COPY rust {root}
-COPY cargo {cargo}
-ENV PATH={path} CARGO_HOME={cargo} {env}
-"""
-
-
-#: The instance's build step: every crate must resolve from the vendored sources (a missing
-#: one fails the build here, not a test later); then the integration tests are compiled.
-INSTALL = (
-    "export CARGO_HOME={cargo} CARGO_TARGET_DIR={target} HOME=/root "
-    + " ".join(f"{k}={v}" for k, v in sorted(BUILD_ENV.items()))
-    + " && cd /testbed "
-    "&& {{ [ -f Cargo.lock ] || cp {cargo}/Cargo.lock Cargo.lock; }} "
-    "&& cargo metadata --offline --format-version 1 >/dev/null "
-    "&& {{ cargo test --offline --workspace --no-run --tests >/dev/null 2>&1 || true; }} "
-    "{features}&& mkdir -p {target} && chmod -R a+rX {target}"
-)
-
-
-#: The same for the test targets that ``[[test]]`` entries give ``required-features``.
-INSTALL_FEATURES = (
-    "&& {{ cargo test --offline --no-run --tests --features {features} >/dev/null 2>&1 || true; }} "
-)
-
+from swe_forge.ecosystems.rust.toolchain import cargo_info as cargo_info
+from swe_forge.ecosystems.rust.toolchain import choose_toolchain as choose_toolchain
+from swe_forge.ecosystems.rust.toolchain import lock_argv as lock_argv
+from swe_forge.ecosystems.rust.toolchain import toolchain_pin as toolchain_pin
 
 #: Cargo.toml sections and keys that decide what is built and how tests run.
 _CONFIG_SECTION = re.compile(
@@ -394,230 +329,8 @@ class RustEcosystem(HostCanaries):
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Toolchain, vendored crates, env and instance images (failures come back in the
-        record)."""
-        from swe_forge.ecosystems.image import ecosystem_base
-        from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
-
-        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
-        stage = "recipe"
-        try:
-            repo = builder._repo(candidate)
-            commit = repo.commit(candidate.base_commit)
-            got = repo.blob_at(candidate.base_commit, "Cargo.toml")
-            if got is None:
-                raise BuildError("no Cargo.toml at the base commit")
-            info = cargo_info(got[1].decode("utf-8", "replace"))
-            pin = ""
-            for name in ("rust-toolchain.toml", "rust-toolchain"):
-                found = repo.blob_at(candidate.base_commit, name)
-                if found is not None:
-                    pin = toolchain_pin(found[1].decode("utf-8", "replace"))
-                    break
-            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-            version = choose_toolchain(date, info.get("rust-version", ""), pin)
-            rec.project_name = info.get("name", "")
-            rec.recipe = {
-                "ecosystem": "rust",
-                "crate": info.get("name", ""),
-                "rust_version": info.get("rust-version", ""),
-                "toolchain_file": pin,
-                "toolchain": f"rust-{version}",
-                "toolchain_source": f"{DIST}/channel-rust-{version}.toml: {', '.join(COMPONENTS)}",
-                "base_date": date,
-                "env": dict(RUST_ENV),
-            }
-            stage = "toolchain"
-            t = time.perf_counter()
-            prefix = fetch_toolchain(version, builder.cache)
-            rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
-            stage = "base"
-            base = ecosystem_base(builder, rec, BaseRecipe.for_distro("bookworm").build())
-            stage = "resolve"
-            t = time.perf_counter()
-            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="rust-") as tmp:
-                ctx = Path(tmp)
-                cargo_dir = ctx / "cargo"
-                cargo_dir.mkdir()
-                locks = self._vendor(repo, candidate, prefix, ctx, cargo_dir, rec.recipe)
-                (cargo_dir / "config.toml").write_text(
-                    CARGO_CONFIG.format(vendor=f"{CARGO_DIR}/vendor")
-                )
-                rec.lock_digest = digest_text(f"rust-{version}", *locks)
-                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
-                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
-                stage = "env"
-                env_tag, env_id, env_s = self._env_image(
-                    builder, base.tag, prefix, ctx, rec.lock_digest
-                )
-            record_env(rec, env_tag, env_id, env_s)
-            stage = "instance"
-            finish_instance(
-                rec,
-                builder,
-                repo,
-                candidate,
-                install_cmd=INSTALL.format(
-                    cargo=CARGO_DIR, target=TARGET_DIR, features=_feature_builds(rec.recipe)
-                ),
-                extra_labels={
-                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
-                    f"{LABEL_PREFIX}.ecosystem": "rust",
-                    f"{LABEL_PREFIX}.toolchain": f"rust-{version}",
-                },
-            )
-        except DockerError:
-            raise
-        except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
-            failed(rec, stage, exc)
-        return rec
-
-    def _vendor(
-        self,
-        repo: Any,
-        candidate: Candidate,
-        prefix: Path,
-        ctx: Path,
-        cargo_dir: Path,
-        recipe: dict[str, Any],
-    ) -> list[str]:
-        """Crates of the base tree and of the tree with both patches into
-        ``cargo_dir/vendor``; returns the lock texts. A lock generated here (none committed)
-        is kept as ``cargo_dir/Cargo.lock``."""
-        from swe_forge.git.scrub import scrubbed_checkout
-
-        base_tree, gold_tree = ctx / "base", ctx / "gold"
-        scrubbed_checkout(repo, candidate.base_commit, base_tree)
-        shutil.rmtree(base_tree / ".git", ignore_errors=True)
-        shutil.copytree(base_tree, gold_tree, symlinks=True)
-        git_apply(gold_tree, (candidate.patch, candidate.test_patch))
-        committed = (base_tree / "Cargo.lock").is_file()
-        recipe["lock"] = "committed" if committed else "generated on the host"
-        home = ctx / "cargo-home"
-        home.mkdir()
-        # The registry index and downloads are cached per machine, not per build.
-        host_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-        env = {"CARGO_HOME": str(host_home), "RUSTC": str(prefix / "bin" / "rustc")}
-        if not committed:
-            # No lock at the base: resolve once, as of the base commit (crates published
-            # after it are not seen: cargo's --publish-time, unstable, hence RUSTC_BOOTSTRAP),
-            # preferring crate versions whose rust-version the chosen toolchain meets
-            # (cargo's MSRV-aware fallback resolver, which reads the toolchain's version where
-            # the package sets none), and use the same lock for the tree with the patches.
-            when = datetime.fromtimestamp(repo.commit(candidate.base_commit).commit_time, UTC)
-            stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-            gen_env = {**env, "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback"}
-            manifest = str(base_tree / "Cargo.toml")
-            gen = _cargo_run(
-                lock_argv(host_cargo(), manifest, stamp),
-                cwd=ctx,
-                env={**gen_env, "RUSTC_BOOTSTRAP": "1"},
-            )
-            recipe["lock_resolver"] = (
-                f"host cargo, publish-time {stamp}, incompatible-rust-versions = fallback"
-            )
-            if gen.returncode != 0:
-                # A registry without publish times, or a dependency that needs a crate
-                # published later (a git or path dependency's): resolve without the date.
-                gen = _cargo_run(lock_argv(host_cargo(), manifest, ""), cwd=ctx, env=gen_env)
-                recipe["lock_resolver"] = "host cargo, incompatible-rust-versions = fallback"
-            if gen.returncode != 0:
-                tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
-                raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
-            lock = base_tree / "Cargo.lock"
-            if _vkey(prefix.name)[:2] < (1, 78):
-                # Lockfile v4 (the host's default) is read from cargo 1.78 on; v3 says the
-                # same for crates.io dependencies and is read from 1.53.
-                lock.write_text(
-                    re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1)
-                )
-            shutil.copy2(lock, gold_tree / "Cargo.lock")
-        argv_tail = [
-            "vendor",
-            "--versioned-dirs",
-            "--manifest-path",
-            str(base_tree / "Cargo.toml"),
-            "--sync",
-            str(gold_tree / "Cargo.toml"),
-            str(cargo_dir / "vendor"),
-        ]
-        used = f"rust-{prefix.name}"
-        done = _cargo_run([str(prefix / "bin" / "cargo"), *argv_tail], cwd=ctx, env=env)
-        if done.returncode != 0:
-            # An old cargo cannot read a newer lockfile format or index: the host's cargo
-            # downloads the same locked versions.
-            used = "host " + _cargo_run([host_cargo(), "--version"], cwd=ctx, env={}).stdout.strip()
-            done = _cargo_run([host_cargo(), *argv_tail], cwd=ctx, env=env)
-            if done.returncode != 0:
-                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
-                raise BuildError(f"cargo vendor failed:\n{tail}")
-        recipe["vendor_cargo"] = used
-        (cargo_dir / "vendor").mkdir(exist_ok=True)
-        # Crates keep their archives' modes, and some ship owner-only files (magenta 0.1.1's
-        # are 0640): the tests run as another user and cargo must read every vendored crate.
-        _world_readable(cargo_dir / "vendor")
-        # The test targets as cargo will see them with both patches applied (a [[test]]
-        # entry the gold patch adds, its required features, shared helper modules).
-        recipe["harness"] = {"layout": scan_targets(gold_tree)}
-        locks = [
-            (tree / "Cargo.lock").read_text() if (tree / "Cargo.lock").is_file() else ""
-            for tree in (base_tree, gold_tree)
-        ]
-        if not committed and (base_tree / "Cargo.lock").is_file():
-            shutil.copy2(base_tree / "Cargo.lock", cargo_dir / "Cargo.lock")
-        shutil.rmtree(base_tree)
-        shutil.rmtree(gold_tree)
-        return locks
-
-    def _env_image(
-        self, builder: ImageBuilder, base_tag: str, prefix: Path, ctx: Path, lock: str
-    ) -> tuple[str, str, float]:
-        from swe_forge.ecosystems.image import build_ecosystem_env
-
-        env_line = " ".join(f"{k}={v}" for k, v in sorted(RUST_ENV.items()))
-        dockerfile = ENV_DOCKERFILE.format(
-            base=base_tag,
-            root=RUST_ROOT,
-            cargo=CARGO_DIR,
-            path=RUST_PATH_ENV,
-            env=env_line,
-            # The config goes into the image with the vendored crates: a change to it is a
-            # new env image.
-            config=digest_text(CARGO_CONFIG)[:16],
-        )
-        return build_ecosystem_env(
-            builder,
-            "rust",
-            base_tag=base_tag,
-            dockerfile=dockerfile,
-            lock=lock,
-            ctx=ctx,
-            copies={"rust": prefix},
-            dockerignore="cargo-home\n",
-        )
-
-
-def _world_readable(root: Path) -> None:
-    """Everything below ``root`` readable (and directories searchable) by every user; the
-    owner's write and execute bits are kept, nobody else gets write."""
-    for path in [root, *root.rglob("*")]:
-        if path.is_symlink():
-            continue
-        mode = path.stat().st_mode & 0o7777
-        wanted = (mode | 0o555 if path.is_dir() else mode | 0o444) & ~0o022
-        if path.is_file() and mode & 0o100:
-            wanted |= 0o111
-        if wanted != mode:
-            path.chmod(wanted)
-
-
-def _feature_builds(recipe: dict[str, Any]) -> str:
-    """The instance's extra warm builds: one per set of required features of a test target."""
-    layout = (recipe.get("harness") or {}).get("layout") or {}
-    sets = sorted(
-        {",".join(t["features"]) for t in (layout.get("targets") or {}).values() if t["features"]}
-    )
-    return "".join(INSTALL_FEATURES.format(features=shlex.quote(f)) for f in sets)
+        record; :func:`swe_forge.ecosystems.rust.image.build_images`)."""
+        return build_images(builder, candidate)
 
 
 def _manifest_lines(patch: str) -> set[tuple[str, str]]:
