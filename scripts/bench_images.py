@@ -22,10 +22,11 @@ from pathlib import Path
 
 from swe_forge.commands.images import read_candidates
 from swe_forge.config import load_config, load_repo_overrides
+from swe_forge.ecosystems.python.deps import Lock, resolve, wheelhouse
+from swe_forge.ecosystems.python.image import recipe_of
 from swe_forge.engine import Engine
 from swe_forge.images.base import recipe_for_python
 from swe_forge.images.build import ImageBuilder
-from swe_forge.images.resolve import Lock, resolve, wheelhouse
 
 
 def main() -> None:
@@ -41,7 +42,7 @@ def main() -> None:
     try:
         locks: list[tuple[str, Lock, str]] = []
         for cand in read_candidates(args.candidates)[: args.limit]:
-            recipe, _installable = builder.recipe(cand)
+            recipe, _installable = recipe_of(builder, cand)
             glibc = recipe_for_python(recipe.python, builder.distros).glibc
             locks.append((cand.instance_id, resolve(recipe, glibc, cache=work / "resolved"), glibc))
         distinct = {lock.digest for _i, lock, _g in locks}

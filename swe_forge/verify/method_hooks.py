@@ -1,5 +1,5 @@
 """Comparison methods a Go, Java or Rust patch adds or changes: "a comparison that checks the
-answer" outside Python (Python's: :mod:`swe_forge.verify.comparison_hooks`).
+answer" outside Python (Python's: :mod:`swe_forge.ecosystems.python.comparison_hooks`).
 
 A test's verdict ends in a comparison, and in these languages a comparison of a project's
 value is the project's own code: JUnit's ``assertEquals(expected, actual)`` calls

@@ -52,6 +52,10 @@ from swe_forge.ecosystems.decoys import (
     natural_first,
     test_texts,
 )
+from swe_forge.ecosystems.python import comparison_hooks
+from swe_forge.ecosystems.python.pytest_settings import (
+    runner_settings_changes,
+)
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
 from swe_forge.gates.sandbox import (
@@ -67,16 +71,13 @@ from swe_forge.records import TaskManifest
 
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
-from swe_forge.verify import capabilities, comparison_hooks, method_hooks
+from swe_forge.verify import capabilities, method_hooks
 from swe_forge.verify.apart import Prepared, Spares, run_apart
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
     InfraError,
     judge,
     judge_twins,
-)
-from swe_forge.verify.pytest_settings import (
-    runner_settings_changes,
 )
 from swe_forge.verify.settings import (
     VALIDATED_DECOYS,

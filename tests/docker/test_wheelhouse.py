@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from swe_forge.config import load_config
+from swe_forge.ecosystems.python.deps import Lock, _build_sdists, _compile, _Filler, wheelhouse
+from swe_forge.ecosystems.python.deps_wheels import WheelStore
 from swe_forge.engine import Engine
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
-from swe_forge.images.resolve import Lock, _build_sdists, _compile, _Filler, wheelhouse
-from swe_forge.images.wheels import WheelStore
 
 GLIBC = "2.36"
 AS_OF = "2023-06-01T00:00:00Z"

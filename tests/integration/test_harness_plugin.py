@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.images.recipe import harness_pytest_floor
+from swe_forge.ecosystems.python.recipe_requirements import harness_pytest_floor
 
 PROJECT = {
     "tests/test_one.py": (
@@ -606,7 +606,7 @@ def test_failed_subtests_fail_their_test(
 
 
 # ------------------------------------------------------------ the recipe's pytest floor
-#: The release just before each floor of swe_forge.images.recipe.HARNESS_PYTEST_FLOOR.
+#: The release just before each floor of swe_forge.ecosystems.python.recipe_requirements.HARNESS_PYTEST_FLOOR.
 BELOW_FLOOR = {"6.2.4": "6.2.3", "5.4.0": "5.3.5"}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swe_forge.images.resolve import _compile
+from swe_forge.ecosystems.python.deps import _compile
 
 
 def _pins(text: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.verify.comparison_hooks import added_hooks, hooks, violations
+from swe_forge.ecosystems.python.comparison_hooks import added_hooks, hooks, violations
 
 BASE = """\
 class Version:

@@ -314,7 +314,7 @@ PYPROJECT = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["t
     ],
 )
 def test_runner_settings_changes(path: str, before: str | None, after: str, refused: bool) -> None:
-    from swe_forge.verify.pytest_settings import runner_settings_changes
+    from swe_forge.ecosystems.python.pytest_settings import runner_settings_changes
 
     found = runner_settings_changes({path: {"before": before, "after": after}})
     assert bool(found) is refused, found

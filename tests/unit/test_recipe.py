@@ -10,21 +10,23 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from swe_forge.config import RepoOverride
-from swe_forge.images.base import pythons_available
-from swe_forge.images.poetry import dependency_table, python_constraint
-from swe_forge.images.recipe import (
+from swe_forge.ecosystems.python.recipe import (
+    choose_python,
+    detect_recipe,
+    imported_modules,
+    recipe_digest,
+)
+from swe_forge.ecosystems.python.recipe_metadata import cfg_requirements
+from swe_forge.ecosystems.python.recipe_poetry import dependency_table, python_constraint
+from swe_forge.ecosystems.python.recipe_requirements import (
     Adjustment,
     applies,
     below_floor,
-    cfg_requirements,
-    choose_python,
-    detect_recipe,
     harness_pytest_floor,
-    imported_modules,
     merge_requirements,
     raise_pytest_floor,
-    recipe_digest,
 )
+from swe_forge.images.base import pythons_available
 
 PYTHONS = ("3.9", "3.11", "3.13")
 T2020 = int(datetime(2020, 6, 1, tzinfo=UTC).timestamp())
@@ -195,7 +197,7 @@ def at(day: str) -> int:
     ],
 )
 def test_merge_keeps_marker_branches(given: list[str], expected: list[str]) -> None:
-    from swe_forge.images.recipe import _render
+    from swe_forge.ecosystems.python.recipe_requirements import _render
 
     merged = merge_requirements(Requirement(g) for g in given)
     assert sorted(_render(r) for r in merged) == expected
@@ -484,7 +486,7 @@ def test_harness_floor_per_python() -> None:
     ],
 )
 def test_raise_pytest_floor(given: str, python: str, expected: str, raised: bool) -> None:
-    from swe_forge.images.recipe import _render
+    from swe_forge.ecosystems.python.recipe_requirements import _render
 
     out, adjusted = raise_pytest_floor([Requirement(given)], python)
     assert [_render(r) for r in out] == [expected]
@@ -547,7 +549,7 @@ def test_extras_the_tests_import_are_installed() -> None:
 def test_test_imports_follow_the_tests_relative_helpers() -> None:
     # cattrs: tests/preconf/test_pyyaml.py imports `from ..test_preconf import everythings`,
     # and that helper imports bson, msgpack... which only the extras install.
-    from swe_forge.images.build import relative_import_paths, test_imports
+    from swe_forge.ecosystems.python.image import relative_import_paths, test_imports
     from swe_forge.records import Candidate
     from tests import record_samples as samples
 

@@ -8,13 +8,13 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from swe_forge.images.resolve import (
+from swe_forge.ecosystems.python.deps import (
     PIP_PEP660_FLOOR,
     Lock,
     tool_floors,
     with_bootstrap,
 )
-from swe_forge.images.wheels import WheelStore, build_requirements, selection_key
+from swe_forge.ecosystems.python.deps_wheels import WheelStore, build_requirements, selection_key
 
 H1, H2, H3 = "1" * 64, "2" * 64, "3" * 64
 LOCK = f"""\

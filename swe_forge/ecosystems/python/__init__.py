@@ -1,12 +1,14 @@
 """Python (pytest) through the ecosystem seam, a peer of the other adapters.
 
-Its modules by concern: ``scope`` (the tests a patch touches, read with ``ast``). Older parts
-still live where they were written and are asked through this adapter: images from a recipe
-(:mod:`swe_forge.images.recipe`, :mod:`~swe_forge.images.resolve`,
-:mod:`~swe_forge.images.wheels`), pytest with the judge's plugin
-(:mod:`swe_forge.gates.runner`), and the capability scanner and canary writer that run in the
-container with the task's own Python (``gates/harness/``; the scanner is read on the host
-here too).
+Its modules by concern: ``recipe`` (how to install the repository, its metadata read
+statically: ``recipe_metadata``, ``recipe_requirements``, ``recipe_poetry``), ``deps`` (the
+lock resolved as of the base date and the wheelhouse vendored on the host, ``deps_wheels``: the
+shared wheel store), ``image`` (the env and instance images), ``runner`` (pytest with the
+judge's plugin), ``scope`` (the tests a patch touches, read with ``ast``), ``pytest_settings``
+(pytest's settings a patch may not change) and ``comparison_hooks`` (the comparisons a patch
+adds, read on the host: ``comparison_hooks_sites``, ``comparison_hooks_project``). The
+capability scanner and canary writer run in the container with the task's own Python
+(``gates/harness/``; the scanner is read on the host here too).
 """
 
 from __future__ import annotations
@@ -157,7 +159,9 @@ class PythonEcosystem:
 
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Base, env and instance images from the candidate's recipe."""
-        return builder.build_python(candidate)
+        from swe_forge.ecosystems.python.image import build_python
+
+        return build_python(builder, candidate)
 
     def grading_job(self, task: TaskManifest, request: JobRequest) -> dict[str, Any]:
         """pytest with the judge's plugin on FAIL_TO_PASS and PASS_TO_PASS in the project's

@@ -14,11 +14,12 @@ project in editable mode.
 The wheelhouse holds one wheel per pin, taken from the shared :class:`WheelStore` when an
 earlier lock needed the same file, else downloaded with ``pip download --only-binary`` for the
 target platform (hashes checked against the lock). A pin with no compatible wheel is fetched as
-an sdist (never run on the host, see :mod:`swe_forge.images.wheels`); its build requirements
-are resolved as of the same date and vendored as wheels under ``build/``, and it is built into
-a wheel in a container of the *build* base image (the target's Python with a C toolchain),
-with no network and the wheelhouse as the only index. The project's own distribution is never
-in a lock (``--no-emit-package``): a newer release of it would hand the agent the fix.
+an sdist (never run on the host, see :mod:`swe_forge.ecosystems.python.deps_wheels`); its build
+requirements are resolved as of the same date and vendored as wheels under ``build/``, and it is
+built into a wheel in a container of the *build* base image (the target's Python with a C
+toolchain), with no network and the wheelhouse as the only index. The project's own
+distribution is never in a lock (``--no-emit-package``): a newer release of it would hand the
+agent the fix.
 """
 
 from __future__ import annotations
@@ -40,16 +41,20 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from swe_forge.engine import Engine, Limits
-from swe_forge.errors import BuildError
-from swe_forge.images.recipe import InstallRecipe, harness_pytest_date, harness_pytest_floor
-from swe_forge.images.wheels import (
+from swe_forge.ecosystems.python.deps_wheels import (
     WheelStore,
     build_requirements,
     fetch_sdist,
     link_or_copy,
     selection_key,
 )
+from swe_forge.ecosystems.python.recipe import InstallRecipe
+from swe_forge.ecosystems.python.recipe_requirements import (
+    harness_pytest_date,
+    harness_pytest_floor,
+)
+from swe_forge.engine import Engine, Limits
+from swe_forge.errors import BuildError
 from swe_forge.locks import file_lock
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;\\]+)")
@@ -333,7 +338,7 @@ def _build_tools_floor(python: str) -> str:
     """Build tools no older than ~4 months after the chosen Python's release."""
     from datetime import datetime, timedelta
 
-    from swe_forge.images.recipe import PYTHON_RELEASES
+    from swe_forge.ecosystems.python.recipe import PYTHON_RELEASES
 
     rel = datetime.fromisoformat(PYTHON_RELEASES[python]) + timedelta(days=120)
     return rel.strftime("%Y-%m-%dT00:00:00Z")

@@ -10,33 +10,52 @@ requirements to resolve (runtime dependencies, test extras or groups, test requi
 files, tox deps, ``tests_require``, and pytest when nothing provides it) and the build
 requirements needed to install the project itself offline. Requirements of one distribution
 under different markers stay apart, as a resolver reads them; Poetry tables are read by
-poetry-core (see :mod:`swe_forge.images.poetry`); a pytest older than the harness supports is
-raised to the oldest one it does, and the change is recorded in the recipe.
+poetry-core (see :mod:`swe_forge.ecosystems.python.recipe_poetry`); a pytest older than the
+harness supports is raised to the oldest one it does, and the change is recorded in the recipe.
+
+The metadata files themselves are read in :mod:`~swe_forge.ecosystems.python.recipe_metadata`;
+requirements are merged and checked against the harness's pytest floor in
+:mod:`~swe_forge.ecosystems.python.recipe_requirements`.
 """
 
 from __future__ import annotations
 
-import ast
-import configparser
-import contextlib
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from swe_forge import pyast
 from swe_forge.config import RepoOverride
-from swe_forge.images.poetry import dependency_table, python_constraint
+from swe_forge.ecosystems.python.recipe_metadata import (
+    _expand_self,
+    _ini,
+    _parse_all,
+    _Reader,
+    _req,
+    _requirements_file,
+    _setup_py,
+    _toml,
+    cfg_requirements,
+    group_requirements,
+)
+from swe_forge.ecosystems.python.recipe_poetry import dependency_table, python_constraint
+from swe_forge.ecosystems.python.recipe_requirements import (
+    Adjustment,
+    _render,
+    applies,
+    harness_pytest_date,
+    merge_requirements,
+    raise_pytest_floor,
+    relax_pytest_internals,
+)
 
 #: Extras, dependency groups and Poetry groups that hold test dependencies.
 TEST_EXTRAS = ("test", "tests", "testing", "dev", "develop", "development", "test-dependencies")
@@ -74,17 +93,6 @@ PYTHON_RELEASES = {
 }
 _CLASSIFIER_PY = re.compile(r"Programming Language :: Python :: (3\.\d+)\s*$")
 _TOX_ENV = re.compile(r"\bpy3(\d{1,2})\b")
-_MAX_FILE = 1 << 20
-_SELF_INSTALL = re.compile(r"^(?:-e\s+|--editable\s+)?\.(?:\[([^\]]*)\])?\s*$")
-
-
-@dataclass(frozen=True)
-class Adjustment:
-    """A requirement of the project that the recipe replaced, with both specs and why."""
-
-    original: str
-    chosen: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -112,38 +120,6 @@ class InstallRecipe:
         return "".join(
             f"{r}\n" for r in sorted(set(self.requirements) | set(self.build_requirements))
         )
-
-
-def _req(line: str) -> Requirement | None:
-    line = line.split(" #", 1)[0].strip()
-    if (
-        not line
-        or line.startswith(("#", "-", ".", "/"))
-        or "://" in line
-        or "@" in line.split(";")[0]
-    ):
-        return None
-    try:
-        return Requirement(line)
-    except InvalidRequirement:
-        return None
-
-
-class _Reader:
-    """Reads text files of one commit through a callable; caches and bounds them."""
-
-    def __init__(self, read: Callable[[str], bytes | None]) -> None:
-        self._read = read
-        self._cache: dict[str, str | None] = {}
-
-    def text(self, path: str) -> str | None:
-        if path not in self._cache:
-            data = self._read(path)
-            if data is None or len(data) > _MAX_FILE:
-                self._cache[path] = None
-            else:
-                self._cache[path] = data.decode("utf-8", "replace")
-        return self._cache[path]
 
 
 def detect_recipe(
@@ -337,7 +313,7 @@ def detect_recipe(
     exclude_newer = datetime.fromtimestamp(commit_time, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if exclude_newer < harness_pytest_date(python):
         # Older than the oldest pytest the harness runs on: pytest is resolved at that floor's
-        # date (images/resolve.py), and a pin on pytest's own internals would contradict it.
+        # date (deps.py), and a pin on pytest's own internals would contradict it.
         final, relaxed = relax_pytest_internals(final, python)
         adjusted += relaxed
     build_reqs = sorted(
@@ -357,206 +333,6 @@ def detect_recipe(
         notes=tuple(notes),
         adjusted=tuple(adjusted),
     )
-
-
-def group_requirements(groups: dict[str, Any], name: str) -> list[str]:
-    """A dependency group's requirement strings, ``{include-group = "..."}`` entries expanded
-    (PEP 735; group names compare normalised, a cycle or a missing group adds nothing)."""
-    by_norm = {canonicalize_name(str(k)): v for k, v in groups.items()}
-    out: list[str] = []
-    seen: set[str] = set()
-
-    def walk(group: str) -> None:
-        norm = canonicalize_name(group)
-        if norm in seen:
-            return
-        seen.add(norm)
-        items = by_norm.get(norm)
-        if not isinstance(items, list):
-            return
-        for item in items:
-            if isinstance(item, str):
-                out.append(item)
-            elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
-                walk(item["include-group"])
-
-    walk(name)
-    return out
-
-
-def _render(r: Requirement) -> str:
-    out = r.name
-    if r.extras:
-        out += "[" + ",".join(sorted(r.extras)) + "]"
-    out += str(r.specifier)
-    if r.marker:
-        out += f"; {r.marker}"
-    return out
-
-
-def merge_requirements(reqs: Iterable[Requirement]) -> list[Requirement]:
-    """Merge requirements the way a resolver reads them: per distribution *and* marker.
-
-    Entries with the same name and the same marker (extras, groups, files asking for the same
-    thing) become one, with the intersection of their specifiers and the union of their
-    extras. Entries under different markers stay apart: ``pytest<8; python_version < "3.8"``
-    and ``pytest>=8`` are two branches, of which the target Python takes the one that applies;
-    folding them into the first marker would install nothing on a newer Python.
-    """
-    merged: dict[tuple[str, str], Requirement] = {}
-    for r in reqs:
-        key = (canonicalize_name(r.name), str(r.marker) if r.marker else "")
-        if key in merged:
-            merged[key].specifier &= r.specifier
-            merged[key].extras |= r.extras
-        else:
-            merged[key] = Requirement(str(r))
-    return list(merged.values())
-
-
-def _environment(python: str) -> dict[str, str]:
-    """Marker variables of the target: CPython ``python`` on Linux, no extra requested."""
-    return {
-        "python_version": python,
-        "python_full_version": f"{python}.0",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "sys_platform": "linux",
-        "platform_system": "Linux",
-        "os_name": "posix",
-        "extra": "",
-    }
-
-
-def applies(req: Requirement, python: str) -> bool:
-    """Does ``req`` apply on the target Python (its marker, if any, holds there)?"""
-    if req.marker is None:
-        return True
-    try:
-        return bool(req.marker.evaluate(_environment(python)))
-    except (UndefinedComparison, UndefinedEnvironmentName, InvalidVersion):
-        return True  # cannot tell: the resolver decides, and keeping it is the safe side
-
-
-#: The oldest pytest the harness plugin runs on, per Python (found by running the harness
-#: under each pytest release, tests/integration/test_harness_plugin.py keeps it true for the
-#: host's Python). Before 5.4 the harness sees pytest's own late changes as tampering, and
-#: before 4.6 it cannot run at all (no ``--rootdir``, no ``pytest.hookimpl``...); from
-#: Python 3.10 on, pytest before 6.2.4 cannot even rewrite asserts (``alias`` has ``lineno``).
-HARNESS_PYTEST_FLOOR = (("3.10", "6.2.4"), ("0", "5.4.0"))
-#: The day after each floor's release (6.2.4: 2021-05-04, 5.4.0: 2020-03-12): the "as of" date
-#: pytest alone is resolved at when the base commit is older, so an open spec such as
-#: ``pytest>=3`` gets the oldest supported series rather than one the harness cannot run.
-HARNESS_PYTEST_FLOOR_DATE = {"6.2.4": "2021-05-05T00:00:00Z", "5.4.0": "2020-03-13T00:00:00Z"}
-
-
-def harness_pytest_floor(python: str) -> Version:
-    """The oldest pytest the harness supports on Python ``python``."""
-    for since, floor in HARNESS_PYTEST_FLOOR:
-        if Version(python) >= Version(since):
-            return Version(floor)
-    raise AssertionError("HARNESS_PYTEST_FLOOR ends with a catch-all")
-
-
-def harness_pytest_date(python: str) -> str:
-    """The earliest "as of" date at which pytest resolves to a release the harness supports."""
-    return HARNESS_PYTEST_FLOOR_DATE[str(harness_pytest_floor(python))]
-
-
-def _upper_bounds(spec: SpecifierSet) -> list[tuple[Version, bool]]:
-    """(bound, inclusive) of every upper bound in ``spec``."""
-    out = []
-    for s in spec:
-        op, text = s.operator, s.version
-        try:
-            if op in ("==", "===") and text.endswith(".*"):
-                release = list(Version(text[:-2]).release)
-                release[-1] += 1
-                out.append((Version(".".join(map(str, release))), False))
-            elif op in ("==", "===", "<="):
-                out.append((Version(text), True))
-            elif op == "<":
-                out.append((Version(text), False))
-            elif op == "~=":
-                release = list(Version(text).release[:-1])
-                release[-1] += 1
-                out.append((Version(".".join(map(str, release))), False))
-        except (InvalidVersion, IndexError):
-            continue
-    return out
-
-
-def below_floor(spec: SpecifierSet, floor: Version) -> bool:
-    """Does every version ``spec`` admits lie below ``floor`` (an upper bound under it)?"""
-    return any(
-        bound < floor or (bound == floor and not inclusive)
-        for bound, inclusive in _upper_bounds(spec)
-    )
-
-
-def raise_pytest_floor(
-    reqs: list[Requirement], python: str
-) -> tuple[list[Requirement], list[Adjustment]]:
-    """Replace a pytest requirement that only admits releases older than the harness supports.
-
-    The replacement is the oldest supported minor series (``>=floor,<next minor``): the
-    closest to what the project asked for. Its extras and marker are kept; each replacement is
-    returned as an :class:`Adjustment` (the original and the chosen spec).
-    """
-    floor = harness_pytest_floor(python)
-    upper = f"{floor.major}.{floor.minor + 1}"
-    out: list[Requirement] = []
-    adjusted: list[Adjustment] = []
-    for r in reqs:
-        if (
-            canonicalize_name(r.name) == "pytest"
-            and applies(r, python)
-            and below_floor(r.specifier, floor)
-        ):
-            new = Requirement(str(r))
-            new.specifier = SpecifierSet(f">={floor},<{upper}")
-            adjusted.append(
-                Adjustment(
-                    original=_render(r),
-                    chosen=_render(new),
-                    reason=f"the harness needs pytest>={floor} on Python {python}",
-                )
-            )
-            r = new
-        out.append(r)
-    return out, adjusted
-
-
-#: pytest's own internals: a project that pins them pins the pytest of its day.
-PYTEST_INTERNALS = frozenset({"pluggy", "py"})
-
-
-def relax_pytest_internals(
-    reqs: list[Requirement], python: str
-) -> tuple[list[Requirement], list[Adjustment]]:
-    """Drop the version specifiers of pins on pytest's internals (``pluggy``, ``py``).
-
-    For commits older than the harness's pytest floor: the floor release needs newer internals
-    than a pin of that day allows. Each relaxed pin is returned as an :class:`Adjustment`.
-    """
-    floor = harness_pytest_floor(python)
-    out: list[Requirement] = []
-    adjusted: list[Adjustment] = []
-    for r in reqs:
-        if canonicalize_name(r.name) in PYTEST_INTERNALS and r.specifier and applies(r, python):
-            new = Requirement(str(r))
-            new.specifier = SpecifierSet()
-            adjusted.append(
-                Adjustment(
-                    original=_render(r),
-                    chosen=_render(new),
-                    reason=f"pytest>={floor} (the harness's floor on Python {python}) needs "
-                    f"a newer {r.name} than the project pinned",
-                )
-            )
-            r = new
-        out.append(r)
-    return out, adjusted
 
 
 def choose_python(
@@ -632,26 +408,6 @@ def recipe_digest(recipe: InstallRecipe) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def _toml(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def _ini(text: str | None) -> configparser.ConfigParser | None:
-    if text is None:
-        return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return None
-    return parser
-
-
 #: Distributions whose import name is not their own name (lowercased, ``-`` as ``_``).
 IMPORT_NAMES = {
     "pyyaml": ("yaml",),
@@ -695,85 +451,6 @@ def imported_modules(texts: Iterable[str]) -> frozenset[str]:
                 if head.isidentifier():
                     found.add(head)
     return frozenset(found)
-
-
-def cfg_requirements(value: str) -> list[str]:
-    """A setup.cfg requirements list the way setuptools reads it: one per line when the value
-    spans lines, else separated by ``;`` (``install_requires = a>=1; b`` is two requirements,
-    not ``a>=1`` with the marker ``b``); comment lines left out."""
-    parts = value.splitlines() if "\n" in value else value.split(";")
-    return [p.strip() for p in parts if p.strip() and not p.strip().startswith("#")]
-
-
-def _parse_all(lines: list[Any], sources: list[str], where: str) -> list[Requirement]:
-    out = []
-    for line in lines:
-        if not isinstance(line, str):
-            continue
-        r = _req(line)
-        if r is not None:
-            out.append(r)
-    if out:
-        sources.append(where)
-    return out
-
-
-def _expand_self(
-    optional: dict[str, Any],
-    extra: str,
-    self_name: str | None,
-    sources: list[str],
-    where: str,
-    seen: set[str] | None = None,
-) -> list[Requirement]:
-    """Requirements of an extra, following ``project[other]`` self-references."""
-    seen = seen if seen is not None else set()
-    if extra in seen:
-        return []
-    seen.add(extra)
-    out: list[Requirement] = []
-    for r in _parse_all(list(optional.get(extra) or []), sources, where):
-        if self_name and canonicalize_name(r.name) == self_name:
-            for sub in r.extras:
-                out += _expand_self(optional, sub, self_name, sources, f"extra [{sub}]", seen)
-        else:
-            out.append(r)
-    return out
-
-
-def _requirements_file(
-    files: _Reader,
-    path: str,
-    text: str,
-    sources: list[str],
-    depth: int,
-    self_extras: list[str],
-) -> list[Requirement]:
-    """Requirements of a file (following ``-r``); ``-e .[a,b]`` lines add to ``self_extras``."""
-    out: list[Requirement] = []
-    base = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith(("-r ", "--requirement ")) and depth < 3:
-            target = line.split(None, 1)[1].strip()
-            if "://" in target or target.startswith("/") or ".." in target.split("/"):
-                continue
-            inc = files.text(base + target)
-            if inc is not None:
-                out += _requirements_file(
-                    files, base + target, inc, sources, depth + 1, self_extras
-                )
-            continue
-        own = _SELF_INSTALL.match(line)
-        if own:
-            self_extras += [e.strip() for e in (own.group(1) or "").split(",") if e.strip()]
-            continue
-        r = _req(line)
-        if r is not None:
-            out.append(r)
-    if out:
-        sources.append(path)
-    return out
 
 
 def _poetry(
@@ -826,87 +503,4 @@ def _poetry(
         out += _parse_all(reqs, sources, where)
         if reqs and where.startswith("poetry group "):
             extras_used.append(f"group:{where.removeprefix('poetry group ')}")
-    return out
-
-
-def _eval(node: ast.AST, names: dict[str, Any]) -> Any:
-    """Evaluate literals, known names, ``x["k"]`` of known dicts and ``+`` of lists/strings.
-
-    Enough for the usual shapes of ``setup.py`` (``EXTRAS["tests"] = EXTRAS["base"] + [...]``)
-    without executing anything.
-    """
-    if isinstance(node, ast.Name):
-        if node.id in names:
-            return names[node.id]
-        raise ValueError(node.id)
-    if isinstance(node, ast.Subscript):
-        return _eval(node.value, names)[_eval(node.slice, names)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _eval(node.left, names) + _eval(node.right, names)
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_eval(e, names) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        return {
-            _eval(k, names): _eval(v, names)
-            for k, v in zip(node.keys, node.values, strict=True)
-            if k is not None
-        }
-    return ast.literal_eval(node)
-
-
-_EVAL_ERRORS = (
-    ValueError,
-    SyntaxError,
-    TypeError,
-    KeyError,
-    IndexError,
-    MemoryError,
-    RecursionError,
-)
-
-
-def _setup_py(text: str) -> dict[str, Any]:
-    """Keyword arguments of the ``setup()`` call, evaluated statically (see :func:`_eval`)."""
-    try:
-        tree = pyast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    names: dict[str, Any] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-            continue
-        target = node.targets[0]
-        with contextlib.suppress(*_EVAL_ERRORS):
-            value = _eval(node.value, names)
-            if isinstance(target, ast.Name):
-                names[target.id] = value
-            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                names[target.value.id][_eval(target.slice, names)] = value
-    out: dict[str, Any] = {}
-    for call in ast.walk(tree):
-        if not (
-            isinstance(call, ast.Call)
-            and getattr(call.func, "id", getattr(call.func, "attr", "")) == "setup"
-        ):
-            continue
-        for kw in call.keywords:
-            if kw.arg is None:
-                continue
-            try:
-                value = _eval(kw.value, names)
-            except _EVAL_ERRORS:
-                value = None
-            if value is not None:
-                out[kw.arg] = value
-    for key in ("install_requires", "tests_require", "setup_requires", "classifiers"):
-        if isinstance(out.get(key), str):
-            out[key] = out[key].splitlines()
-        if not isinstance(out.get(key, []), list):
-            out.pop(key)
-    if not isinstance(out.get("extras_require", {}), dict):
-        out.pop("extras_require")
-    if not isinstance(out.get("name", ""), str):
-        out.pop("name")
-    if not isinstance(out.get("python_requires", ""), str):
-        out.pop("python_requires")
     return out
