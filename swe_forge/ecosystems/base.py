@@ -65,6 +65,19 @@ class JobRequest:
     shown: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CandidateCheck:
+    """What an adapter's checks of an applied candidate found (:meth:`Ecosystem.check_candidate`).
+
+    ``violations`` refuse the candidate (``invalid_patch``) with ``detail``; ``capabilities``:
+    what the candidate newly uses, where the adapter read it on the host (None where the
+    judge's container reads it)."""
+
+    violations: list[dict[str, str]] = field(default_factory=list)
+    detail: str = ""
+    capabilities: list[str] | None = None
+
+
 class Ecosystem(Protocol):
     """What every language adapter answers (see the module docstring)."""
 
@@ -137,6 +150,31 @@ class Ecosystem(Protocol):
         """What the adapter adds to a manifest before calibration (toolchain, environment,
         the capabilities of the base tree, whose files ``read`` returns and ``paths()``
         lists, and of the gold patch)."""
+
+    def check_candidate(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> CandidateCheck:
+        """The adapter's checks of a candidate once applied, before the judge's container's
+        own capability scan is weighed: ``prepared`` is the container's answer to ``prepare``
+        (``shown``: the base text of the files the patch and the tests change;
+        ``config_texts``: runner configuration before and after)."""
+
+    def check_scanned(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        """The adapter's checks of an applied candidate after the container's capability scan
+        passed (violations; [] for none)."""
+
+    def kept_decoys(
+        self,
+        copies: dict[str, dict[str, Any]],
+        outcomes: dict[str, str],
+        test_patch: str,
+        shown: dict[str, str],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """A calibration's (armed, disarmed) entries: ``copies`` maps each calibration copy's
+        test id to what it perturbs, ``outcomes`` the run's per-test outcomes (a copy the gold
+        patch fails is armed, unless the adapter drops it)."""
 
     def unit_of(self, test: str) -> str:
         """The process a test runs in, among those of one run (a Go package's test binary,

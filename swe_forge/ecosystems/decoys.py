@@ -19,8 +19,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
-from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import Ecosystem, JobRequest, Reader
+from swe_forge.ecosystems import method_hooks, syntax
+from swe_forge.ecosystems.base import (
+    CandidateCheck,
+    Ecosystem,
+    JobRequest,
+    Reader,
+    capability_violations,
+)
 from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
 
 if TYPE_CHECKING:
@@ -241,6 +247,49 @@ class HostCanaries:
             test_timeout=request.test_timeout,
         )
         return job
+
+    def check_candidate(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> CandidateCheck:
+        """What the applied candidate's source files newly use, read here from the patch and
+        the base files the container showed, against what the base code and the gold patch
+        use; then the comparison methods it adds or changes (Go, Java, Rust)."""
+        eco: Any = self
+        base_files = {k: v.encode("utf-8") for k, v in (prepared.get("shown") or {}).items()}
+        caps = task.audit.get("capabilities") or {}
+        used: list[str] = eco.capabilities(patch, base_files.get)
+        # The reference fix read again by this swe-forge's scanners too: a capability a newer
+        # scanner names is the fix's as much as the one the admission recorded.
+        gold = set(caps.get("gold") or ()) | set(eco.capabilities(task.patch, base_files.get))
+        found = capability_violations(used, base=caps.get("base") or (), gold=gold)
+        if not found and eco.name in method_hooks.LANGUAGES:
+            # A comparison method the expected value is handed to, added or changed.
+            found = method_hooks.violations(
+                method_hooks.added(patch, base_files.get, eco.name),
+                method_hooks.added(task.patch, base_files.get, eco.name),
+            )
+        detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
+        return CandidateCheck(found, detail, used)
+
+    def check_scanned(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        """Nothing: the container scans nothing of these languages."""
+        return []
+
+    def kept_decoys(
+        self,
+        copies: dict[str, dict[str, Any]],
+        outcomes: dict[str, str],
+        test_patch: str,
+        shown: dict[str, str],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Each copy's entry is the whole armed record: armed when the gold patch failed it."""
+        armed: list[dict[str, Any]] = []
+        disarmed: list[dict[str, Any]] = []
+        for node, spec in sorted(copies.items()):
+            (armed if outcomes.get(node) == "failed" else disarmed).append(spec)
+        return armed, disarmed
 
     def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
         """No project is refused for what it is."""

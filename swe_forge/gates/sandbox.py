@@ -544,3 +544,24 @@ class Session:
             self.ctr.reload()
             return bool(self.ctr.attrs.get("State", {}).get("OOMKilled"))
         return False
+
+
+def remove_stale_scratch() -> int:
+    """Remove the scratch folders (``sfv-<pid>-*``) of processes that died (``kill -9`` skips
+    cleanup); a live process's are left alone."""
+    removed = 0
+    root = Path(tempfile.gettempdir())
+    for path in root.glob("sfv-*-*"):
+        pid_text = path.name.split("-")[1]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # alive: not ours to touch
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed

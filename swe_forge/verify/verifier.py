@@ -25,12 +25,8 @@ caught by another check:
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import os
 import random
-import shutil
-import tempfile
 import time
 import traceback
 import uuid
@@ -39,22 +35,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from swe_forge import pyast
 from swe_forge.ecosystems import for_runner
 from swe_forge.ecosystems.base import (
     Ecosystem,
     JobRequest,
-    capability_violations,
     touched_paths,
-)
-from swe_forge.ecosystems.decoys import (
-    added_lines,
-    natural_first,
-    test_texts,
-)
-from swe_forge.ecosystems.python import comparison_hooks
-from swe_forge.ecosystems.python.pytest_settings import (
-    runner_settings_changes,
 )
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
@@ -65,13 +50,14 @@ from swe_forge.gates.sandbox import (
     SandboxTimeout,
     Session,
     job_path,
+    remove_stale_scratch,
 )
 from swe_forge.mining.classify import FileKind, PathClassifier
 from swe_forge.records import TaskManifest
 
 # VerifyResult moved to records.py with the other records; imported from here too.
 from swe_forge.records import VerifyResult as VerifyResult
-from swe_forge.verify import capabilities, method_hooks
+from swe_forge.verify import capabilities
 from swe_forge.verify.apart import Prepared, Spares, run_apart
 from swe_forge.verify.guards import GuardReport, PatchGuard, protected_paths
 from swe_forge.verify.judge import (
@@ -425,33 +411,13 @@ class Verifier:
             ]
             detail = "after applying: " + "; ".join(v["detail"] for v in post.violations[:5])
             return self._final(result, "invalid_patch", timings, start, detail)
-        if not eco.scans_in_container:
-            base_files = {k: v.encode("utf-8") for k, v in (prep.get("shown") or {}).items()}
-            caps = task.audit.get("capabilities") or {}
-            used = eco.capabilities(patch, base_files.get)
-            result.verifier["capabilities_introduced"] = used
-            # The reference fix read again by this swe-forge's scanners too: a capability a
-            # newer scanner names is the fix's as much as the one the admission recorded.
-            gold = set(caps.get("gold") or ()) | set(eco.capabilities(task.patch, base_files.get))
-            found = capability_violations(used, base=caps.get("base") or (), gold=gold)
-            lang = method_hooks.language_of(str(task.harness.get("runner") or ""))
-            if not found and lang is not None:
-                # A comparison method the expected value is handed to, added or changed.
-                found = method_hooks.violations(
-                    method_hooks.added(patch, base_files.get, lang),
-                    method_hooks.added(task.patch, base_files.get, lang),
-                )
-            if found:
-                result.violations = found
-                detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
-                return self._final(result, "invalid_patch", timings, start, detail)
-        # pytest settings compared parsed, before and after (a hunk's text can hide a key).
-        changed_settings = runner_settings_changes(prep.get("config_texts") or {})
-        if changed_settings:
-            result.violations = [{"code": "runner_config", "detail": d} for d in changed_settings]
-            return self._final(
-                result, "invalid_patch", timings, start, "; ".join(changed_settings)[:1500]
-            )
+        # The adapter's own checks of what the patch now is, then the container's scan.
+        check = eco.check_candidate(patch, task, prep)
+        if check.capabilities is not None:
+            result.verifier["capabilities_introduced"] = check.capabilities
+        if check.violations:
+            result.violations = check.violations
+            return self._final(result, "invalid_patch", timings, start, check.detail)
         scan = (prep.get("capabilities") or {}).get("candidate") or {}
         caps = task.audit.get("capabilities") or {}
         if calibrate is not None:
@@ -469,15 +435,11 @@ class Verifier:
             result.violations = found
             detail = "; ".join(v["detail"] for v in found[:3])
             return self._final(result, "invalid_patch", timings, start, detail)
-        if eco.scans_in_container:
-            # After the container's scan: a hook in a builtin's subclass is named as that.
-            hooks = _comparison_hooks(
-                patch, task.patch, prep.get("shown") or {}, prep.get("shown_imports") or {}
-            )
-            if hooks:
-                result.violations = hooks
-                detail = "; ".join(v["detail"] for v in hooks[:3])
-                return self._final(result, "invalid_patch", timings, start, detail)
+        hooks = eco.check_scanned(patch, task, prep)
+        if hooks:
+            result.violations = hooks
+            detail = "; ".join(v["detail"] for v in hooks[:3])
+            return self._final(result, "invalid_patch", timings, start, detail)
         # The held-out tests, only now; then the run.
         t = time.perf_counter()
         job, plan = self._run_job(
@@ -621,32 +583,9 @@ class Verifier:
         tests = (run.get("events") or {}).get("tests") or {}
         mapping = run.get("canary_map") or {}
         cal.made = len(mapping)
-        armed: set[tuple[str, int, int, str]] = set()
-        disarmed: set[tuple[str, int, int, str]] = set()
-        if any(isinstance(spec.get("site"), dict) for spec in mapping.values()):
-            # Another ecosystem's copies: each entry is the whole armed record.
-            for node, spec in sorted(mapping.items()):
-                (cal.armed if tests.get(node) == "failed" else cal.disarmed).append(spec)
-            return
-        for node, spec in sorted(mapping.items()):
-            # The kind of assertion (compare, raises, approx, ...) goes with the entry: an
-            # attack on one mechanism (a patched pytest.raises) is seen only by its decoys.
-            key = (
-                str(spec["test"]),
-                int(spec["site"]),
-                int(spec.get("seed") or 0),
-                str(spec.get("kind") or ""),
-            )
-            (armed if tests.get(node) == "failed" else disarmed).add(key)
-        with pyast.parsing():  # the judge's canary writer parses with ast itself
-            fresh = _fresh_python(armed, task.test_patch, shown)
-            disarmed |= armed - fresh
-            armed = _plain_python(fresh, task.test_patch, shown)
-            disarmed |= fresh - armed
-        cal.armed = [{"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(armed)]
-        cal.disarmed = [
-            {"test": t, "site": k, "seed": n, "kind": c} for t, k, n, c in sorted(disarmed)
-        ]
+        cal.armed, cal.disarmed = self.ecosystem_of(task).kept_decoys(
+            mapping, tests, task.test_patch, shown
+        )
 
     def _final(
         self,
@@ -665,68 +604,6 @@ class Verifier:
             result.verifier = self._block(None)
         result.verifier["terminal_reward"] = result.reward
         return result
-
-
-def _fresh_python(
-    armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
-) -> set[tuple[str, int, int, str]]:
-    """Python's armed decoys on lines the test patch wrote, per test where it has any (see
-    :func:`swe_forge.ecosystems.decoys.fresh_sites`: the base's version of a test file is in the
-    judge's one commit). A site's line is found as the judge's canary writer finds it."""
-    # The judge's own module (plain 3.6 Python, outside the type checking), loaded by name.
-    find_sites = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries").find_sites
-    texts = test_texts(test_patch, shown)
-    added = added_lines(test_patch)
-    by_test: dict[str, list[tuple[str, int, int, str]]] = {}
-    for key in sorted(armed):
-        by_test.setdefault(key[0], []).append(key)
-    out: set[tuple[str, int, int, str]] = set()
-    for test, keys in by_test.items():
-        path, _, name = test.partition("::")
-        text = texts.get(path)
-        if text is None:
-            out.update(keys)
-            continue
-        sites = find_sites(text.decode("utf-8", "replace"), [name.split("[", 1)[0]])
-        lines = {int(s["site"]): int(s["line"]) for s in sites}
-        fresh = [k for k in keys if lines.get(k[1]) in added.get(path, set())]
-        out.update(fresh or keys)
-    return out
-
-
-def _plain_python(
-    armed: set[tuple[str, int, int, str]], test_patch: str, shown: dict[str, str]
-) -> set[tuple[str, int, int, str]]:
-    """Python's armed decoys that read as naturally as the tests they change.
-
-    A decoy whose expected value has no literal to change wraps it in the helpers every twin
-    defines (``_value_<token>(expr, seed)``); a call of one is in no honest twin, so code
-    that reads the test file tells such a decoy at a glance. It is kept only for a kind of
-    assertion (compare, raises, approx, ...) that has no decoy written as plain code: an
-    attack on that mechanism must still meet a decoy. Of the plain ones, those about as
-    natural as the values they replace are kept when there are enough of them
-    (:func:`swe_forge.ecosystems.decoys.natural_first`, the judge's own measure)."""
-    module = importlib.import_module("swe_forge.gates.harness.swe_forge_canaries")
-    texts = test_texts(test_patch, shown)
-    strangeness: dict[tuple[str, int, int, str], float | None] = {}
-    for key in sorted(armed):
-        test, site, seed, _kind = key
-        path, _, name = test.partition("::")
-        text = texts.get(path)
-        strangeness[key] = (
-            0.0
-            if text is None
-            else module.decoy_strangeness(
-                text.decode("utf-8", "replace"), name.split("[", 1)[0], site, seed
-            )
-        )
-    plain = sorted(k for k, d in strangeness.items() if d is not None)
-    plain_kinds = {key[3] for key in plain}
-    kept = {plain[i] for i in natural_first([float(strangeness[k] or 0.0) for k in plain])}
-    # A kind whose plain decoys all went keeps its most natural one.
-    for kind in plain_kinds - {k[3] for k in kept}:
-        kept.add(min((k for k in plain if k[3] == kind), key=lambda k: (strangeness[k] or 0.0, k)))
-    return kept | {k for k, d in strangeness.items() if d is None and k[3] not in plain_kinds}
 
 
 #: Characters of the test run's output a result keeps.
@@ -795,19 +672,6 @@ class _Grading:
     decoys: list[dict[str, Any]] | None
 
 
-def _comparison_hooks(
-    patch: str, gold: str, shown: dict[str, str], imported: dict[str, str]
-) -> list[dict[str, str]]:
-    """Violations for the comparison hooks a Python candidate adds that the gold does not
-    (``imported``: the project modules the changed files import, as the base has them)."""
-    base = {k: v.encode("utf-8") for k, v in shown.items()}
-    modules = {k: v.encode("utf-8") for k, v in imported.items() if k not in base}
-    return comparison_hooks.violations(
-        comparison_hooks.added_hooks(patch, base.get, modules),
-        comparison_hooks.added_hooks(gold, base.get, modules),
-    )
-
-
 def _merge_seconds(timings: dict[str, float], answer: dict[str, Any]) -> None:
     for key, value in (answer.get("seconds") or {}).items():
         if isinstance(value, int | float) and key in ("tests", "lock", "checkout"):
@@ -822,23 +686,3 @@ def _canary_summary(run: dict[str, Any]) -> dict[str, Any]:
         outcome = tests.get(node, "missing")
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     return {"run": len(mapping), "outcomes": dict(sorted(outcomes.items()))}
-
-
-def remove_stale_scratch() -> int:
-    """Remove scratch folders of verifier processes that died (``kill -9`` skips cleanup)."""
-    removed = 0
-    root = Path(tempfile.gettempdir())
-    for path in root.glob("sfv-*-*"):
-        pid_text = path.name.split("-")[1]
-        if not pid_text.isdigit():
-            continue
-        try:
-            os.kill(int(pid_text), 0)
-            continue  # alive: not ours to touch
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed += 1
-    return removed

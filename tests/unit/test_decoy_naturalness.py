@@ -207,7 +207,7 @@ PY_TEST_PATCH = """diff --git a/tests/test_f.py b/tests/test_f.py
 
 
 def test_python_decoys_keep_to_the_lines_the_test_patch_wrote() -> None:
-    from swe_forge.verify.verifier import _fresh_python
+    from swe_forge.ecosystems.python.canary import fresh as _fresh_python
 
     test = "tests/test_f.py::test_f"
     armed = {(test, 0, 7, "compare"), (test, 1, 7, "compare"), (test, 1, 9, "compare")}
@@ -246,7 +246,7 @@ new file mode 100644
 def test_python_decoys_that_call_the_judges_helpers_go_where_their_kind_has_plain_ones() -> None:
     # site 0 (compare, no literal: a helper call), site 1 (compare, a literal), site 2 (in,
     # no literal), site 3 (raises: another builtin class by name).
-    from swe_forge.verify.verifier import _plain_python
+    from swe_forge.ecosystems.python.canary import plain as _plain_python
 
     test = "tests/test_g.py::test_g"
     armed = {(test, 0, 5, "compare"), (test, 1, 5, "compare"), (test, 2, 5, "in")}

@@ -29,6 +29,9 @@ def test_the_protocol_has_the_methods_stages_call() -> None:
         "capabilities",
         "refusal",
         "manifest_blocks",
+        "check_candidate",
+        "check_scanned",
+        "kept_decoys",
     } <= set(PROTOCOL_METHODS)
 
 
@@ -83,3 +86,38 @@ def test_python_reads_a_patchs_capabilities_on_the_host_as_the_container_does() 
     assert eco.capabilities(patch.replace("import ctypes", "import json"), base.get) == []
     assert eco.base_capabilities(["pkg/mod.py"], base.get) == []
     assert eco.capabilities(patch.replace("pkg/mod.py", "tests/test_mod.py"), {}.get) == []
+
+
+def test_the_candidate_checks_are_each_adapters_own() -> None:
+    # pytest's settings are Python's to compare (the verifier no longer asks every task);
+    # a host-scanned adapter reads what the candidate newly uses and reports it.
+    from swe_forge.records import TaskManifest
+    from tests.record_samples import task as task_sample
+
+    task = TaskManifest.from_dict(task_sample())
+    changed = {
+        "pyproject.toml": {
+            "before": '[tool.pytest.ini_options]\naddopts = "-q"\n',
+            "after": '[tool.pytest.ini_options]\naddopts = "-q -p evil"\n',
+        }
+    }
+    py = ecosystem_named("python").check_candidate("", task, {"config_texts": changed})
+    assert [v["code"] for v in py.violations] == ["runner_config"] and py.capabilities is None
+    assert py.detail == "pyproject.toml: the patch changes pytest's settings"
+    quiet = ecosystem_named("python").check_candidate("", task, {"config_texts": {}})
+    assert quiet.violations == [] and quiet.detail == ""
+    go = ecosystem_named("go")
+    assert go.check_candidate("", task, {"config_texts": changed}).violations == []
+    assert go.check_candidate("", task, {}).capabilities == []
+    assert go.check_scanned("", task, {}) == []
+
+
+def test_a_host_adapter_arms_the_copies_the_gold_patch_failed() -> None:
+    copies = {
+        "b::copy": {"test": "b", "site": {"line": 2}},
+        "a::copy": {"test": "a", "site": {"line": 1}},
+        "c::copy": {"test": "c", "site": {"line": 3}},
+    }
+    outcomes = {"a::copy": "failed", "b::copy": "passed", "c::copy": "failed"}
+    armed, disarmed = ecosystem_named("rust").kept_decoys(copies, outcomes, "", {})
+    assert [e["test"] for e in armed] == ["a", "c"] and [e["test"] for e in disarmed] == ["b"]

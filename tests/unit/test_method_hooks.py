@@ -1,4 +1,4 @@
-"""Comparison methods a Go, Java or Rust patch adds or changes (swe_forge/verify/method_hooks.py):
+"""Comparison methods a Go, Java or Rust patch adds or changes (swe_forge/ecosystems/method_hooks.py):
 the expected value is handed to them, so they could check it instead of the code computing it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import difflib
 
 import pytest
 
-from swe_forge.verify import method_hooks as mh
+from swe_forge.ecosystems import method_hooks as mh
 
 
 def _diff(path: str, before: str, after: str) -> str:
@@ -150,10 +150,11 @@ def test_unicode_escapes_are_read_as_javac_reads_them() -> None:
     ]
 
 
-def test_the_runners_this_gate_reads() -> None:
-    assert [mh.language_of(r) for r in ("go-test", "cargo-test", "maven-surefire")] == [
-        "go",
-        "rust",
-        "java",
-    ]
-    assert mh.language_of("node-test") is None and mh.language_of("pytest") is None
+def test_the_ecosystems_this_gate_reads() -> None:
+    # The adapters ask by their own name (HostCanaries.check_candidate): JavaScript's
+    # comparisons are the runtime's (Object.is), not the project's methods.
+    from swe_forge.ecosystems import ecosystem_named
+
+    assert sorted(mh.LANGUAGES) == ["go", "java", "rust"]
+    assert {ecosystem_named(n).name for n in ("go", "java", "rust")} == mh.LANGUAGES
+    assert "js" not in mh.LANGUAGES and "python" not in mh.LANGUAGES

@@ -5,7 +5,8 @@ statically: ``recipe_metadata``, ``recipe_requirements``, ``recipe_poetry``), ``
 lock resolved as of the base date and the wheelhouse vendored on the host, ``deps_wheels``: the
 shared wheel store), ``image`` (the env and instance images), ``runner`` (pytest with the
 judge's plugin), ``scope`` (the tests a patch touches, read with ``ast``), ``pytest_settings``
-(pytest's settings a patch may not change) and ``comparison_hooks`` (the comparisons a patch
+(pytest's settings a patch may not change), ``canary`` (which calibration copies are
+kept as decoys) and ``comparison_hooks`` (the comparisons a patch
 adds, read on the host: ``comparison_hooks_sites``, ``comparison_hooks_project``). The
 capability scanner and canary writer run in the container with the task's own Python
 (``gates/harness/``; the scanner is read on the host here too).
@@ -24,6 +25,7 @@ from swe_forge.config import ClassifyConfig
 from swe_forge.diffs import DiffParseError, parse_diff
 from swe_forge.ecosystems.base import (
     UNPARSABLE,
+    CandidateCheck,
     Findings,
     JobRequest,
     Reader,
@@ -134,8 +136,53 @@ class PythonEcosystem:
         self, patch: str, *, gold_patch: str, read_base: Reader | None
     ) -> list[dict[str, str]]:
         """None from the patch's text: pytest's settings are compared parsed, before and
-        after, from what the container reads (``config_texts``), for every ecosystem."""
+        after, from what the container reads (``config_texts``: :meth:`check_candidate`)."""
         return []
+
+    def check_candidate(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> CandidateCheck:
+        """pytest's settings compared parsed, before and after (a hunk's text can hide a
+        key); what the candidate uses is read in the container (``check_scanned`` follows)."""
+        from swe_forge.ecosystems.python.pytest_settings import runner_settings_changes
+
+        changed = runner_settings_changes(prepared.get("config_texts") or {})
+        return CandidateCheck(
+            [{"code": "runner_config", "detail": d} for d in changed], "; ".join(changed)[:1500]
+        )
+
+    def check_scanned(
+        self, patch: str, task: TaskManifest, prepared: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        """The comparison hooks the candidate adds that the gold patch does not, read on the
+        host from the files the container showed and the project modules they import (after
+        the container's scan: a hook in a builtin's subclass is named as that)."""
+        from swe_forge.ecosystems.python import comparison_hooks
+
+        shown = prepared.get("shown") or {}
+        base = {k: v.encode("utf-8") for k, v in shown.items()}
+        modules = {
+            k: v.encode("utf-8")
+            for k, v in (prepared.get("shown_imports") or {}).items()
+            if k not in base
+        }
+        return comparison_hooks.violations(
+            comparison_hooks.added_hooks(patch, base.get, modules),
+            comparison_hooks.added_hooks(task.patch, base.get, modules),
+        )
+
+    def kept_decoys(
+        self,
+        copies: dict[str, dict[str, Any]],
+        outcomes: dict[str, str],
+        test_patch: str,
+        shown: dict[str, str],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The copies the gold patch failed, on lines the test patch wrote and as natural as
+        the tests (:mod:`swe_forge.ecosystems.python.canary`)."""
+        from swe_forge.ecosystems.python.canary import kept_decoys
+
+        return kept_decoys(copies, outcomes, test_patch, shown)
 
     def capabilities(self, patch: str, read_base: Reader | None = None) -> list[str]:
         """Capabilities the patch's Python source files use after it that they did not use

@@ -63,9 +63,8 @@ class MethodHook:
     line: int
 
 
-def language_of(runner: str) -> str | None:
-    """The language a task's runner judges, when it is one this gate reads."""
-    return {"go-test": "go", "cargo-test": "rust", "maven-surefire": "java"}.get(runner)
+#: The ecosystems whose comparison methods this gate reads.
+LANGUAGES = frozenset(_GRAMMAR)
 
 
 def methods(source: bytes, lang: str) -> dict[tuple[str, str], tuple[str, int]]:
