@@ -16,7 +16,8 @@ import pytest
 
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.canaries import Site, punctuation_only, writer_for
-from swe_forge.ecosystems.js.canary import JsCanaryWriter, each_title
+from swe_forge.ecosystems.js.canary import JsCanaryWriter
+from swe_forge.ecosystems.js.canary_locate import each_title
 from swe_forge.errors import UsageError
 
 W = writer_for("js")
@@ -416,7 +417,7 @@ def _run_node(tree: Path, file: str) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node")
 def test_node_copies_and_twins_of_the_example(tmp_path: Path) -> None:
-    from swe_forge.example.polyglot import create_language_example
+    from swe_forge.example.catalog import create_language_example
 
     tree = tmp_path / "jskit"
     create_language_example("js", tree)

@@ -39,8 +39,9 @@
 
 Modules: ``toolchain`` (Node by date, the framework a project uses), ``runner`` (Jest, Vitest
 and Mocha with their reports), ``scope`` (the tests a patch touches), ``canary`` (the decoys),
-``scan`` (capabilities on the syntax tree); this module is the adapter that puts them together
-(resolution with npm, images, judge's files, verification jobs).
+``scan`` (capabilities on the syntax tree), ``deps`` (resolution with npm), ``image`` (the
+images); this module is the adapter that puts them together (judge's files, capabilities,
+verification jobs).
 """
 
 from __future__ import annotations
@@ -50,14 +51,7 @@ import os
 import posixpath
 import random
 import re
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterable
-from dataclasses import replace
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
@@ -66,9 +60,7 @@ from swe_forge.ecosystems.base import (
     UNPARSABLE,
     Findings,
     Reader,
-    digest_text,
     file_lines,
-    git_apply,
     line_violations,
     patched_test_files,
     paths_beyond_gold,
@@ -81,6 +73,8 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
+from swe_forge.ecosystems.js.deps import LOCKS, OTHER_LOCKS
+from swe_forge.ecosystems.js.image import build_images
 from swe_forge.ecosystems.js.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.js.scan import (
     UNDECLARED,
@@ -89,8 +83,6 @@ from swe_forge.ecosystems.js.scan import (
     scan,
     scan_with_specifiers,
 )
-from swe_forge.engine import LABEL_PREFIX
-from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
@@ -98,8 +90,6 @@ if TYPE_CHECKING:
     from swe_forge.records import Candidate, TaskManifest
 
 from swe_forge.ecosystems.js.runner import (
-    JS_ENV,
-    NODE_MODULES,
     JsRunner,
     _full_name,
     _grep,
@@ -107,28 +97,11 @@ from swe_forge.ecosystems.js.runner import (
 from swe_forge.ecosystems.js.scope import (
     JsScope,
 )
+from swe_forge.ecosystems.js.toolchain import choose_node as choose_node
 from swe_forge.ecosystems.js.toolchain import (
-    choose_node,
     detect_framework,
     read_package_json,
 )
-
-ENV_DOCKERFILE = """\
-FROM {base}
-COPY node_modules {modules}
-RUN chmod -R a+rX,go-w {modules}
-ENV {env}
-"""
-
-
-INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
-
-
-LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
-
-
-OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
-
 
 _TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
 
@@ -348,187 +321,7 @@ class JsEcosystem(HostCanaries):
     # ------------------------------------------------------------------------------- images
     def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         """Node, node_modules, env and instance images (failures come back in the record)."""
-        from swe_forge.ecosystems.image import ecosystem_base
-        from swe_forge.images.base import BaseRecipe
-        from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
-
-        rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
-        stage = "recipe"
-        try:
-            repo = builder._repo(candidate)
-            commit = repo.commit(candidate.base_commit)
-
-            def read(path: str) -> bytes | None:
-                got = repo.blob_at(candidate.base_commit, path)
-                return got[1] if got else None
-
-            pkg = read_package_json(read)
-            if pkg is None:
-                raise BuildError("no readable package.json at the base commit")
-            if pkg.get("workspaces"):
-                raise BuildError(
-                    "npm workspaces (a monorepo) are not supported: node_modules would link "
-                    "into the work tree"
-                )
-            framework = detect_framework(pkg)
-            if not framework:
-                raise BuildError("no test framework (jest, vitest or mocha) in package.json")
-            engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
-            node_range = str((engines or {}).get("node") or "")
-            date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-            distro, node = choose_node(date, node_range)
-            stage = "resolve"
-            t = time.perf_counter()
-            with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="js-") as tmp:
-                ctx = Path(tmp)
-                resolved = self._resolve(builder, repo, candidate, ctx, date)
-                fw_pkg = ctx / "node_modules" / framework / "package.json"
-                if not fw_pkg.is_file():
-                    raise BuildError(f"{framework} is not installed by the project's package.json")
-                fw_info = json.loads(fw_pkg.read_text())
-                fw_version = str(fw_info.get("version") or "")
-                fw_engines = str((fw_info.get("engines") or {}).get("node") or "")
-                distro, node = choose_node(date, node_range, fw_engines)
-                module = f"{framework}@{fw_version}"
-                rec.project_name = module
-                rec.recipe = {
-                    "ecosystem": "js",
-                    "package": str(pkg.get("name") or ""),
-                    "framework": framework,
-                    "framework_version": fw_version,
-                    "toolchain": f"node{node}",
-                    "toolchain_source": f"Debian {distro} package nodejs",
-                    "engines_node": node_range,
-                    "resolver": resolved["resolver"],
-                    "lockfile": resolved["lockfile"],
-                    "resolved_tree": resolved["tree"],
-                    "packages": resolved["packages"],
-                    "base_date": date,
-                    "env": dict(JS_ENV),
-                }
-                rec.lock_digest = digest_text(f"node{node}", distro, resolved["lock_text"])
-                rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
-                rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
-                stage = "base"
-                recipe = BaseRecipe.for_distro(distro)
-                recipe = replace(recipe, packages=(*recipe.packages, "nodejs"))
-                base = ecosystem_base(builder, rec, recipe)
-                stage = "env"
-                env_tag, env_id, env_s = self._env_image(builder, base.tag, ctx, rec.lock_digest)
-            record_env(rec, env_tag, env_id, env_s)
-            stage = "instance"
-            finish_instance(
-                rec,
-                builder,
-                repo,
-                candidate,
-                install_cmd=INSTALL,
-                extra_labels={
-                    f"{LABEL_PREFIX}.lock": rec.lock_digest,
-                    f"{LABEL_PREFIX}.ecosystem": "js",
-                    f"{LABEL_PREFIX}.toolchain": f"node{node}",
-                },
-            )
-        except DockerError:
-            raise
-        except (SweForgeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
-            failed(rec, stage, exc)
-        return rec
-
-    def _resolve(
-        self, builder: ImageBuilder, repo: Any, candidate: Candidate, ctx: Path, date: str
-    ) -> dict[str, Any]:
-        """node_modules for the base tree, or for the tree with both patches when they change
-        package.json or a lock; moved to ``ctx/node_modules``."""
-        from swe_forge.git.scrub import scrubbed_checkout
-
-        tree = ctx / "tree"
-        scrubbed_checkout(repo, candidate.base_commit, tree)
-        which = "base"
-        changed = set(touched_paths(candidate.patch)) | set(touched_paths(candidate.test_patch))
-        if changed & {"package.json", *LOCKS}:
-            which = "gold+test"
-            git_apply(tree, (candidate.patch, candidate.test_patch))
-        lock = next((n for n in LOCKS if (tree / n).is_file()), "")
-        other = next((n for n in OTHER_LOCKS if (tree / n).is_file()), "")
-        cache = builder.cache / "npm"
-        cache.mkdir(parents=True, exist_ok=True)
-        common = ["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
-        common += ["--engine-strict=false", "--include=dev", "--include=optional"]
-        resolver = ""
-        if lock:
-            try:
-                _npm(["ci", *common], cwd=tree, cache=cache)
-                resolver = f"npm ci ({lock})"
-            except BuildError:
-                shutil.rmtree(tree / "node_modules", ignore_errors=True)
-        if not resolver:
-            why = f"; {lock} out of date" if lock else (f"; {other} not used" if other else "")
-            try:
-                _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
-                resolver = f"npm install --before={date}{why}"
-            except BuildError as exc:
-                if "with a date before" not in str(exc):
-                    raise
-                # The registry (a mirror) dates every version by when it copied it, so no
-                # version is older than the base commit: resolve by package.json's ranges.
-                _npm(["install", *common], cwd=tree, cache=cache)
-                resolver = f"npm install (registry publish times unusable for --before){why}"
-        lock_text = (tree / "package.json").read_text(errors="replace")
-        for name in (*LOCKS, "node_modules/.package-lock.json"):
-            if (tree / name).is_file():
-                lock_text += "\n" + (tree / name).read_text(errors="replace")
-                break
-        packages = sum(1 for _ in (tree / "node_modules").glob("*/package.json")) + sum(
-            1 for _ in (tree / "node_modules").glob("@*/*/package.json")
-        )
-        (tree / "node_modules").rename(ctx / "node_modules")
-        shutil.rmtree(tree)
-        return {
-            "resolver": resolver,
-            "lockfile": lock or other,
-            "tree": which,
-            "packages": packages,
-            "lock_text": lock_text,
-        }
-
-    def _env_image(
-        self, builder: ImageBuilder, base_tag: str, ctx: Path, lock: str
-    ) -> tuple[str, str, float]:
-        from swe_forge.ecosystems.image import build_ecosystem_env
-
-        env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
-        dockerfile = ENV_DOCKERFILE.format(base=base_tag, modules=NODE_MODULES, env=env_line)
-        return build_ecosystem_env(
-            builder,
-            "js",
-            base_tag=base_tag,
-            dockerfile=dockerfile,
-            lock=lock,
-            ctx=ctx,
-            copies={},
-            dockerignore="tree\n",
-        )
-
-
-def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> None:
-    npm = shutil.which("npm")
-    if not npm:
-        raise BuildError("the npm command is not on this machine", hint="install Node.js")
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"),
-        "npm_config_cache": str(cache),
-        "npm_config_update_notifier": "false",
-        "NODE_ENV": "development",
-        **{k: v for k, v in os.environ.items() if k.lower().startswith("npm_config_registry")},
-    }
-    proc = subprocess.run(
-        [npm, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-        raise BuildError(f"npm {args[0]} failed:\n{tail}")
+        return build_images(builder, candidate)
 
 
 def canary_path(test_file: str, stem: str) -> str:
