@@ -3,7 +3,8 @@
 Each command group's typer wiring is a module of its own (``mine``, ``example``, ``images``,
 ``admit``, ``export``, ``verify``, ``run``, ``report``); ``_app`` holds the application and what
 they share, ``_main`` registers them and maps outcomes to exit codes. This module stays light:
-``swe-forge --version`` answers without importing typer, rich or any command.
+``swe-forge --version`` and ``swe-forge --help`` (generated into ``_help``) answer without
+importing typer, rich or any command.
 """
 
 from __future__ import annotations
@@ -23,9 +24,23 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"swe-forge {__version__}")
         sys.exit(0)
+    if args in (["--help"], ["-h"]) and _wide():
+        # The top-level help as the application prints it (generated, checked by a test):
+        # typer's import is most of the start-up, and a first look should not wait for it.
+        from swe_forge.cli._help import TEXT
+
+        sys.stdout.write(TEXT)
+        sys.exit(0)
     from swe_forge.cli._main import run
 
     run(argv)
+
+
+def _wide() -> bool:
+    """Does the help get 80 columns (click wraps it at 78 then, as the cached text is)?"""
+    import shutil
+
+    return shutil.get_terminal_size().columns >= 80
 
 
 def __getattr__(name: str) -> Any:
