@@ -162,7 +162,7 @@ def tests_in(language: str, path: str, data: bytes) -> list[str]:
         fqn = f"{pkg.group(1)}.{cls}" if pkg else cls
         names = re.findall(r"@Test\b[^;{]*?\s(?:public\s+)?void\s+(\w+)\s*\(", text)
         return [f"{fqn}::{m}" for m in names]
-    from swe_forge.ecosystems.canaries import writer_for
+    from swe_forge.ecosystems import writer_for
 
     writer: Any = writer_for("js")
     tree = syntax.parse(syntax.grammar_for_path(path), data)
@@ -178,7 +178,7 @@ def host_decoys(
         """As admission arms them (ecosystems/decoys.py): every site of the file's tests, two
         perturbations each (at most the canary limit), the natural ones kept when there
         are enough (``natural_first``)."""
-        from swe_forge.ecosystems.canaries import writer_for
+        from swe_forge.ecosystems import writer_for
         from swe_forge.ecosystems.decoys import (
             SEEDS_PER_SITE,
             literal_of,

@@ -4,11 +4,11 @@ columns or more, so that the top-level help is answered without importing typer.
 
 Run it after changing the application's help, its options or its commands; the unit test
 tests/unit/test_cli_startup.py fails while the file is stale.
-Usage: scripts/refresh_help.py [--check]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -52,8 +52,15 @@ def module_text(help_text: str) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(
+        description="Write swe_forge/cli/_help.py from the application's own --help."
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the file is stale, write nothing"
+    )
+    args = parser.parse_args()
     text = module_text(rendered())
-    if "--check" in sys.argv[1:]:
+    if args.check:
         current = TARGET.read_text("utf-8") if TARGET.exists() else ""
         if current != text:
             print(f"{TARGET} is stale: run scripts/refresh_help.py", file=sys.stderr)

@@ -33,13 +33,14 @@ from swe_forge.gates.sufficiency import SufficiencySettings, assess
 from swe_forge.git.repo import GitRepository
 from swe_forge.images.audit import audit_image, file_index
 from swe_forge.images.base import ENV_PATH
-from swe_forge.images.build import MATERIALIZE, ImageBuilder, ImageRecord, cache_root
+from swe_forge.images.build import ImageBuilder, cache_root
+from swe_forge.images.instance import MATERIALIZE
 from swe_forge.images.registry import needs_of_record, provide
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
-from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, Rejection, TaskManifest
+from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, ImageRecord, Rejection, TaskManifest
 from swe_forge.verify.guards import PatchGuard, protected_paths
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier

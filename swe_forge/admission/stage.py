@@ -14,7 +14,7 @@ from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import Candidate, Rejection, TaskManifest
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageRecord
+    from swe_forge.records import ImageRecord
 
 
 class Decider(Protocol):

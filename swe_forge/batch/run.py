@@ -39,7 +39,7 @@ from swe_forge.mining.sources import RepoSource, expand_sources, materialize
 from swe_forge.records import Candidate, read_image_records
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageRecord
+    from swe_forge.records import ImageRecord
 
 #: Exit codes of batch commands (documented in --help).
 EXIT_DONE = 0

@@ -15,7 +15,7 @@ from swe_forge.git.repo import GitRepository
 from swe_forge.images.archive import ArchivedImage
 from swe_forge.images.audit import AuditReport, audit_image, file_index
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
-from swe_forge.images.build import ImageBuilder, ImageRecord, cache_root
+from swe_forge.images.build import ImageBuilder, cache_root
 from swe_forge.images.registry import (
     Provided,
     PushResult,
@@ -30,7 +30,13 @@ from swe_forge.images.registry import (
 from swe_forge.jsonl import AtomicWriter, read_jsonl
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.progress import NullReporter, Reporter
-from swe_forge.records import Candidate, TaskManifest, read_candidates, read_image_records
+from swe_forge.records import (
+    Candidate,
+    ImageRecord,
+    TaskManifest,
+    read_candidates,
+    read_image_records,
+)
 
 
 def run_base(

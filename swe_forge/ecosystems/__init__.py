@@ -19,6 +19,7 @@ from swe_forge.ecosystems.base import Ecosystem, Reader
 from swe_forge.errors import UsageError
 
 if TYPE_CHECKING:
+    from swe_forge.ecosystems.canaries import CanaryWriter
     from swe_forge.mining.classify import PathClassifier
 
 #: Ecosystems in detection order (the first whose marker file is at the root wins).
@@ -73,6 +74,18 @@ def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> s
     return DEFAULT_ECOSYSTEM
 
 
+def writer_for(name: str) -> CanaryWriter:
+    """The canary writer of the ecosystem called ``name``, for those whose decoys are written
+    on the host (Python's are written in the container by the judge itself)."""
+    from swe_forge.ecosystems.decoys import HostCanaries
+
+    eco = ecosystem_named(name)
+    if not isinstance(eco, HostCanaries):
+        hosts = [n for n in ECOSYSTEM_NAMES if isinstance(ecosystem_named(n), HostCanaries)]
+        raise UsageError(f"no canary writer for {name!r}", hint=f"one of {', '.join(hosts)}")
+    return eco.canary_writer()
+
+
 #: The ecosystem of each runner a manifest names (``harness.runner``): looked up, so that
 #: grading a task imports its own adapter only (each adapter's ``runner_name`` is its key
 #: here: tests/unit/test_ecosystem_protocol.py).
@@ -102,4 +115,5 @@ __all__ = [
     "detect_ecosystem",
     "ecosystem_named",
     "for_runner",
+    "writer_for",
 ]

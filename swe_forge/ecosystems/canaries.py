@@ -12,7 +12,8 @@ tell, the *expected* side of an assertion: perturbing an input would change what
 under test is called with, which it can observe.
 
 This module holds what the four languages share: the :class:`Site` record (stored in task
-manifests), the :class:`CanaryWriter` protocol, the registry :func:`writer_for`, and
+manifests), the :class:`CanaryWriter` protocol (each adapter's is its ``canary_writer()``;
+:func:`swe_forge.ecosystems.writer_for` finds it by name), and
 :class:`TreeWriter`, the machinery every writer builds on (literals found, checked and
 replaced on tree-sitter syntax trees, see :mod:`swe_forge.ecosystems.syntax`). What is an
 assertion, and which side of it is expected, is each language's own (``<language>/canary.py``).
@@ -24,7 +25,6 @@ import hashlib
 import random
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, NamedTuple, Protocol
 
 from swe_forge.ecosystems import syntax
@@ -140,29 +140,6 @@ def punctuation_only(text: str) -> bool:
     No change of such a string reads as something a test's author would write."""
     body = text.strip("\"'`")
     return bool(body) and not any(c.isalnum() or c.isspace() for c in body)
-
-
-@cache
-def writer_for(ecosystem_name: str) -> CanaryWriter:
-    """The canary writer of an ecosystem (``go``, ``rust``, ``java``, ``js``); one instance
-    per ecosystem (the JavaScript writer remembers how the tests it located are named)."""
-    if ecosystem_name == "go":
-        from swe_forge.ecosystems.go.canary import GoCanaryWriter
-
-        return GoCanaryWriter()
-    if ecosystem_name == "rust":
-        from swe_forge.ecosystems.rust.canary import RustCanaryWriter
-
-        return RustCanaryWriter()
-    if ecosystem_name == "java":
-        from swe_forge.ecosystems.java.canary import JavaCanaryWriter
-
-        return JavaCanaryWriter()
-    if ecosystem_name == "js":
-        from swe_forge.ecosystems.js.canary import JsCanaryWriter
-
-        return JsCanaryWriter()
-    raise UsageError(f"no canary writer for {ecosystem_name!r}", hint="one of go, rust, java, js")
 
 
 # ------------------------------------------------------------------------- shared machinery

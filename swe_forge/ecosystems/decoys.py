@@ -16,22 +16,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems import method_hooks, syntax
-from swe_forge.ecosystems.base import (
-    CandidateCheck,
-    Ecosystem,
-    JobRequest,
-    Reader,
-    capability_violations,
-)
-from swe_forge.ecosystems.canaries import CopySpec, Site, writer_for
+from swe_forge.ecosystems.base import CandidateCheck, JobRequest, Reader
+from swe_forge.ecosystems.canaries import CanaryWriter, CopySpec, Site
+from swe_forge.ecosystems.scanning import capability_violations
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageRecord
-    from swe_forge.records import TaskManifest
+    from swe_forge.records import ImageRecord, TaskManifest
 
 #: Perturbations of one site tried at calibration, while under the limit.
 SEEDS_PER_SITE = 2
@@ -127,8 +121,19 @@ def literal_of(source: bytes, site: Site, perturbed: bytes) -> str:
     return perturbed[site.start : len(perturbed) - tail].decode("utf-8")
 
 
+class WritesDecoys(Protocol):
+    """An adapter whose decoys are written on the host: its writer, and the process each test
+    runs in."""
+
+    def canary_writer(self) -> CanaryWriter:
+        """The language's canary writer (``<language>/canary.py``), one per process."""
+
+    def unit_of(self, test: str) -> str:
+        """The process a test runs in (see :meth:`Ecosystem.unit_of`)."""
+
+
 def calibration_copies(
-    eco: Ecosystem,
+    eco: WritesDecoys,
     fail_to_pass: list[str],
     texts: dict[str, bytes],
     *,
@@ -141,7 +146,7 @@ def calibration_copies(
 
     ``added``: the lines the test patch wrote per file (:func:`added_lines`); a test's
     sites are then those on such lines where it has any (:func:`fresh_sites`)."""
-    writer = writer_for(eco.name)
+    writer = eco.canary_writer()
     sites: dict[str, list[Site]] = {}
     for test in fail_to_pass:
         for path in writer.test_files(test, sorted(texts)):
@@ -210,6 +215,9 @@ class HostCanaries:
 
     scans_in_container = False
     redraws_calibration = True
+    #: The language's canary writer (``<language>/canary.py``), one per process: each adapter
+    #: defines it as a method.
+    canary_writer: Callable[[], CanaryWriter]
 
     def grading_job(self, task: TaskManifest, request: JobRequest) -> dict[str, Any]:
         """Calibration copies in one run, or one literal replaced in place per decoy twin."""

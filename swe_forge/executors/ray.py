@@ -132,9 +132,8 @@ def admit_one(
     worker process (a local path must be reachable from the node, e.g. shared storage).
     """
     from swe_forge.admission.admitter import Admitter
-    from swe_forge.images.build import ImageRecord
     from swe_forge.mining.sources import RepoSource, materialize
-    from swe_forge.records import Candidate
+    from swe_forge.records import Candidate, ImageRecord
 
     cand = Candidate.from_dict(candidate)
     try:

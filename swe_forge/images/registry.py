@@ -28,10 +28,9 @@ from typing import Any
 from swe_forge.engine import LABEL_PREFIX, Engine
 from swe_forge.errors import DigestError, InputError, UsageError
 from swe_forge.images.archive import ArchivedImage, read_archive, write_archive
-from swe_forge.images.build import ImageRecord
 from swe_forge.jsonl import read_jsonl, write_jsonl
 from swe_forge.progress import NullReporter, Reporter
-from swe_forge.records import ImagePin, RegistryPins, TaskManifest
+from swe_forge.records import ImagePin, ImageRecord, RegistryPins, TaskManifest
 
 _COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 _HOST = re.compile(r"^[A-Za-z0-9.-]+(:[0-9]+)?$")

@@ -46,8 +46,10 @@ from swe_forge.records.candidate import (
 )
 from swe_forge.records.images import (
     IMAGE_KINDS,
+    IMAGE_RECORD_SCHEMA_VERSION,
     REGISTRY_PINS_VERSION,
     ImagePin,
+    ImageRecord,
     RegistryPins,
 )
 from swe_forge.records.read import (
@@ -73,6 +75,7 @@ __all__ = [
     "CANDIDATE_SCHEMA_VERSION",
     "HIDDEN_FROM_POLICY",
     "IMAGE_KINDS",
+    "IMAGE_RECORD_SCHEMA_VERSION",
     "RECORD_CONFIG",
     "RECORD_TYPES",
     "REGISTRY_PINS_VERSION",
@@ -86,6 +89,7 @@ __all__ = [
     "ChangedFiles",
     "Fields",
     "ImagePin",
+    "ImageRecord",
     "LicenseEvidence",
     "LicenseVerdict",
     "Pairs",

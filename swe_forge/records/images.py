@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import asdict
 from typing import Any
@@ -96,3 +97,55 @@ class RegistryPins:
                 raise ValueError(f"unknown image kind {kind!r} in registry pins")
             images[kind] = ImagePin.from_dict(pin)
         return cls(registry=str(data["registry"]), images=images)
+
+
+#: Version of :class:`ImageRecord` (``images build``'s output).
+IMAGE_RECORD_SCHEMA_VERSION = 1
+
+
+@dataclasses.dataclass
+class ImageRecord:
+    """The images of one candidate (or why they could not be built)."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    status: str = "ok"  # "ok" | "failed"
+    reason: str = ""  # a machine-readable failure reason
+    detail: str = ""
+    python: str = ""
+    project_name: str | None = None
+    base_image: str = ""
+    env_image: str = ""
+    env_image_id: str = ""
+    instance_image: str = ""
+    instance_image_id: str = ""
+    lock_digest: str = ""
+    recipe_digest: str = ""
+    recipe: dict[str, Any] = dataclasses.field(default_factory=dict)
+    scrubbed_commit: str = ""
+    reused: dict[str, bool] = dataclasses.field(default_factory=dict)
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    sizes: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Wheels of the wheelhouse: "total", "from_store" (not downloaded), "sdists_built".
+    wheels: dict[str, int] = dataclasses.field(default_factory=dict)
+    logs: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: Where the three images were pushed, pinned by digest (``images push``); None before.
+    registry: RegistryPins | None = None
+    schema_version: int = IMAGE_RECORD_SCHEMA_VERSION
+    record_type: str = "images"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        data = dataclasses.asdict(self)
+        data["registry"] = self.registry.to_dict() if self.registry else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ImageRecord:
+        """Inverse of :meth:`to_dict` (raises ValueError on a malformed ``registry`` block)."""
+        known = {f for f in cls.__dataclass_fields__}
+        fields = {k: v for k, v in data.items() if k in known}
+        if fields.get("registry"):
+            fields["registry"] = RegistryPins.from_dict(fields["registry"])
+        return cls(**fields)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from swe_forge.errors import InputError, UsageError
 from swe_forge.jsonl import read_jsonl
 from swe_forge.records.candidate import Candidate
+from swe_forge.records.images import ImageRecord
 from swe_forge.records.task import RECORD_TYPES, Rejection, TaskManifest, VerifyResult
-
-if TYPE_CHECKING:
-    from swe_forge.images.build import ImageRecord
 
 
 def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
@@ -134,10 +132,6 @@ def read_records(
 
 def read_image_records(path: Path) -> dict[str, ImageRecord]:
     """instance_id -> image record, from an ``images build`` output."""
-    # The record type belongs to the images stage; imported here, late, so that reading
-    # candidates does not load the image builder.
-    from swe_forge.images.build import ImageRecord
-
     out = {}
     for lineno, data in enumerate(read_jsonl(path), 1):
         if data.get("record_type") == "images":

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 from swe_forge.ecosystems import ecosystem_named, syntax
-from swe_forge.ecosystems.canaries import Site, writer_for
+from swe_forge.ecosystems.canaries import Site
+from swe_forge.ecosystems import writer_for
 from swe_forge.ecosystems.decoys import (
     NATURAL,
     added_lines,

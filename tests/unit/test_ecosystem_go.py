@@ -9,7 +9,6 @@ import pytest
 
 from swe_forge.config import load_config
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.base import capability_violations
 from swe_forge.ecosystems.go import (
     CAPABILITIES,
     GoEcosystem,
@@ -17,6 +16,7 @@ from swe_forge.ecosystems.go import (
     choose_toolchain,
     go_mod_info,
 )
+from swe_forge.ecosystems.scanning import capability_violations
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
 from swe_forge.gates.runner import RunResult

@@ -13,7 +13,6 @@ import pytest
 
 from swe_forge.config import load_config
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.base import capability_violations
 from swe_forge.ecosystems.java import (
     CAPABILITIES,
     JavaEcosystem,
@@ -27,6 +26,7 @@ from swe_forge.ecosystems.java import (
     probe_source,
 )
 from swe_forge.ecosystems.java.runner import module_of
+from swe_forge.ecosystems.scanning import capability_violations
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
 from swe_forge.mining.classify import PathClassifier

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.base import Reader, capability_violations
+from swe_forge.ecosystems.base import Reader
 from swe_forge.ecosystems.js import JsEcosystem, JsRunner, choose_node, detect_framework
 from swe_forge.ecosystems.js.toolchain import engines_floor, node_for_date
+from swe_forge.ecosystems.scanning import capability_violations
 from swe_forge.errors import BuildError
 
 HARNESS = Path(__file__).resolve().parents[2] / "swe_forge" / "gates" / "harness"

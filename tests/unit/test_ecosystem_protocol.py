@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from swe_forge.ecosystems import ECOSYSTEM_NAMES, RUNNERS, Ecosystem, ecosystem_named, for_runner
-from swe_forge.images.build import ImageRecord
+from swe_forge.records import ImageRecord
 
 ADAPTERS = list(ECOSYSTEM_NAMES)
 

@@ -10,7 +10,7 @@ import pytest
 from swe_forge.ecosystems.python.image import env_tag
 from swe_forge.engine import LOCAL_REGISTRY, local_name
 from swe_forge.images.base import DISTROS, BaseRecipe
-from swe_forge.images.build import instance_tag
+from swe_forge.images.instance import instance_tag
 
 PACKAGE = Path(__file__).resolve().parents[2] / "swe_forge"
 

@@ -13,7 +13,6 @@ import pytest
 
 from swe_forge.engine import LABEL_PREFIX, ImageInfo
 from swe_forge.errors import DigestError, InputError, RegistryError, UsageError
-from swe_forge.images.build import ImageRecord
 from swe_forge.images.registry import (
     Registry,
     needs_of_record,
@@ -21,7 +20,7 @@ from swe_forge.images.registry import (
     provide,
     push_images,
 )
-from swe_forge.records import ImagePin, RegistryPins, TaskManifest, read_image_records
+from swe_forge.records import ImagePin, ImageRecord, RegistryPins, TaskManifest, read_image_records
 
 
 def sha(text: str) -> str:

@@ -298,7 +298,7 @@ def test_a_long_builder_chain_is_read_whole() -> None:
 
 
 def test_a_string_identity_test_is_excused_by_the_gold_patch_only() -> None:
-    from swe_forge.ecosystems.base import capability_violations
+    from swe_forge.ecosystems.scanning import capability_violations
 
     used = ["string identity"]
     assert capability_violations(used, base=["string identity"], gold=[])

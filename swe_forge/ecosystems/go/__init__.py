@@ -50,19 +50,19 @@ from swe_forge.ecosystems.base import (
     paths_beyond_gold,
     runner_config,
     signed,
-    source_capabilities,
     touched_paths,
-    tree_source_capabilities,
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.go.image import build_images
 from swe_forge.ecosystems.go.scan import ASSEMBLY, foreign_source, scan
 from swe_forge.ecosystems.go.scan import CAPABILITIES as CAPABILITIES
+from swe_forge.ecosystems.scanning import source_capabilities, tree_source_capabilities
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
-    from swe_forge.records import Candidate, TaskManifest
+    from swe_forge.ecosystems.base import Builder
+    from swe_forge.ecosystems.canaries import CanaryWriter
+    from swe_forge.records import Candidate, ImageRecord, TaskManifest
 
 from swe_forge.ecosystems.go.runner import (
     GO_ENV,
@@ -292,12 +292,18 @@ class GoEcosystem(HostCanaries):
         """No base file besides the changed ones: the scan reads those alone."""
         return []
 
+    def canary_writer(self) -> CanaryWriter:
+        """The decoys' writer (:mod:`swe_forge.ecosystems.go.canary`), one per process."""
+        from swe_forge.ecosystems.go.canary import writer
+
+        return writer()
+
     def unit_of(self, test: str) -> str:
         """A Go package's tests run in its own test binary."""
         return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
-    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+    def build(self, builder: Builder, candidate: Candidate) -> ImageRecord:
         """Toolchain, module cache, env and instance images (failures come back in the record;
         :func:`swe_forge.ecosystems.go.image.build_images`)."""
         return build_images(builder, candidate)

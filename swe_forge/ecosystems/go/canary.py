@@ -32,6 +32,7 @@ writer: finding a test's literals, and its renamed copies.
 from __future__ import annotations
 
 import random
+from functools import cache
 from typing import Any
 
 from swe_forge.ecosystems import syntax
@@ -265,3 +266,10 @@ def _top_names(root: Any) -> set[str]:
 
 def _package_dir(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+@cache
+def writer() -> GoCanaryWriter:
+    """The ecosystem's one writer (its adapter's ``canary_writer()``): one instance per
+    process, as the writer remembers what it has read."""
+    return GoCanaryWriter()

@@ -20,11 +20,13 @@ from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.go.deps import _make_writable, fetch_modules
 from swe_forge.ecosystems.go.runner import BUILD_CACHE, GO_ENV, GO_PATH_ENV, GOROOT, MODCACHE
 from swe_forge.ecosystems.go.toolchain import choose_toolchain, fetch_toolchain, go_mod_info
+from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.records import ImageRecord
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.ecosystems.base import Builder
     from swe_forge.records import Candidate
 
 ENV_DOCKERFILE = """\
@@ -45,16 +47,15 @@ INSTALL = (
 )
 
 
-def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
     """Toolchain, module cache, env and instance images (failures come back in the record)."""
     from swe_forge.ecosystems.image import ecosystem_base
     from swe_forge.images.base import BaseRecipe
-    from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
     rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
     stage = "recipe"
     try:
-        repo = builder._repo(candidate)
+        repo = builder.repo(candidate)
         commit = repo.commit(candidate.base_commit)
         got = repo.blob_at(candidate.base_commit, "go.mod")
         if got is None:
@@ -120,7 +121,7 @@ def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
 
 
 def _env_image(
-    builder: ImageBuilder,
+    builder: Builder,
     base_tag: str,
     goroot: Path,
     modcache: Path,

@@ -3,7 +3,7 @@
 A candidate's Go code runs inside the test binary: it can end the process before the
 verdict, write frames into the stream test2json reads, read the held-out test files, or reach
 the test framework and the runtime. The gate refuses a patch that newly uses such a
-capability (see :func:`swe_forge.ecosystems.base.source_capabilities`); this module only says
+capability (see :func:`swe_forge.ecosystems.scanning.source_capabilities`); this module only says
 which ones a file uses, with the line and the code as evidence.
 
 Names are resolved, not matched as text: ``import o "os"`` makes ``o.Exit`` os.Exit, a dot
@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import UNPARSABLE, Findings, add_finding
 from swe_forge.ecosystems.go.scan_rules import ASSEMBLY as ASSEMBLY
 from swe_forge.ecosystems.go.scan_rules import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.go.scan_walk import _Scan
+from swe_forge.ecosystems.scanning import UNPARSABLE, Findings, add_finding
 
 #: Files besides .go that the go tool builds into a package: assembly, objects, C (cgo).
 _FOREIGN_SOURCES = (".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".f")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import decode_escapes
+from swe_forge.ecosystems.scanning import decode_escapes
 
 _MAX_TEXT = 1 << 16
 

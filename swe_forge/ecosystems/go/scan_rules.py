@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from swe_forge.ecosystems.base import UNPARSABLE
+from swe_forge.ecosystems.scanning import UNPARSABLE
 
 EXIT = "os.Exit"
 STDOUT = "os.Stdout/os.Stderr"

@@ -12,13 +12,6 @@ import re
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import (
-    Findings,
-    Parents,
-    add_finding,
-    postorder,
-    text_capabilities,
-)
 from swe_forge.ecosystems.go.scan_fold import _MAX_TEXT, _fold_function, _literal
 from swe_forge.ecosystems.go.scan_rules import (
     _DEFAULT_NAMES,
@@ -41,6 +34,13 @@ from swe_forge.ecosystems.go.scan_rules import (
     PACKAGE_INIT,
     PRINT,
     RUNNER_TEXT,
+)
+from swe_forge.ecosystems.scanning import (
+    Findings,
+    Parents,
+    add_finding,
+    postorder,
+    text_capabilities,
 )
 
 #: Nodes that open a scope for the declarations directly under them.

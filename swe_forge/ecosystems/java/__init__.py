@@ -66,19 +66,19 @@ from swe_forge.ecosystems.base import (
     paths_beyond_gold,
     runner_config,
     signed,
-    source_capabilities,
     touched_paths,
-    tree_source_capabilities,
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.java.scan import scan, unicode_escapes
+from swe_forge.ecosystems.scanning import source_capabilities, tree_source_capabilities
 
 if TYPE_CHECKING:
     from swe_forge.diffs import FilePatch
-    from swe_forge.images.build import ImageBuilder, ImageRecord
-    from swe_forge.records import Candidate, TaskManifest
+    from swe_forge.ecosystems.base import Builder
+    from swe_forge.ecosystems.canaries import CanaryWriter
+    from swe_forge.records import Candidate, ImageRecord, TaskManifest
 
 from swe_forge.ecosystems.java.deps import probe_source as probe_source
 from swe_forge.ecosystems.java.image import build_images
@@ -315,12 +315,18 @@ class JavaEcosystem(HostCanaries):
         """No base file besides the changed ones: the scan reads those alone."""
         return []
 
+    def canary_writer(self) -> CanaryWriter:
+        """The decoys' writer (:mod:`swe_forge.ecosystems.java.canary`), one per process."""
+        from swe_forge.ecosystems.java.canary import writer
+
+        return writer()
+
     def unit_of(self, test: str) -> str:
         """Surefire forks one JVM for every class."""
         return ""
 
     # ------------------------------------------------------------------------------- images
-    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+    def build(self, builder: Builder, candidate: Candidate) -> ImageRecord:
         """JDK, Maven, local repository, env and instance images (failures in the record):
         :func:`swe_forge.ecosystems.java.image.build_images`."""
         return build_images(builder, candidate, self.test_files)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import cache
 from typing import Any
 
 from swe_forge.ecosystems import syntax
@@ -247,3 +248,10 @@ def _is_test(method: Any) -> bool:
 def _param_count(method: Any) -> int:
     params = _field(method, "parameters")
     return len(params.named_children) if params is not None else 0
+
+
+@cache
+def writer() -> JavaCanaryWriter:
+    """The ecosystem's one writer (its adapter's ``canary_writer()``): one instance per
+    process, as the writer remembers what it has read."""
+    return JavaCanaryWriter()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import digest_text
+from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.java.deps import _tree_digest, resolve
 from swe_forge.ecosystems.java.runner import JAVA_ENV_RUN, M2, MVN_OPTIONS, SUREFIRE
 from swe_forge.ecosystems.java.toolchain import (
@@ -36,9 +37,10 @@ from swe_forge.ecosystems.java.toolchain import (
 )
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.records import ImageRecord
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.ecosystems.base import Builder
     from swe_forge.records import Candidate
 
 MAVEN_HOME = "/opt/maven"
@@ -65,19 +67,18 @@ INSTALL = (
 
 
 def build_images(
-    builder: ImageBuilder, candidate: Candidate, test_files: Callable[[str], list[str]]
+    builder: Builder, candidate: Candidate, test_files: Callable[[str], list[str]]
 ) -> ImageRecord:
     """JDK, Maven, local repository, env and instance images (failures in the record).
     ``test_files``: the adapter's test files of a test patch (see
     :func:`swe_forge.ecosystems.java.deps.resolve`)."""
     from swe_forge.ecosystems.image import ecosystem_base
     from swe_forge.images.base import BaseRecipe
-    from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
     rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
     stage = "recipe"
     try:
-        repo = builder._repo(candidate)
+        repo = builder.repo(candidate)
         commit = repo.commit(candidate.base_commit)
         got = repo.blob_at(candidate.base_commit, "pom.xml")
         if got is None:
@@ -149,7 +150,7 @@ def build_images(
 
 
 def env_image(
-    builder: ImageBuilder,
+    builder: Builder,
     base_tag: str,
     maven: Path,
     ctx: Path,

@@ -4,7 +4,7 @@ A candidate's main code runs in the JVM that Surefire runs the tests in: it can 
 before the report is written, print what Maven's console reader takes for a verdict, reach
 JUnit and Surefire by reflection, read the held-out test classes, or run code when a class
 loads. The gate refuses a patch that newly uses such a capability
-(:func:`swe_forge.ecosystems.base.source_capabilities`); this module only says which ones a
+(:func:`swe_forge.ecosystems.scanning.source_capabilities`); this module only says which ones a
 file uses, with the line and the code as evidence.
 
 The file is read as javac reads it: Unicode escapes are translated first (``\\u0053ystem`` is
@@ -31,10 +31,10 @@ from __future__ import annotations
 import re
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import UNPARSABLE, Findings, add_finding
 from swe_forge.ecosystems.java.scan_rules import _Scan
 from swe_forge.ecosystems.java.scan_tables import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.java.scan_tables import PACKAGE_PLACE
+from swe_forge.ecosystems.scanning import UNPARSABLE, Findings, add_finding
 
 
 def unicode_escapes(source: bytes) -> bytes:

@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import UNPARSABLE, Findings, Parents, add_finding
 from swe_forge.ecosystems.java.scan_tables import (
     _JAVA_LANG,
     _MAX_DEPTH,
@@ -22,6 +21,7 @@ from swe_forge.ecosystems.java.scan_tables import (
     _RETURNS,
     _WELL_KNOWN,
 )
+from swe_forge.ecosystems.scanning import UNPARSABLE, Findings, Parents, add_finding
 
 
 class _Names:

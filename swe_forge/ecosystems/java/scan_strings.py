@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import decode_escapes, postorder, text_capabilities
 from swe_forge.ecosystems.java.scan_names import _member_name, _Names, _type_text
 from swe_forge.ecosystems.java.scan_tables import (
     _FRAMEWORK_TEXT,
@@ -28,6 +27,7 @@ from swe_forge.ecosystems.java.scan_tables import (
     PROPERTIES,
     RUNNER_TEXT,
 )
+from swe_forge.ecosystems.scanning import decode_escapes, postorder, text_capabilities
 
 
 class _Strings(_Names):

@@ -57,19 +57,14 @@ from typing import TYPE_CHECKING, Any
 from swe_forge.ecosystems.base import (
     ADDED,
     REMOVED,
-    UNPARSABLE,
-    Findings,
     Reader,
     file_lines,
     line_violations,
     patched_test_files,
     paths_beyond_gold,
-    post_images,
     runner_config,
     signed,
-    source_capabilities,
     touched_paths,
-    tree_source_capabilities,
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
@@ -83,11 +78,19 @@ from swe_forge.ecosystems.js.scan import (
     scan,
     scan_with_specifiers,
 )
+from swe_forge.ecosystems.scanning import (
+    UNPARSABLE,
+    Findings,
+    post_images,
+    source_capabilities,
+    tree_source_capabilities,
+)
 from swe_forge.mining.classify import JS_EXTS, is_js_test_file
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
-    from swe_forge.records import Candidate, TaskManifest
+    from swe_forge.ecosystems.base import Builder
+    from swe_forge.ecosystems.canaries import CanaryWriter
+    from swe_forge.records import Candidate, ImageRecord, TaskManifest
 
 from swe_forge.ecosystems.js.runner import (
     JsRunner,
@@ -314,12 +317,18 @@ class JsEcosystem(HostCanaries):
                 folder = posixpath.dirname(folder)
         return sorted(out)
 
+    def canary_writer(self) -> CanaryWriter:
+        """The decoys' writer (:mod:`swe_forge.ecosystems.js.canary`), one per process."""
+        from swe_forge.ecosystems.js.canary import writer
+
+        return writer()
+
     def unit_of(self, test: str) -> str:
         """One process (the runner's, in band) runs every test."""
         return ""
 
     # ------------------------------------------------------------------------------- images
-    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+    def build(self, builder: Builder, candidate: Candidate) -> ImageRecord:
         """Node, node_modules, env and instance images (failures come back in the record)."""
         return build_images(builder, candidate)
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import random
 import re
 from collections import OrderedDict
+from functools import cache
 from typing import Any
 
 from swe_forge.ecosystems import syntax
@@ -326,3 +327,10 @@ def _param_names(fn: Any) -> list[str]:
         else:
             out.append("")
     return out
+
+
+@cache
+def writer() -> JsCanaryWriter:
+    """The ecosystem's one writer (its adapter's ``canary_writer()``): one instance per
+    process, as the writer remembers what it has read."""
+    return JsCanaryWriter()

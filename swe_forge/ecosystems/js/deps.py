@@ -19,7 +19,7 @@ from swe_forge.ecosystems.base import git_apply, touched_paths
 from swe_forge.errors import BuildError
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder
+    from swe_forge.ecosystems.base import Builder
     from swe_forge.records import Candidate
 
 
@@ -30,7 +30,7 @@ OTHER_LOCKS = ("yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock")
 
 
 def resolve(
-    builder: ImageBuilder, repo: Any, candidate: Candidate, ctx: Path, date: str
+    builder: Builder, repo: Any, candidate: Candidate, ctx: Path, date: str
 ) -> dict[str, Any]:
     """node_modules for the base tree, or for the tree with both patches when they change
     package.json or a lock; moved to ``ctx/node_modules``."""

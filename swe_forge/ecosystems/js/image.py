@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import digest_text
+from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.js.deps import resolve
 from swe_forge.ecosystems.js.runner import JS_ENV, NODE_MODULES
 from swe_forge.ecosystems.js.toolchain import choose_node, detect_framework, read_package_json
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.records import ImageRecord
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.ecosystems.base import Builder
     from swe_forge.records import Candidate
 
 
@@ -42,16 +44,15 @@ ENV {env}
 INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
 
 
-def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
     """Node, node_modules, env and instance images (failures come back in the record)."""
     from swe_forge.ecosystems.image import ecosystem_base
     from swe_forge.images.base import BaseRecipe
-    from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
     rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
     stage = "recipe"
     try:
-        repo = builder._repo(candidate)
+        repo = builder.repo(candidate)
         commit = repo.commit(candidate.base_commit)
 
         def read(path: str) -> bytes | None:
@@ -132,9 +133,7 @@ def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
     return rec
 
 
-def _env_image(
-    builder: ImageBuilder, base_tag: str, ctx: Path, lock: str
-) -> tuple[str, str, float]:
+def _env_image(builder: Builder, base_tag: str, ctx: Path, lock: str) -> tuple[str, str, float]:
     from swe_forge.ecosystems.image import build_ecosystem_env
 
     env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))

@@ -5,7 +5,7 @@ workers): it can end the process, write the JSON report's text itself, replace t
 framework's globals (``expect``) or the builtins its matchers rely on (``Object.is``,
 ``Array.prototype.includes``), reach the module loader, or read the held-out tests. The gate
 refuses a patch that newly uses such a capability
-(:func:`swe_forge.ecosystems.base.source_capabilities`); this module only says which ones a
+(:func:`swe_forge.ecosystems.scanning.source_capabilities`); this module only says which ones a
 file uses, with the line and the code as evidence.
 
 Nothing is matched as text. Every reference is resolved to what it is:
@@ -34,11 +34,6 @@ import re
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import (
-    UNPARSABLE,
-    Findings,
-    add_finding,
-)
 from swe_forge.ecosystems.js.scan_fold import _Folding
 from swe_forge.ecosystems.js.scan_nodes import _PLAIN_FUNCTIONS, _escapes, _name
 from swe_forge.ecosystems.js.scan_rules import (
@@ -81,6 +76,7 @@ from swe_forge.ecosystems.js.scan_rules import (
     _normal,
     _written,
 )
+from swe_forge.ecosystems.scanning import UNPARSABLE, Findings, add_finding
 
 #: A package the file's package.json does not declare (a devDependency, or one installed only
 #: for the tooling: ``@babel/core``, ``glob``), which code shipped to users never needs.

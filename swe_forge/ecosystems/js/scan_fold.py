@@ -16,10 +16,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import UNPARSABLE, decode_escapes, text_capabilities
 from swe_forge.ecosystems.js.scan_nodes import _MAX_DEPTH, _MAX_TEXT, _TRANSPARENT, _inner, _name
 from swe_forge.ecosystems.js.scan_resolve import _Resolution
 from swe_forge.ecosystems.js.scan_rules import _FRAMEWORK_TEXT, _REPORT_TEXT, FRAMEWORK, REPORT_TEXT
+from swe_forge.ecosystems.scanning import UNPARSABLE, decode_escapes, text_capabilities
 
 
 class _Folding(_Resolution):

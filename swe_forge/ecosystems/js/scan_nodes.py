@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import Parents, decode_escapes
+from swe_forge.ecosystems.scanning import Parents, decode_escapes
 
 _FUNCTIONS = frozenset(
     {

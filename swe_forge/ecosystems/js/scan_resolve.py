@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from swe_forge.ecosystems.base import UNPARSABLE
 from swe_forge.ecosystems.js.scan_nodes import (
     _MAX_DEPTH,
     _TRANSPARENT,
@@ -30,6 +29,7 @@ from swe_forge.ecosystems.js.scan_rules import (
     _normal,
 )
 from swe_forge.ecosystems.js.scan_scopes import _Scopes
+from swe_forge.ecosystems.scanning import UNPARSABLE
 
 
 class _Resolution(_Scopes):

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import Findings, Parents, add_finding
 from swe_forge.ecosystems.js.scan_nodes import (
     _FUNCTIONS,
     _PLAIN_FUNCTIONS,
@@ -26,6 +25,7 @@ from swe_forge.ecosystems.js.scan_nodes import (
     _strict,
 )
 from swe_forge.ecosystems.js.scan_rules import _module_path
+from swe_forge.ecosystems.scanning import Findings, Parents, add_finding
 
 
 class _Binding:

@@ -23,22 +23,20 @@ from typing import TYPE_CHECKING, Any
 from swe_forge import pyast
 from swe_forge.config import ClassifyConfig
 from swe_forge.diffs import DiffParseError, parse_diff
-from swe_forge.ecosystems.base import (
+from swe_forge.ecosystems.base import CandidateCheck, JobRequest, Reader
+from swe_forge.ecosystems.python.runner import PytestRunner, protect_spec
+from swe_forge.ecosystems.python.scope import PatchScope, patch_scope
+from swe_forge.ecosystems.scanning import (
     UNPARSABLE,
-    CandidateCheck,
     Findings,
-    JobRequest,
-    Reader,
     source_capabilities,
     tree_source_capabilities,
 )
-from swe_forge.ecosystems.python.runner import PytestRunner, protect_spec
-from swe_forge.ecosystems.python.scope import PatchScope, patch_scope
 from swe_forge.mining.classify import FileKind, PathClassifier
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
-    from swe_forge.records import Candidate, TaskManifest
+    from swe_forge.ecosystems.base import Builder
+    from swe_forge.records import Candidate, ImageRecord, TaskManifest
 
 #: Files that make a repository Python's even when it holds other languages' files.
 PYTHON_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements.txt")
@@ -204,7 +202,7 @@ class PythonEcosystem:
         """One pytest process runs every test."""
         return ""
 
-    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+    def build(self, builder: Builder, candidate: Candidate) -> ImageRecord:
         """Base, env and instance images from the candidate's recipe."""
         from swe_forge.ecosystems.python.image import build_python
 

@@ -10,7 +10,7 @@
   already built (sdists were built on the build base, see
   :mod:`swe_forge.ecosystems.python.deps`), so the stage needs no compiler.
 - **instance**: built by :func:`swe_forge.images.build.finish_instance` as every ecosystem's
-  is, with pip's editable install (:func:`swe_forge.images.build.install_command`).
+  is, with pip's editable install (:func:`swe_forge.images.instance.install_command`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from swe_forge.ecosystems.base import Builder
+from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.python.deps import Lock, Wheelhouse, resolve, wheelhouse
 from swe_forge.ecosystems.python.recipe import (
     InstallRecipe,
@@ -43,16 +45,9 @@ from swe_forge.images.base import (
     pythons_available,
     recipe_for_python,
 )
-from swe_forge.images.build import (
-    ImageBuilder,
-    ImageRecord,
-    failed,
-    finish_instance,
-    record_env,
-    sanitize_tag,
-)
+from swe_forge.images.instance import sanitize_tag
 from swe_forge.locks import file_lock
-from swe_forge.records import Candidate
+from swe_forge.records import Candidate, ImageRecord
 
 ENV_DOCKERFILE = """\
 FROM {base} AS build
@@ -203,9 +198,9 @@ def relative_import_paths(path: str, text: str) -> list[str]:
     return out
 
 
-def recipe_of(builder: ImageBuilder, candidate: Candidate) -> tuple[InstallRecipe, bool]:
+def recipe_of(builder: Builder, candidate: Candidate) -> tuple[InstallRecipe, bool]:
     """The install recipe at the candidate's base commit, and whether it is installable."""
-    repo = builder._repo(candidate)
+    repo = builder.repo(candidate)
     commit = repo.commit(candidate.base_commit)
 
     def read(path: str) -> bytes | None:
@@ -223,7 +218,7 @@ def recipe_of(builder: ImageBuilder, candidate: Candidate) -> tuple[InstallRecip
     return recipe, installable(read)
 
 
-def build_python(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+def build_python(builder: Builder, candidate: Candidate) -> ImageRecord:
     """Python's three images (base, env, instance) from the candidate's recipe."""
     rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
     stage = "recipe"
@@ -294,7 +289,7 @@ def build_python(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
         finish_instance(
             rec,
             builder,
-            builder._repo(candidate),
+            builder.repo(candidate),
             candidate,
             install=install,
             extra_labels={

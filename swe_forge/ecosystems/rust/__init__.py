@@ -66,9 +66,7 @@ from swe_forge.ecosystems.base import (
     paths_beyond_gold,
     runner_config,
     signed,
-    source_capabilities,
     touched_paths,
-    tree_source_capabilities,
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
@@ -80,10 +78,12 @@ from swe_forge.ecosystems.rust.image import _feature_builds as _feature_builds
 from swe_forge.ecosystems.rust.image import build_images
 from swe_forge.ecosystems.rust.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.rust.scan import scan
+from swe_forge.ecosystems.scanning import source_capabilities, tree_source_capabilities
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
-    from swe_forge.records import Candidate, TaskManifest
+    from swe_forge.ecosystems.base import Builder
+    from swe_forge.ecosystems.canaries import CanaryWriter
+    from swe_forge.records import Candidate, ImageRecord, TaskManifest
 
 from swe_forge.ecosystems.rust.runner import (
     _TEST_FN,
@@ -322,12 +322,18 @@ class RustEcosystem(HostCanaries):
         """No base file besides the changed ones: the scan reads those alone."""
         return []
 
+    def canary_writer(self) -> CanaryWriter:
+        """The decoys' writer (:mod:`swe_forge.ecosystems.rust.canary`), one per process."""
+        from swe_forge.ecosystems.rust.canary import writer
+
+        return writer()
+
     def unit_of(self, test: str) -> str:
         """Each test target is a binary of its own."""
         return test.split("::", 1)[0]
 
     # ------------------------------------------------------------------------------- images
-    def build(self, builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+    def build(self, builder: Builder, candidate: Candidate) -> ImageRecord:
         """Toolchain, vendored crates, env and instance images (failures come back in the
         record; :func:`swe_forge.ecosystems.rust.image.build_images`)."""
         return build_images(builder, candidate)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import cache
 from typing import Any
 
 from swe_forge.ecosystems import syntax
@@ -254,3 +255,10 @@ def _is_test_attribute(attr: Any) -> bool:
         return False
     path = next(iter(inner.named_children), None)
     return path is not None and bool(_TEST_ATTR.match(_text(path)))
+
+
+@cache
+def writer() -> RustCanaryWriter:
+    """The ecosystem's one writer (its adapter's ``canary_writer()``): one instance per
+    process, as the writer remembers what it has read."""
+    return RustCanaryWriter()

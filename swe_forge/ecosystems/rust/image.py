@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import digest_text
+from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.rust.deps import vendor_crates
 from swe_forge.ecosystems.rust.runner import (
     BUILD_ENV,
@@ -39,9 +40,10 @@ from swe_forge.ecosystems.rust.toolchain import (
 )
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.records import ImageRecord
 
 if TYPE_CHECKING:
-    from swe_forge.images.build import ImageBuilder, ImageRecord
+    from swe_forge.ecosystems.base import Builder
     from swe_forge.records import Candidate
 
 CARGO_CONFIG = """\
@@ -90,17 +92,16 @@ INSTALL_FEATURES = (
 )
 
 
-def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
+def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
     """Toolchain, vendored crates, env and instance images (failures come back in the
     record)."""
     from swe_forge.ecosystems.image import ecosystem_base
     from swe_forge.images.base import BaseRecipe
-    from swe_forge.images.build import ImageRecord, failed, finish_instance, record_env
 
     rec = ImageRecord(candidate.instance_id, candidate.repo, candidate.base_commit)
     stage = "recipe"
     try:
-        repo = builder._repo(candidate)
+        repo = builder.repo(candidate)
         commit = repo.commit(candidate.base_commit)
         got = repo.blob_at(candidate.base_commit, "Cargo.toml")
         if got is None:
@@ -170,7 +171,7 @@ def build_images(builder: ImageBuilder, candidate: Candidate) -> ImageRecord:
 
 
 def _env_image(
-    builder: ImageBuilder, base_tag: str, prefix: Path, ctx: Path, lock: str
+    builder: Builder, base_tag: str, prefix: Path, ctx: Path, lock: str
 ) -> tuple[str, str, float]:
     from swe_forge.ecosystems.image import build_ecosystem_env
 

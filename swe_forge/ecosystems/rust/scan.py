@@ -3,7 +3,7 @@
 A candidate's Rust code is linked into the test binaries: it can end the process, print
 libtest's JSON events itself, run before ``main`` from a constructor section, replace the
 panic hook, read the held-out tests, or step outside safe Rust. The gate refuses a patch
-that newly uses such a capability (:func:`swe_forge.ecosystems.base.source_capabilities`);
+that newly uses such a capability (:func:`swe_forge.ecosystems.scanning.source_capabilities`);
 this module only says which ones a file uses, with the line and the code as evidence.
 
 Rust hides much of its code from a syntax tree: the arguments of every macro, and the bodies
@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import UNPARSABLE, Findings, add_finding
 from swe_forge.ecosystems.rust.scan_rules import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.rust.scan_walk import _Scan
+from swe_forge.ecosystems.scanning import UNPARSABLE, Findings, add_finding
 
 
 def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from swe_forge.ecosystems.base import decode_escapes
+from swe_forge.ecosystems.scanning import decode_escapes
 
 _MAX_TEXT = 1 << 16
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from swe_forge.ecosystems.base import UNPARSABLE
+from swe_forge.ecosystems.scanning import UNPARSABLE
 
 EXIT = "process::exit/abort"
 COMMAND = "process::Command"

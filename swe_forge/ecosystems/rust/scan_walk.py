@@ -12,14 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.base import (
-    UNPARSABLE,
-    Findings,
-    Parents,
-    add_finding,
-    postorder,
-    text_capabilities,
-)
 from swe_forge.ecosystems.rust.scan_fold import (
     _FOLDING_MACROS,
     _FROM_BYTES,
@@ -52,6 +44,14 @@ from swe_forge.ecosystems.rust.scan_rules import (
     UNSAFE,
     _matches,
     _normal,
+)
+from swe_forge.ecosystems.scanning import (
+    UNPARSABLE,
+    Findings,
+    Parents,
+    add_finding,
+    postorder,
+    text_capabilities,
 )
 
 _LITERALS = frozenset(
