@@ -12,7 +12,7 @@ Every language is one adapter behind that protocol, Python's included
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import Ecosystem, Reader
@@ -28,31 +28,54 @@ ECOSYSTEM_NAMES = ("go", "rust", "java", "js", "python")
 DEFAULT_ECOSYSTEM = "python"
 
 
+def _go(classifier: PathClassifier | None) -> Ecosystem:
+    from swe_forge.ecosystems.go import GoEcosystem
+
+    return GoEcosystem()
+
+
+def _rust(classifier: PathClassifier | None) -> Ecosystem:
+    from swe_forge.ecosystems.rust import RustEcosystem
+
+    return RustEcosystem()
+
+
+def _java(classifier: PathClassifier | None) -> Ecosystem:
+    from swe_forge.ecosystems.java import JavaEcosystem
+
+    return JavaEcosystem()
+
+
+def _js(classifier: PathClassifier | None) -> Ecosystem:
+    from swe_forge.ecosystems.js import JsEcosystem
+
+    return JsEcosystem()
+
+
+def _python(classifier: PathClassifier | None) -> Ecosystem:
+    from swe_forge.ecosystems.python import PythonEcosystem
+
+    return PythonEcosystem(classifier)
+
+
+#: Each adapter by name, made on demand: an adapter's package is imported when it is first
+#: asked for (``base`` knows no adapter), so grading a Go task loads no Rust.
+_FACTORIES: dict[str, Callable[[PathClassifier | None], Ecosystem]] = {
+    "go": _go,
+    "rust": _rust,
+    "java": _java,
+    "js": _js,
+    "python": _python,
+}
+
+
 def ecosystem_named(name: str, classifier: PathClassifier | None = None) -> Ecosystem:
-    """The adapter called ``name`` (the registry: ``base`` knows no adapter; each adapter's
-    package is imported when it is first asked for). ``classifier``: the configured path
-    classifier, for the adapters that name test files by it (Python's)."""
-    if name == "go":
-        from swe_forge.ecosystems.go import GoEcosystem
-
-        return GoEcosystem()
-    if name == "rust":
-        from swe_forge.ecosystems.rust import RustEcosystem
-
-        return RustEcosystem()
-    if name == "js":
-        from swe_forge.ecosystems.js import JsEcosystem
-
-        return JsEcosystem()
-    if name == "java":
-        from swe_forge.ecosystems.java import JavaEcosystem
-
-        return JavaEcosystem()
-    if name == "python":
-        from swe_forge.ecosystems.python import PythonEcosystem
-
-        return PythonEcosystem(classifier)
-    raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
+    """The adapter called ``name``. ``classifier``: the configured path classifier, for the
+    adapters that name test files by it (Python's)."""
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise UsageError(f"unknown ecosystem {name!r}", hint=f"one of {', '.join(ECOSYSTEM_NAMES)}")
+    return factory(classifier)
 
 
 def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> str:

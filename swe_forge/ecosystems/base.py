@@ -196,6 +196,10 @@ class Ecosystem(Protocol):
         test id to what it perturbs, ``outcomes`` the run's per-test outcomes (a copy the gold
         patch fails is armed, unless the adapter drops it)."""
 
+    def swebench_eval(self, task: TaskManifest) -> tuple[str, str]:
+        """SWE-bench 5's ``eval_script`` and ``log_parser`` for the task (``export --format
+        swebench``); an InputError where SWE-bench's harness cannot grade this runner."""
+
     def unit_of(self, test: str) -> str:
         """The process a test runs in, among those of one run (a Go package's test binary,
         a Rust test target; "" where one process runs them all): decoys cover each."""

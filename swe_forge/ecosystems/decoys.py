@@ -23,6 +23,7 @@ from swe_forge.ecosystems import method_hooks, syntax
 from swe_forge.ecosystems.base import CandidateCheck, JobRequest, Reader
 from swe_forge.ecosystems.canaries import CanaryWriter, CopySpec, Site
 from swe_forge.ecosystems.scanning import capability_violations
+from swe_forge.errors import InputError
 
 if TYPE_CHECKING:
     from swe_forge.records import ImageRecord, TaskManifest
@@ -298,6 +299,14 @@ class HostCanaries:
         for node, spec in sorted(copies.items()):
             (armed if outcomes.get(node) == "failed" else disarmed).append(spec)
         return armed, disarmed
+
+    def swebench_eval(self, task: TaskManifest) -> tuple[str, str]:
+        """None: SWE-bench 5's log parsers read pytest's summary lines only."""
+        eco: Any = self
+        raise InputError(
+            f"{task.instance_id}: its tests run with {eco.runner_name!r}; "
+            "only pytest tasks have a SWE-bench eval script"
+        )
 
     def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
         """No project is refused for what it is."""

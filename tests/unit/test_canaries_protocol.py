@@ -9,9 +9,8 @@ import unicodedata
 
 import pytest
 
-from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems import syntax, writer_for
 from swe_forge.ecosystems.canaries import KINDS, ROLES, CanaryWriter, Site
-from swe_forge.ecosystems import writer_for
 from swe_forge.errors import UsageError
 
 SITE = Site(

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems import syntax, writer_for
 from swe_forge.ecosystems.canaries import Site, punctuation_only
-from swe_forge.ecosystems import writer_for
 from swe_forge.ecosystems.js.canary import JsCanaryWriter
 from swe_forge.ecosystems.js.canary_locate import each_title
 from swe_forge.errors import UsageError

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.ecosystems import syntax
+from swe_forge.ecosystems import syntax, writer_for
 from swe_forge.ecosystems.canaries import Site, punctuation_only
-from swe_forge.ecosystems import writer_for
 from swe_forge.errors import UsageError
 
 W = writer_for("rust")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import random
 
-from swe_forge.ecosystems import ecosystem_named, syntax
+from swe_forge.ecosystems import ecosystem_named, syntax, writer_for
 from swe_forge.ecosystems.canaries import Site
-from swe_forge.ecosystems import writer_for
 from swe_forge.ecosystems.decoys import (
     NATURAL,
     added_lines,

@@ -121,3 +121,13 @@ def test_a_host_adapter_arms_the_copies_the_gold_patch_failed() -> None:
     outcomes = {"a::copy": "failed", "b::copy": "passed", "c::copy": "failed"}
     armed, disarmed = ecosystem_named("rust").kept_decoys(copies, outcomes, "", {})
     assert [e["test"] for e in armed] == ["a", "c"] and [e["test"] for e in disarmed] == ["b"]
+
+
+def test_the_registry_makes_every_named_adapter_and_no_other() -> None:
+    from swe_forge.ecosystems import _FACTORIES
+    from swe_forge.errors import UsageError
+
+    assert list(_FACTORIES) == list(ECOSYSTEM_NAMES)
+    assert [ecosystem_named(n).name for n in ECOSYSTEM_NAMES] == list(ECOSYSTEM_NAMES)
+    with pytest.raises(UsageError, match="unknown ecosystem 'cobol'"):
+        ecosystem_named("cobol")

@@ -13,17 +13,15 @@ from typing import Any
 
 import pytest
 
-from swe_forge.admission.swebench import (
+from swe_forge.admission.swebench import swebench_image, swebench_line, swebench_row
+from swe_forge.commands.export import run_export
+from swe_forge.ecosystems.python.swebench import (
     END_TEST_OUTPUT,
     START_TEST_OUTPUT,
     eval_script,
     held_out_paths,
     log_parser,
-    swebench_image,
-    swebench_line,
-    swebench_row,
 )
-from swe_forge.commands.export import run_export
 from swe_forge.errors import InputError, UsageError
 from swe_forge.records import SWEBENCH_FIELDS, TaskManifest, read_task_manifests
 
@@ -137,8 +135,10 @@ def test_suite_scope_runs_the_whole_suite() -> None:
 
 
 def test_only_pytest_tasks_are_exported() -> None:
-    with pytest.raises(InputError, match="only pytest"):
-        eval_script(manifest(harness={"runner": "go", "test_files": []}))
+    # Each adapter answers for its own runner (Ecosystem.swebench_eval).
+    for runner in ("go-test", "cargo-test", "maven-surefire", "node-test"):
+        with pytest.raises(InputError, match="only pytest"):
+            swebench_row(manifest(harness={"runner": runner, "test_files": []}))
     with pytest.raises(InputError, match="does not parse"):
         eval_script(manifest(test_patch="not a diff\n"))
 

@@ -5,9 +5,9 @@ statically: ``recipe_metadata``, ``recipe_requirements``, ``recipe_poetry``), ``
 lock resolved as of the base date and the wheelhouse vendored on the host, ``deps_wheels``: the
 shared wheel store), ``image`` (the env and instance images), ``runner`` (pytest with the
 judge's plugin), ``scope`` (the tests a patch touches, read with ``ast``), ``pytest_settings``
-(pytest's settings a patch may not change), ``canary`` (which calibration copies are
-kept as decoys) and ``comparison_hooks`` (the comparisons a patch
-adds, read on the host: ``comparison_hooks_sites``, ``comparison_hooks_project``). The
+(pytest's settings a patch may not change), ``canary`` (which calibration copies are kept as
+decoys), ``swebench`` (SWE-bench 5's eval script) and ``comparison_hooks`` (the comparisons a
+patch adds, read on the host: ``comparison_hooks_sites``, ``comparison_hooks_project``). The
 capability scanner and canary writer run in the container with the task's own Python
 (``gates/harness/``; the scanner is read on the host here too).
 """
@@ -197,6 +197,13 @@ class PythonEcosystem:
     def scan_context(self, paths: Iterable[str]) -> list[str]:
         """No base file besides the changed ones."""
         return []
+
+    def swebench_eval(self, task: TaskManifest) -> tuple[str, str]:
+        """The eval script that runs the gates' tests with their pytest settings, and the log
+        parser that reads its ``-rA`` lines (:mod:`swe_forge.ecosystems.python.swebench`)."""
+        from swe_forge.ecosystems.python.swebench import eval_script, log_parser
+
+        return eval_script(task), log_parser([*task.FAIL_TO_PASS, *task.PASS_TO_PASS])
 
     def unit_of(self, test: str) -> str:
         """One pytest process runs every test."""
