@@ -16,44 +16,43 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import Ecosystem, Reader
+from swe_forge.ecosystems.naming import ECOSYSTEM_NAMES
 from swe_forge.errors import UsageError
 
 if TYPE_CHECKING:
     from swe_forge.ecosystems.canaries import CanaryWriter
     from swe_forge.mining.classify import PathClassifier
 
-#: Ecosystems in detection order (the first whose marker file is at the root wins).
-ECOSYSTEM_NAMES = ("go", "rust", "java", "js", "python")
 #: The ecosystem of a repository no adapter recognises.
 DEFAULT_ECOSYSTEM = "python"
 
 
 def _go(classifier: PathClassifier | None) -> Ecosystem:
-    from swe_forge.ecosystems.go import GoEcosystem
+    from swe_forge.ecosystems.go.adapter import GoEcosystem
 
     return GoEcosystem()
 
 
 def _rust(classifier: PathClassifier | None) -> Ecosystem:
-    from swe_forge.ecosystems.rust import RustEcosystem
+    from swe_forge.ecosystems.rust.adapter import RustEcosystem
 
     return RustEcosystem()
 
 
 def _java(classifier: PathClassifier | None) -> Ecosystem:
-    from swe_forge.ecosystems.java import JavaEcosystem
+    from swe_forge.ecosystems.java.adapter import JavaEcosystem
 
     return JavaEcosystem()
 
 
 def _js(classifier: PathClassifier | None) -> Ecosystem:
-    from swe_forge.ecosystems.js import JsEcosystem
+    from swe_forge.ecosystems.js.adapter import JsEcosystem
 
     return JsEcosystem()
 
 
 def _python(classifier: PathClassifier | None) -> Ecosystem:
-    from swe_forge.ecosystems.python import PythonEcosystem
+    from swe_forge.ecosystems.python.adapter import PythonEcosystem
 
     return PythonEcosystem(classifier)
 
@@ -89,7 +88,7 @@ def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> s
     for name in ECOSYSTEM_NAMES:
         if ecosystem_named(name).detect(read):
             return name
-    from swe_forge.ecosystems.python import PYTHON_MARKERS
+    from swe_forge.ecosystems.python.detect import PYTHON_MARKERS
 
     names = set(root_names or ())
     if any(n.endswith(".go") for n in names) and not names & set(PYTHON_MARKERS):

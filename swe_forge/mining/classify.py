@@ -10,9 +10,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from enum import StrEnum
-from functools import lru_cache
 
 from swe_forge.config import ClassifyConfig
+from swe_forge.ecosystems.naming import namings
 
 
 class FileKind(StrEnum):
@@ -26,69 +26,11 @@ class FileKind(StrEnum):
     TOOLING = "tooling"
 
 
-#: File names (matched case-insensitively, whole name) that are test code wherever they are.
-_TEST_FILE_PATTERNS = (
-    "test_*.py",
-    "*_test.py",
-    "*_tests.py",
-    "tests.py",
-    "conftest.py",
-    # Other ecosystems' test files (Go; JavaScript/TypeScript).
-    "*_test.go",
-    "*.test.js",
-    "*.test.ts",
-    "*.test.jsx",
-    "*.test.tsx",
-    "*.test.mjs",
-    "*.test.cjs",
-    "*.spec.js",
-    "*.spec.ts",
-    "*.spec.jsx",
-    "*.spec.tsx",
-    "*.spec.mjs",
-    "*.spec.cjs",
-)
-#: JavaScript/TypeScript test modules by file name, as the JS adapter and its frameworks name
-#: them: ``x.test.ts``, ``x.spec.js``, and Mocha's and Jasmine's ``x-test.js``, ``x_spec.mjs``,
-#: ``x.tests.js``, ``test.js`` (``.d.ts`` declarations are not tests).
-JS_TEST_NAME = re.compile(r"(^|[./_-])(test|spec)s?\.[cm]?[jt]sx?$", re.IGNORECASE)
-#: JavaScript/TypeScript file extensions (any file of these under ``__tests__`` is a test module).
-JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-#: Directory names of other ecosystems' test data and tests, at any depth (Go's ``testdata``).
-_ECOSYSTEM_TEST_DIRS = ("testdata",)
-#: Test-runner configuration files that only the tests use; held out with the tests.
-_TEST_CONFIG_FILES = ("pytest.ini", "pytest.toml", ".pytest.toml")
-#: Runner configuration outside test directories; held out with the tests.
-_RUNNER_FILES = (
-    "tox.ini",
-    "noxfile.py",
-    "pytest.ini",
-    "conftest.py",
-    ".pytest.ini",
-    "pytest.toml",
-    ".pytest.toml",
-)
-#: File names of test *modules* (files that hold tests, not helpers or fixtures).
-TEST_MODULE_PATTERNS = (
-    "test_*.py",
-    "*_test.py",
-    "*_tests.py",
-    "tests.py",
-    *(p for p in _TEST_FILE_PATTERNS if not p.endswith(".py")),
-    # Java test classes (under a test directory, e.g. src/test/java/; *IT are failsafe's).
-    "*Test.java",
-    "*Tests.java",
-    "Test*.java",
-    "*TestCase.java",
-)
-#: Top-level directories of static-typing tests (checked by mypy/pyright, held out like tests).
-_TYPING_TEST_TOP = (
-    "typing-examples",
-    "typing_examples",
-    "typesafety",
-    "type-tests",
-    "typing_tests",
-)
+def _joined(field: str) -> tuple[str, ...]:
+    """One field of every ecosystem's :class:`~swe_forge.ecosystems.naming.Naming`, in order."""
+    return tuple(x for naming in namings() for x in getattr(naming, field))
+
+
 #: Top-level directories of developer tooling: scripts, benchmarks, editor and agent settings.
 _TOOLING_TOP = (
     "scripts",
@@ -109,25 +51,9 @@ _TOOLING_TOP = (
     ".cursor",
     ".husky",
 )
-#: Extensions of code: a file at the repository root is source only with one of these.
-_CODE_EXTENSIONS = (
-    ".py",
-    ".pyi",
-    ".pyx",
-    ".pxd",
-    ".pxi",
-    ".c",
-    ".h",
-    ".cc",
-    ".cpp",
-    ".cxx",
-    ".hpp",
-    ".rs",
-    ".go",
-    ".js",
-    ".ts",
-    ".java",
-)
+#: Extensions of code of languages no adapter reads yet (C and C++ sources of extensions and
+#: bindings): a file at the root is source only with one of these or an ecosystem's.
+_OTHER_CODE_EXTENSIONS = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp")
 
 _CI_TOP = (".github", ".circleci", ".gitlab", ".azure-pipelines", ".buildkite", ".ci")
 _CI_FILES = (
@@ -209,19 +135,6 @@ _DOC_NAME_PREFIXES = (
 )
 
 
-@lru_cache(maxsize=64)
-def is_js_test_file(path: str) -> bool:
-    """A JavaScript/TypeScript test file: named as one (:data:`JS_TEST_NAME`), or any JS/TS
-    file under ``__tests__`` (Jest's default); never in ``node_modules`` nor a ``.d.ts``."""
-    parts = path.split("/")
-    name = parts[-1]
-    if "node_modules" in parts[:-1] or not name.lower().endswith(JS_EXTS):
-        return False
-    if name.lower().endswith(".d.ts"):
-        return False
-    return bool(JS_TEST_NAME.search(name)) or "__tests__" in parts[:-1]
-
-
 def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.IGNORECASE)
 
@@ -233,8 +146,15 @@ class PathClassifier:
         self._test_dirs = frozenset(d.lower() for d in config.test_dirs)
         self._top_test_dirs = frozenset(d.lower() for d in config.top_level_test_dirs)
         self._docs_dirs = frozenset(d.lower() for d in config.docs_dirs)
-        self._test_files = _compile(_TEST_FILE_PATTERNS)
-        self._test_modules = _compile(TEST_MODULE_PATTERNS)
+        # What each ecosystem's adapter says its tests are called (ecosystems/<name>/detect.py).
+        self._namings = namings()
+        self._ecosystem_test_dirs = frozenset(_joined("test_dirs"))
+        self._typing_tops = frozenset(_joined("test_tops"))
+        self._test_config_files = frozenset(_joined("test_config_files"))
+        self._runner_files = frozenset(_joined("runner_files"))
+        self._code_extensions = (*_joined("code_extensions"), *_OTHER_CODE_EXTENSIONS)
+        self._test_files = _compile(_joined("test_files"))
+        self._test_modules = _compile(_joined("test_modules"))
         self._packaging = _compile(_PACKAGING_PATTERNS)
 
     def is_test(self, path: str) -> bool:
@@ -246,18 +166,17 @@ class PathClassifier:
         CI configuration and test-runner configuration (``tox.ini``, ``noxfile.py``)."""
         kind = self.classify(path)
         name = path.rsplit("/", 1)[-1].lower()
-        return kind in (FileKind.TEST, FileKind.CI) or name in _RUNNER_FILES
+        return kind in (FileKind.TEST, FileKind.CI) or name in self._runner_files
 
     def is_test_module(self, path: str) -> bool:
-        """True for a test path whose file name says it holds tests (``test_*.py``, ...).
-
-        JavaScript/TypeScript follows the JS adapter's rule (:func:`is_js_test_file`), so a
-        Mocha suite's ``test/clock-test.js`` is a test module as the adapter runs it."""
+        """True for a test path whose file name says it holds tests (``test_*.py``, ...), or
+        that an ecosystem's own rule calls one: a Mocha suite's ``test/clock-test.js`` as the
+        JS adapter runs it, every ``.rs`` file under Rust's ``tests/``."""
+        if not self.is_test(path):
+            return False
         name = path.rsplit("/", 1)[-1]
-        if name.endswith(".rs") and "tests" in path.split("/")[:-1]:
-            return self.is_test(path)  # Rust: every file under tests/ is an integration test
-        return self.is_test(path) and (
-            bool(self._test_modules.fullmatch(name)) or is_js_test_file(path)
+        return bool(self._test_modules.fullmatch(name)) or any(
+            n.is_test_module(path) for n in self._namings
         )
 
     def classify(self, path: str) -> FileKind:
@@ -267,16 +186,16 @@ class PathClassifier:
             return FileKind.SOURCE
         name = parts[-1].lower()
         dirs = [p.lower() for p in parts[:-1]]
-        if any(d in self._test_dirs or d in _ECOSYSTEM_TEST_DIRS for d in dirs) or (
+        if any(d in self._test_dirs or d in self._ecosystem_test_dirs for d in dirs) or (
             dirs and dirs[0] in self._top_test_dirs
         ):
             return FileKind.TEST
-        if dirs and dirs[0] in _TYPING_TEST_TOP:
+        if dirs and dirs[0] in self._typing_tops:
             return FileKind.TEST
         if (
             self._test_files.fullmatch(name)
-            or name in _TEST_CONFIG_FILES
-            or JS_TEST_NAME.search(name)
+            or name in self._test_config_files
+            or any(n.is_test_name(name) for n in self._namings)
         ):
             return FileKind.TEST
         if dirs and dirs[0] in _CI_TOP:
@@ -297,7 +216,7 @@ class PathClassifier:
         stem = name.split(".", 1)[0]
         if not dirs and stem.split("-", 1)[0] in _DOC_NAME_PREFIXES:
             return FileKind.DOCS
-        if not dirs and not name.endswith(_CODE_EXTENSIONS):
+        if not dirs and not name.endswith(self._code_extensions):
             # Configuration at the root (tox.toml, .python-version, package.json, ...).
             return FileKind.PACKAGING
         return FileKind.SOURCE

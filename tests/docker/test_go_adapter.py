@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_forge.ecosystems.go import CAPABILITIES
+from swe_forge.ecosystems.go.adapter import CAPABILITIES
 from swe_forge.engine import Engine
 from swe_forge.example.polyglot import EXPECTED_GO, GO_REPO, create_go_example
 from swe_forge.records import TaskManifest

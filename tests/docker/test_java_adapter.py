@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from swe_forge.ecosystems.java import CAPABILITIES, JavaEcosystem
+from swe_forge.ecosystems.java.adapter import CAPABILITIES, JavaEcosystem
 from swe_forge.engine import Engine
 from swe_forge.example.java_example import EXPECTED_JAVA, JAVA_REPO, create_java_example
 from swe_forge.records import TaskManifest

@@ -13,7 +13,7 @@ import pytest
 
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
-from swe_forge.ecosystems.js import CAPABILITIES
+from swe_forge.ecosystems.js.adapter import CAPABILITIES
 from swe_forge.engine import Engine, Limits
 from swe_forge.example.js_example import EXPECTED_JS, create_js_example
 from swe_forge.mining.classify import PathClassifier

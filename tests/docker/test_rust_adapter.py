@@ -12,7 +12,7 @@ import pytest
 
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
-from swe_forge.ecosystems.rust import CAPABILITIES
+from swe_forge.ecosystems.rust.adapter import CAPABILITIES
 from swe_forge.example.rust_example import EXPECTED_RUST, create_rust_example
 from swe_forge.git.cli import checkout_clean, run_git, staged_diff
 from swe_forge.verify.verifier import Verifier

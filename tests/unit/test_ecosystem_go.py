@@ -9,7 +9,7 @@ import pytest
 
 from swe_forge.config import load_config
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.go import (
+from swe_forge.ecosystems.go.adapter import (
     CAPABILITIES,
     GoEcosystem,
     GoRunner,
@@ -249,7 +249,7 @@ def test_run_job_of_a_calibration_runs_the_copies_with_go_test() -> None:
 
 
 def test_twin_run_of_go_before_1_21_asks_for_verbose_output() -> None:
-    from swe_forge.ecosystems.go import twin_run_argv
+    from swe_forge.ecosystems.go.adapter import twin_run_argv
 
     old = twin_run_argv("m", ["."], run="^(TestA)$", seed=1, timeout=0, version="1.19.13")
     assert "-test.v=true" in old[-1] and "-test.timeout=0" in old[-1]

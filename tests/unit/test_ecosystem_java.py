@@ -13,7 +13,7 @@ import pytest
 
 from swe_forge.config import load_config
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.java import (
+from swe_forge.ecosystems.java.adapter import (
     CAPABILITIES,
     JavaEcosystem,
     SurefireRunner,

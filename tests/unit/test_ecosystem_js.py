@@ -11,7 +11,7 @@ import pytest
 
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
 from swe_forge.ecosystems.base import Reader
-from swe_forge.ecosystems.js import JsEcosystem, JsRunner, choose_node, detect_framework
+from swe_forge.ecosystems.js.adapter import JsEcosystem, JsRunner, choose_node, detect_framework
 from swe_forge.ecosystems.js.toolchain import engines_floor, node_for_date
 from swe_forge.ecosystems.scanning import capability_violations
 from swe_forge.errors import BuildError

@@ -131,3 +131,25 @@ def test_the_registry_makes_every_named_adapter_and_no_other() -> None:
     assert [ecosystem_named(n).name for n in ECOSYSTEM_NAMES] == list(ECOSYSTEM_NAMES)
     with pytest.raises(UsageError, match="unknown ecosystem 'cobol'"):
         ecosystem_named("cobol")
+
+
+def test_the_classifier_asks_each_adapter_how_its_tests_are_named() -> None:
+    # mine's classifier builds its rules from each package's detect.NAMING, without loading
+    # any adapter (a fresh interpreter: this one has loaded them all).
+    import subprocess
+    import sys
+
+    from swe_forge.ecosystems.naming import namings
+
+    assert len(namings()) == len(ECOSYSTEM_NAMES)
+    probe = (
+        "import sys\n"
+        "from swe_forge.config import ClassifyConfig\n"
+        "from swe_forge.mining.classify import PathClassifier\n"
+        "c = PathClassifier(ClassifyConfig())\n"
+        "print(c.is_test_module('pkg/a_test.go'), c.is_test_module('tests/it.rs'),\n"
+        "      c.is_test_module('test/clock-test.js'), c.is_test('src/FooTest.java'))\n"
+        "print(sorted(m for m in sys.modules if m.endswith('.adapter')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["True True True False", "[]"]

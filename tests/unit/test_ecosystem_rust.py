@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
-from swe_forge.ecosystems.rust import (
+from swe_forge.ecosystems.rust.adapter import (
     CAPABILITIES,
     INSTALL,
     RustEcosystem,
@@ -605,7 +605,7 @@ def test_vendored_crates_become_readable_by_the_test_user(tmp_path: Path) -> Non
 def test_the_cargo_config_caps_lints_and_keys_the_env_image() -> None:
     import tomllib
 
-    from swe_forge.ecosystems.rust import CARGO_CONFIG, ENV_DOCKERFILE
+    from swe_forge.ecosystems.rust.adapter import CARGO_CONFIG, ENV_DOCKERFILE
 
     config = tomllib.loads(CARGO_CONFIG.format(vendor="/opt/cargo/vendor"))
     # #![deny(warnings)] in old code must not fail its build on a newer toolchain.

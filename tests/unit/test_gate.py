@@ -170,7 +170,7 @@ def test_a_collection_error_after_the_fix_says_which_error() -> None:
 
 
 def test_baseline_runs_add_pass_to_pass_of_a_package_that_did_not_build_before() -> None:
-    from swe_forge.ecosystems.go import GoScope
+    from swe_forge.ecosystems.go.adapter import GoScope
 
     before = [
         RunResult("before", i, i, "ok", 1, 0.1, tests={}, collect_errors={"pkg": "error"})
@@ -212,7 +212,7 @@ def test_baseline_runs_add_pass_to_pass_of_a_package_that_did_not_build_before()
 
 
 def test_baseline_keeps_tests_reached_only_through_a_changed_helper_out_of_fail_to_pass() -> None:
-    from swe_forge.ecosystems.go import GoScope
+    from swe_forge.ecosystems.go.adapter import GoScope
 
     before = [
         RunResult("before", i, i, "ok", 1, 0.1, tests={}, collect_errors={"pkg": "error"})

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
-from swe_forge.ecosystems.go import GoRunner
-from swe_forge.ecosystems.rust import RustRunner
+from swe_forge.ecosystems.go.adapter import GoRunner
+from swe_forge.ecosystems.rust.adapter import RustRunner
 from swe_forge.gates.runner import run_tests
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from swe_forge.ecosystems.go import CAPABILITIES, GoEcosystem
+from swe_forge.ecosystems.go.adapter import CAPABILITIES, GoEcosystem
 from swe_forge.ecosystems.go.scan import scan
 
 GO = GoEcosystem()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from swe_forge.ecosystems.java import CAPABILITIES, JavaEcosystem
+from swe_forge.ecosystems.java.adapter import CAPABILITIES, JavaEcosystem
 from swe_forge.ecosystems.java.scan import scan, unicode_escapes
 
 JAVA = JavaEcosystem()

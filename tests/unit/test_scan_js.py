@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from swe_forge.ecosystems.js import CAPABILITIES, JsEcosystem
+from swe_forge.ecosystems.js.adapter import CAPABILITIES, JsEcosystem
 from swe_forge.ecosystems.js.scan import scan
 
 ECO = JsEcosystem()

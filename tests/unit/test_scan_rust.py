@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from swe_forge.ecosystems.rust import CAPABILITIES, RustEcosystem
+from swe_forge.ecosystems.rust.adapter import CAPABILITIES, RustEcosystem
 from swe_forge.ecosystems.rust.scan import scan
 
 ECO = RustEcosystem()

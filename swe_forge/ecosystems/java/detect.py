@@ -1,0 +1,15 @@
+"""What Java's files are called: ``pom.xml`` at the root, test classes named as Surefire and
+Failsafe find them (read by the miner's classifier without loading the adapter)."""
+
+from __future__ import annotations
+
+from swe_forge.ecosystems.naming import Naming
+
+#: The file at the root that makes a repository Java's (Maven).
+MARKER = "pom.xml"
+
+NAMING = Naming(
+    # Test classes (under a test directory, e.g. src/test/java/; *IT are failsafe's).
+    test_modules=("*Test.java", "*Tests.java", "Test*.java", "*TestCase.java"),
+    code_extensions=(".java",),
+)
