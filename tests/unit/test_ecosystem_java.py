@@ -157,6 +157,40 @@ def test_image_jdk_is_relocated_to_the_host(tmp_path: Path) -> None:
     assert engine.exports == 1
 
 
+def test_two_runs_copy_the_image_jdk_once(tmp_path: Path) -> None:
+    # Two admissions on one machine (a CI run and a quickstart) asked for the same JDK at
+    # once: both copied into one folder and one failed with FileExistsError. One copies now,
+    # the other waits and finds it.
+    import threading
+    import time
+
+    engine = _ExportEngine(0)
+    members = engine.export
+
+    def slow_export(image: str):  # type: ignore[no-untyped-def]
+        for item in members(image):
+            time.sleep(0.01)  # the other run arrives while this one is copying
+            yield item
+
+    engine.export = slow_export  # type: ignore[method-assign]
+    got: list[str] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            got.append(image_jdk_on_host(engine, "base:jdk11", 11, tmp_path))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == [] and len(set(got)) == 1 and got[0].endswith("java-11-openjdk-amd64")
+    assert engine.exports == 1
+
+
 def test_image_jdk_that_does_not_run_here_is_not_used(tmp_path: Path) -> None:
     engine = _ExportEngine(1)
     assert image_jdk_on_host(engine, "base:jdk21", 11, tmp_path) == ""

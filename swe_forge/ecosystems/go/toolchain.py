@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swe_forge.errors import BuildError
+from swe_forge.locks import file_lock
 
 if TYPE_CHECKING:
     pass
@@ -126,7 +127,12 @@ def fetch_toolchain(version: str, cache: Path) -> Path:
     # Module zips keep no file modes: the SDK is copied out once, its programs made executable
     # (as the go command does when it switches toolchains itself).
     sdk = cache / "go" / "sdk" / f"go{version}"
-    if not (sdk / "bin" / "go").is_file():
+    if (sdk / "bin" / "go").is_file():
+        return sdk
+    # One process copies it out; another run on the machine waits and finds it there.
+    with file_lock(sdk.with_name(f".go{version}.lock")):
+        if (sdk / "bin" / "go").is_file():
+            return sdk
         tmp_sdk = sdk.with_name(f".go{version}-{os.getpid()}")
         shutil.rmtree(tmp_sdk, ignore_errors=True)
         shutil.copytree(extracted, tmp_sdk, symlinks=True)

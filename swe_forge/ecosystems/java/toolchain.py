@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.errors import BuildError
+from swe_forge.locks import file_lock
 
 if TYPE_CHECKING:
     pass
@@ -271,47 +272,54 @@ def image_jdk_on_host(engine: Any, image: str, jdk: int, cache: Path) -> str:
     ok, bad = root / ".ok", root / ".does-not-run"
     if bad.exists():
         return ""
-    if not ok.exists():
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True)
-        keep = (f"usr/lib/jvm/{name}/", f"etc/java-{jdk}-openjdk/")
-        for member, data in engine.export(image):
-            path = member.name.lstrip("./")
-            if not path.startswith(keep) or ".." in Path(path).parts:
-                continue
-            dest = root / path
-            if member.isdir():
-                dest.mkdir(parents=True, exist_ok=True)
-            elif member.issym():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                target = member.linkname
-                if target.startswith("/") and not target.startswith("/etc/ssl/"):
-                    target = os.path.relpath(root / target.lstrip("/"), dest.parent)
-                dest.unlink(missing_ok=True)
-                dest.symlink_to(target)
-            elif member.isfile() and data is not None:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with dest.open("wb") as fh:
-                    shutil.copyfileobj(data, fh)
-                dest.chmod(member.mode & 0o755 | 0o644)
-        try:
-            runs = (
-                subprocess.run(
-                    [str(home / "bin" / "java"), "-version"],
-                    capture_output=True,
-                    timeout=60,
-                    check=False,
-                ).returncode
-                == 0
-            )
-        except OSError:
-            runs = False
-        if not runs:
+    if ok.exists():
+        return str(home)
+    # One process copies the JDK out; another run on the machine waits and finds it (two
+    # copying into one folder at once failed one admission with FileExistsError).
+    with file_lock(root.with_name(f"{root.name}.lock")):
+        if bad.exists():
+            return ""
+        if not ok.exists():
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True)
-            bad.touch()
-            return ""
-        ok.touch()
+            keep = (f"usr/lib/jvm/{name}/", f"etc/java-{jdk}-openjdk/")
+            for member, data in engine.export(image):
+                path = member.name.lstrip("./")
+                if not path.startswith(keep) or ".." in Path(path).parts:
+                    continue
+                dest = root / path
+                if member.isdir():
+                    dest.mkdir(parents=True, exist_ok=True)
+                elif member.issym():
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    target = member.linkname
+                    if target.startswith("/") and not target.startswith("/etc/ssl/"):
+                        target = os.path.relpath(root / target.lstrip("/"), dest.parent)
+                    dest.unlink(missing_ok=True)
+                    dest.symlink_to(target)
+                elif member.isfile() and data is not None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    with dest.open("wb") as fh:
+                        shutil.copyfileobj(data, fh)
+                    dest.chmod(member.mode & 0o755 | 0o644)
+            try:
+                runs = (
+                    subprocess.run(
+                        [str(home / "bin" / "java"), "-version"],
+                        capture_output=True,
+                        timeout=60,
+                        check=False,
+                    ).returncode
+                    == 0
+                )
+            except OSError:
+                runs = False
+            if not runs:
+                shutil.rmtree(root, ignore_errors=True)
+                root.mkdir(parents=True)
+                bad.touch()
+                return ""
+            ok.touch()
     return str(home)
 
 
@@ -323,7 +331,12 @@ def fetch_maven(version: str, sha512: str, cache: Path) -> Path:
         return home
     store.mkdir(parents=True, exist_ok=True)
     url = f"{CENTRAL}/org/apache/maven/apache-maven/{version}/apache-maven-{version}-bin.tar.gz"
-    with tempfile.TemporaryDirectory(dir=store) as tmp:
+    with (
+        file_lock(store / f".apache-maven-{version}.lock"),
+        tempfile.TemporaryDirectory(dir=store) as tmp,
+    ):
+        if (home / "bin" / "mvn").is_file():
+            return home  # another run fetched it while this one waited
         archive = Path(tmp) / "maven.tar.gz"
         with urllib.request.urlopen(url, timeout=300) as resp, archive.open("wb") as fh:
             shutil.copyfileobj(resp, fh)
