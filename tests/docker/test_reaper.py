@@ -37,10 +37,13 @@ def test_a_killed_process_containers_are_reaped(
         os.kill(dead.pid, signal.SIGKILL)  # no clean-up runs
         dead.wait(30)
         ids = {c.id for c in engine.client.containers.list(all=True)}
-        assert dead_ctr in ids and live_ctr in ids
+        assert live_ctr in ids
         owner = engine.client.containers.get(live_ctr).labels[LABEL_PREFIX + ".owner"]
         assert owner.split(":")[1] == str(live.pid)
-        assert engine.reap_orphans() >= 1
+        # Every swe-forge run reaps at its start: another one on this engine (a quickstart
+        # beside the suite) may have removed the dead process's container already. Either
+        # way it is gone after this reap, and the live one's stays.
+        engine.reap_orphans()
         ids = {c.id for c in engine.client.containers.list(all=True)}
         assert dead_ctr not in ids and live_ctr in ids
     finally:
