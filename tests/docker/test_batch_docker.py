@@ -73,9 +73,9 @@ def test_run_killed_during_admission_resumes(
     assert essentials(killed) == essentials(straight)
     # The killed attempts' containers were cleaned up when the run resumed.
     run_label = [
-        c
-        for c in engine.client.containers.list(all=True)
-        if "org.swe-forge.run" in (c.labels or {})
+        c["Id"]
+        for c in engine.api.containers(all=True)
+        if "org.swe-forge.run" in (c.get("Labels") or {})
     ]
     assert run_label == []
 

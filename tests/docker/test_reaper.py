@@ -21,6 +21,12 @@ with engine.container(sys.argv[1], ["/bin/true"]) as ctr:
 """
 
 
+def _ids(engine: Engine) -> set[str]:
+    # One request (the SDK's list() inspects each container, and fails when another swe-forge
+    # run on the engine removes one meanwhile).
+    return {str(c["Id"]) for c in engine.api.containers(all=True)}
+
+
 def _hold(image: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-c", HOLD, image], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -36,7 +42,7 @@ def test_a_killed_process_containers_are_reaped(
     try:
         os.kill(dead.pid, signal.SIGKILL)  # no clean-up runs
         dead.wait(30)
-        ids = {c.id for c in engine.client.containers.list(all=True)}
+        ids = _ids(engine)
         assert live_ctr in ids
         owner = engine.client.containers.get(live_ctr).labels[LABEL_PREFIX + ".owner"]
         assert owner.split(":")[1] == str(live.pid)
@@ -44,11 +50,11 @@ def test_a_killed_process_containers_are_reaped(
         # beside the suite) may have removed the dead process's container already. Either
         # way it is gone after this reap, and the live one's stays.
         engine.reap_orphans()
-        ids = {c.id for c in engine.client.containers.list(all=True)}
+        ids = _ids(engine)
         assert dead_ctr not in ids and live_ctr in ids
     finally:
         live.kill()
         live.wait(30)
         time.sleep(0.5)
         engine.reap_orphans()
-    assert live_ctr not in {c.id for c in engine.client.containers.list(all=True)}
+    assert live_ctr not in _ids(engine)

@@ -161,11 +161,16 @@ def run_evaluation(
             argv, cwd=workdir, env=offline_env(), capture_output=True, text=True, timeout=1800
         )
     finally:
-        left = [c for c in engine.client.containers.list(all=True) if run_id in (c.name or "")]
-        for box in left:
-            box.remove(force=True)
+        # One listing request (the SDK's list() fails when another run removes a container).
+        left = [
+            "/".join(c.get("Names") or [])
+            for c in engine.api.containers(all=True)
+            if any(run_id in n for n in c.get("Names") or [])
+        ]
+        for name in left:
+            engine.api.remove_container(name.split("/")[-1], force=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert not left, f"SWE-bench left containers behind: {[c.name for c in left]}"
+    assert not left, f"SWE-bench left containers behind: {left}"
     (report_path,) = workdir.glob(f"*.{run_id}.json")
     logs = "\n".join(
         p.read_text(errors="replace")
