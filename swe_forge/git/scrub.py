@@ -51,8 +51,9 @@ def scrubbed_checkout(
     """Write ``commit``'s tree to ``dest`` as a repository with a single scrubbed commit.
 
     Raises:
-        GitError: the tree holds an entry that cannot be written safely, or the new tree
-            differs from the original (which would mean the content changed).
+        GitError: the tree holds an entry that cannot be written safely, an object of it is
+            missing from the repository (an incomplete clone), or the new tree differs from
+            the original (which would mean the content changed).
     """
     src = repo._repo  # the git package owns its libgit2 handles
     base = src[commit].peel(pygit2.Commit)
@@ -63,6 +64,16 @@ def scrubbed_checkout(
     files = 0
     size = 0
 
+    def _object(oid: pygit2.Oid, target: Path) -> pygit2.Object:
+        try:
+            return src[oid]
+        except KeyError:  # libgit2's "not found" (a clone without the object: shallow, partial)
+            path = target.relative_to(dest).as_posix()
+            raise GitError(
+                f"{path} at {commit[:12]} is object {oid}, which the repository does not have",
+                hint="mine and admit from a complete clone (not shallow, not partial)",
+            ) from None
+
     def copy_tree(tree: pygit2.Tree, where: Path) -> pygit2.Oid:
         nonlocal files, size
         builder = new.TreeBuilder()
@@ -72,7 +83,7 @@ def scrubbed_checkout(
             target = where / name
             if mode == MODE_TREE_INT:
                 target.mkdir()
-                sub = src[entry.id]
+                sub = _object(entry.id, target)
                 assert isinstance(sub, pygit2.Tree)
                 oid = copy_tree(sub, target)
             elif mode == MODE_SUBMODULE:
@@ -81,7 +92,7 @@ def scrubbed_checkout(
                 target.mkdir()
                 oid = entry.id
             else:
-                data = src.odb.read(entry.id)[1]
+                data = _object(entry.id, target).read_raw()
                 oid = new.create_blob(data)
                 if mode == MODE_SYMLINK:
                     os.symlink(os.fsdecode(data), target)

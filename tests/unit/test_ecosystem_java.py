@@ -399,6 +399,29 @@ def test_probe_source_names_its_class(tmp_path: Path) -> None:
     (tmp_path / "FooTest.java").write_text("package org.x;\n\nimport org.junit.Test;\n")
     probe = probe_source(tmp_path / "SweForgeProbeTest.java")
     assert "class SweForgeProbeTest" in probe and "void probe()" in probe
+    assert probe.startswith("package org.x;")
+
+
+def test_probe_carries_its_neighbours_licence_header(tmp_path: Path) -> None:
+    # Apache RAT (every Apache Commons build) failed the host resolution on a probe without
+    # a licence header: commons-text 0 of 3 environments at first contact.
+    header = (
+        "/*\n * Licensed to the Apache Software Foundation (ASF) under one or more\n"
+        " * contributor license agreements.\n */\n"
+    )
+    (tmp_path / "FooTest.java").write_text(
+        header
+        + "\npackage org.x;\n\nimport org.junit.jupiter.api.Test;\n/** doc */\nclass FooTest {}\n"
+    )
+    probe = probe_source(tmp_path / "SweForgeProbeTest.java")
+    assert probe.startswith(header + "package org.x;\n")
+    assert "/** doc */" not in probe and "class SweForgeProbeTest" in probe
+    (tmp_path / "FooTest.java").write_text(
+        "// SPDX-License-Identifier: MIT\npackage org.x;\nimport org.junit.Test;\n"
+    )
+    assert probe_source(tmp_path / "SweForgeProbeTest.java").startswith(
+        "// SPDX-License-Identifier: MIT\npackage org.x;"
+    )
 
 
 # ----------------------------------------------------------------------------- guards

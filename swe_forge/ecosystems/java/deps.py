@@ -127,9 +127,31 @@ def _tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def _header(source: str) -> str:
+    """The comments a Java file opens with (its licence header), up to its first code."""
+    out: list[str] = []
+    in_block = False
+    for line in source.splitlines(keepends=True):
+        stripped = line.strip()
+        if in_block:
+            out.append(line)
+            in_block = "*/" not in stripped
+        elif stripped.startswith("/*"):
+            out.append(line)
+            in_block = "*/" not in stripped[2:]
+        elif stripped.startswith("//") or not stripped:
+            out.append(line)
+        else:
+            break
+    text = "".join(out).strip("\n")
+    return f"{text}\n" if text else ""
+
+
 def probe_source(path: Path) -> str:
     """A passing test class ``path`` in the package and framework (JUnit 4 or 5) of a test
-    class beside it ("" when none is found)."""
+    class beside it ("" when none is found), under that class's own header: a build that
+    checks every source file's licence header (Apache RAT in every Apache Commons build,
+    license-maven-plugin) failed on a probe without one."""
     for entry in sorted(path.parent.glob("*.java")):
         source = entry.read_text("utf-8", "replace")
         if "org.junit.jupiter" in source:
@@ -142,6 +164,7 @@ def probe_source(path: Path) -> str:
         head = f"package {m.group(1)};\n\n" if m else ""
         vis = "public " if decl.startswith("public") else ""
         return (
-            f"{head}{imports}\n{decl} {path.stem} {{\n    @Test\n    {vis}void probe() {{}}\n}}\n"
+            f"{_header(source)}{head}{imports}\n{decl} {path.stem} {{\n    @Test\n"
+            f"    {vis}void probe() {{}}\n}}\n"
         )
     return ""
