@@ -113,6 +113,9 @@ class Ecosystem(Protocol):
     #: compiled language's copies share one build: one perturbed literal the compiler refuses
     #: fails them all).
     redraws_calibration: bool
+    #: Calibrated perturbations checked in place as decoys at admission (the task keeps
+    #: those): each is one more run of the tests (a pytest process; a build and run).
+    validated_decoys: int
 
     def detect(self, read: Reader) -> bool:
         """Is a repository whose files ``read`` returns (at one commit) of this ecosystem?"""

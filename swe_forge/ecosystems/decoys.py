@@ -216,6 +216,8 @@ class HostCanaries:
 
     scans_in_container = False
     redraws_calibration = True
+    #: Each decoy checked is one more build and run of the tests.
+    validated_decoys = 6
     #: The language's canary writer (``<language>/canary.py``), one per process: each adapter
     #: defines it as a method.
     canary_writer: Callable[[], CanaryWriter]

@@ -14,14 +14,6 @@ from swe_forge.gates.sandbox import (
 )
 from swe_forge.records import VerifyResult
 
-#: Calibrated perturbations checked in place as decoys at admission (the task keeps those):
-#: each is one more run of the tests, a pytest process or a build and run of the others'.
-VALIDATED_DECOYS = {"pytest": 12}
-
-
-VALIDATED_DECOYS_OTHERS = 6
-
-
 STATUSES = (
     "resolved",
     "unresolved",

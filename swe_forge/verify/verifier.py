@@ -66,8 +66,6 @@ from swe_forge.verify.judge import (
     judge_twins,
 )
 from swe_forge.verify.settings import (
-    VALIDATED_DECOYS,
-    VALIDATED_DECOYS_OTHERS,
     Calibration,
     VerifySettings,
 )
@@ -213,8 +211,7 @@ class Verifier:
         meets a decoy it passes. Those it fails are run once more with no patch at all, and
         a decoy the base code passes is dropped too (it holds the base's own wrong answer:
         an unfixed tree would be called tampering)."""
-        runner = str(task.harness.get("runner") or "pytest")
-        cap = VALIDATED_DECOYS.get(runner, VALIDATED_DECOYS_OTHERS)
+        cap = self.ecosystem_of(task).validated_decoys
         # One perturbation of each kind of assertion first (a plan covers every kind), then
         # of each test and site, then the others.
         kinds_seen: set[str] = set()

@@ -32,6 +32,7 @@ def test_a_decoy_the_base_passes_is_dropped() -> None:
         return result
 
     verifier = Verifier.__new__(Verifier)
+    verifier.classifier = None  # type: ignore[assignment]  # the adapter of the task asks none
     verifier._verify_once = verify_once  # type: ignore[method-assign]
     cal = Calibration(armed=[a, b, c])
     task = SimpleNamespace(harness={"runner": "pytest"}, patch="gold")
@@ -55,6 +56,7 @@ def test_the_base_is_not_run_when_the_gold_patch_is_not_resolved() -> None:
         return result
 
     verifier = Verifier.__new__(Verifier)
+    verifier.classifier = None  # type: ignore[assignment]  # the adapter of the task asks none
     verifier._verify_once = verify_once  # type: ignore[method-assign]
     cal = Calibration(armed=[a])
     verifier._validate_decoys(SimpleNamespace(harness={"runner": "pytest"}, patch="g"), cal)  # type: ignore[arg-type]
@@ -72,6 +74,7 @@ def test_decoys_that_all_hold_base_answers_are_kept_rather_than_the_task_lost() 
         return result
 
     verifier = Verifier.__new__(Verifier)
+    verifier.classifier = None  # type: ignore[assignment]  # the adapter of the task asks none
     verifier._verify_once = verify_once  # type: ignore[method-assign]
     cal = Calibration(armed=[a])
     verifier._validate_decoys(SimpleNamespace(harness={"runner": "pytest"}, patch="g"), cal)  # type: ignore[arg-type]

@@ -51,7 +51,13 @@ def test_each_adapter_defines_every_protocol_method(name: str) -> None:
     for m in PROTOCOL_METHODS:
         # Defined by the adapter, not inherited from the protocol's empty body.
         assert getattr(type(eco), m) is not getattr(Ecosystem, m), (name, m)
-    for attr in ("name", "runner_name", "scans_in_container", "redraws_calibration"):
+    for attr in (
+        "name",
+        "runner_name",
+        "scans_in_container",
+        "redraws_calibration",
+        "validated_decoys",
+    ):
         assert hasattr(eco, attr), (name, attr)
 
 

@@ -55,6 +55,8 @@ class PythonEcosystem:
     scans_in_container = True
     #: One pytest process: a copy that fails to import fails alone.
     redraws_calibration = False
+    #: Each decoy checked is one more pytest process.
+    validated_decoys = 12
 
     def __init__(self, classifier: PathClassifier | None = None) -> None:
         self.classifier = classifier or PathClassifier(ClassifyConfig())
