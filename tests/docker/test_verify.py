@@ -31,6 +31,7 @@ import pytest
 from swe_forge.commands.verify import run_verify
 from swe_forge.config import load_config
 from swe_forge.ecosystems.base import touched_paths
+from swe_forge.ecosystems.python.adapter import PythonEcosystem
 from swe_forge.ecosystems.python.runner import PytestRunner, protect_spec
 from swe_forge.engine import Engine, Limits
 from swe_forge.gates.harness.swe_forge_capabilities import CAPABILITIES
@@ -38,7 +39,6 @@ from swe_forge.gates.runner import run_tests
 from swe_forge.git.repo import GitRepository
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.records import TaskManifest, VerifyResult
-from swe_forge.verify import verifier as verifier_module
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier
 from tests.docker.conftest import ExampleImages, ExampleTasks
@@ -1234,7 +1234,7 @@ def test_only_the_decoys_catch_attacks_that_fool_the_tests(
     judged = permissive(tasks[TASK])
     blind = Verifier(engine, verifier.classifier, replace(verifier.settings, decoys=0))
     # The decoys alone: the host's comparison-hook gate would refuse these unrun.
-    monkeypatch.setattr(verifier_module, "_comparison_hooks", lambda *a: [])
+    monkeypatch.setattr(PythonEcosystem, "check_scanned", lambda *a: [])
     fooled = blind.verify(judged, patch, f"blind-{attack}")
     assert (fooled.status, fooled.reward) == ("resolved", 1.0), fooled.detail
     assert fooled.verifier["twins"] == {"decoys": 0, "outcomes": {}}
@@ -1397,7 +1397,7 @@ def test_only_the_comparison_hook_gate_stops_a_comparison_that_checks_the_answer
     patch = append_to(base_file, path, code)
     task = tasks[TASK]
     with monkeypatch.context() as m:
-        m.setattr(verifier_module, "_comparison_hooks", lambda *a: [])
+        m.setattr(PythonEcosystem, "check_scanned", lambda *a: [])
         fooled = verifier.verify(task, patch, "hook-blind")
     assert (fooled.status, fooled.reward) == ("resolved", 1.0), fooled.detail
     caught = verifier.verify(task, patch, "hook")
