@@ -98,6 +98,11 @@ class ImagesConfig:
     base_overrides: dict[str, str] = field(default_factory=dict)
     # Per-repository install overrides (relative to this file's directory).
     repos_file: str = "repos.yaml"
+    #: Ecosystem name -> extra options its adapter passes to the project's own build tool when
+    #: it resolves dependencies and runs tests (Maven's ``-Drat.skip=true``...): checks that
+    #: do not change a test's outcome but fail a build in an environment they were not written
+    #: for. Each adapter documents what it passes these to; an ecosystem not named gets none.
+    build_options: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -381,6 +386,15 @@ def load_config(path: Path | None = None) -> Config:
     if config.mine.jobs < 0:
         raise ConfigError(
             f"mine.jobs must be >= 0, not {config.mine.jobs}", hint="0 means one per CPU"
+        )
+    from swe_forge.ecosystems.naming import ECOSYSTEM_NAMES  # a table; loads no adapter
+
+    unknown_ecosystems = sorted(set(config.images.build_options) - set(ECOSYSTEM_NAMES))
+    if unknown_ecosystems:
+        # A misspelt ecosystem would silently pass its options to nobody.
+        raise ConfigError(
+            f"images.build_options: unknown ecosystem {unknown_ecosystems[0]!r}",
+            hint=f"valid ecosystems: {', '.join(sorted(ECOSYSTEM_NAMES))}",
         )
     if config.schema_version != 1:
         raise ConfigError(

@@ -103,3 +103,15 @@ def test_unknown_blocklist_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(cfg)
     assert "trainig" in str(info.value) and "training" in info.value.hint
+
+
+def test_build_options_by_ecosystem(tmp_path: Path) -> None:
+    """Extra build-tool options are keyed by a known ecosystem and change the digest."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("images:\n  build_options: {java: [-Drat.skip=true]}\n")
+    loaded = load_config(cfg)
+    assert loaded.images.build_options["java"] == ("-Drat.skip=true",)
+    assert loaded.digest() != load_config().digest()
+    cfg.write_text("images:\n  build_options: {jav: [-Drat.skip=true]}\n")
+    with pytest.raises(ConfigError, match="unknown ecosystem 'jav'"):
+        load_config(cfg)
