@@ -46,7 +46,29 @@ def mine(
         str | None, typer.Option(help="Only PRs merged at or before this date (ISO 8601).")
     ] = None,
     max_candidates: Annotated[
-        int | None, typer.Option(min=1, help="Stop after this many candidates in total.")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Stop after this many candidates in total (the newest first; after --sample "
+            "when both are given).",
+        ),
+    ] = None,
+    sample: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep per repository the N newest candidates and M older ones spread evenly "
+            "through its history: newest:N,spread:M (e.g. newest:4,spread:2). Deterministic.",
+            show_default=False,
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="The owner/name to record for a single source (default: from the URL or the "
+            "origin remote, else local/<folder>).",
+            show_default=False,
+        ),
     ] = None,
     branch: Annotated[
         str | None, typer.Option(help="Mine this branch instead of the default branch.")
@@ -90,8 +112,10 @@ def mine(
     """
     from swe_forge.commands.mine import run_mine
     from swe_forge.mining.miner import MineOptions
+    from swe_forge.mining.sample import parse_sample
 
     options = MineOptions(
+        sample=parse_sample(sample) if sample is not None else None,
         since=_parse_date(since, "--since"),
         until=_parse_date(until, "--until"),
         max_candidates=max_candidates,
@@ -108,6 +132,7 @@ def mine(
         rejected=rejected,
         github=github,
         reporter=reporter,
+        name=name,
     )
     summary = result.summary()
     if as_json:
@@ -124,10 +149,13 @@ def mine(
                 str(r.commits_scanned),
                 str(r.prs_found),
                 str(r.candidates),
-                ", ".join(f"{k}={v}" for k, v in sorted(r.rejections.items())) or r.error or "-",
+                ", ".join(f"{k}={v}" for k, v in sorted(r.rejections.items()))
+                or r.error
+                or ("no merged PR found" if r.note else "-"),
             )
         _out.print(table)
-        _out.print(f"{summary['candidates']} candidates -> {output}")
+        sampled = f" ({summary['not_sampled']} more left out by --sample)" if sample else ""
+        _out.print(f"{summary['candidates']} candidates{sampled} -> {output}")
         if rejected:
             _out.print(f"{sum(summary['rejected'].values())} rejections -> {rejected}")
     if result.failed and len(result.failed) == len(result.repos):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from swe_forge import __version__
 from swe_forge.config import Config
+from swe_forge.errors import InputError
 from swe_forge.jsonl import AtomicWriter
 from swe_forge.mining.miner import MineOptions, Miner, RepoStats
-from swe_forge.mining.sources import expand_sources
+from swe_forge.mining.sources import check_repo_name, expand_sources
 from swe_forge.progress import NullReporter, Reporter
 
 
@@ -50,6 +51,7 @@ class MineResult:
             "commits_scanned": sum(r.commits_scanned for r in self.repos),
             "prs_found": sum(r.prs_found for r in self.repos),
             "candidates": self.candidates,
+            "not_sampled": sum(r.not_sampled for r in self.repos),
             "rejected": dict(sorted(reasons.items())),
             "seconds": round(self.seconds, 3),
             "per_repo": [r.to_dict() for r in self.repos],
@@ -65,17 +67,30 @@ def run_mine(
     rejected: Path | None = None,
     github: bool = False,
     reporter: Reporter | None = None,
+    name: str | None = None,
 ) -> MineResult:
     """Mine every source; write candidates (and rejections) atomically.
 
     A repository that cannot be mined (missing, not a repository, unreachable) is reported in
     the result and the others are still mined; the caller turns that into an exit code.
 
+    ``name`` (``--name``) is the ``owner/name`` to record for a single source (a local path is
+    otherwise named from its ``origin`` remote, or ``local/<folder>``).
+
     Raises:
-        InputError: a source path does not exist (checked for all before any work starts).
+        InputError: a source path does not exist (checked for all before any work starts), or
+            ``name`` is not ``owner/name`` or is given with several sources.
     """
     started = time.perf_counter()
     repos = expand_sources(sources)
+    if name is not None:
+        if len(repos) != 1:
+            raise InputError(
+                f"--name {name} names one repository, but {len(repos)} sources were given",
+                hint="give --name with a single source, or name each repository in a list file "
+                "('PATH owner/name' per line)",
+            )
+        repos = [replace(repos[0], name=check_repo_name(name))]
     reporter = reporter or NullReporter()
     client = None
     if github:
@@ -95,6 +110,8 @@ def run_mine(
             result.repos.append(stats)
             if stats.error:
                 reporter.note(f"{stats.repo}: {stats.error}")
+            elif stats.note:
+                reporter.note(f"{stats.repo}: {stats.note}")
             for cand in candidates:
                 out.write(cand.to_json())
             if rej is not None:

@@ -38,6 +38,7 @@ from swe_forge.mining.license import (
     default_identity_cache,
 )
 from swe_forge.mining.prs import PullRequest, changed_by_cleaning, parse_pr, problem_statement
+from swe_forge.mining.sample import Sample, take_sample
 from swe_forge.mining.sources import RepoSource, materialize, repo_name_from_url
 from swe_forge.mining.split import (
     Split,
@@ -76,6 +77,8 @@ class MineOptions:
     offline: bool = False
     #: Worker processes for building candidates; None takes ``mine.jobs`` from the config.
     jobs: int | None = None
+    #: Keep a per-repository sample of the candidates (``--sample``); None keeps them all.
+    sample: Sample | None = None
 
 
 @dataclass
@@ -87,8 +90,12 @@ class RepoStats:
     commits_scanned: int = 0
     prs_found: int = 0
     candidates: int = 0
+    #: Candidates mined but left out by ``--sample``.
+    not_sampled: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
     error: str | None = None
+    #: Why the history gave no candidate at all, when nothing else says it.
+    note: str | None = None
     exception: SweForgeError | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -99,8 +106,10 @@ class RepoStats:
             "commits_scanned": self.commits_scanned,
             "prs_found": self.prs_found,
             "candidates": self.candidates,
+            "not_sampled": self.not_sampled,
             "rejected": dict(sorted(self.rejections.items())),
             "error": self.error,
+            "note": self.note,
         }
 
 
@@ -207,9 +216,24 @@ class Miner:
             stats.rejections[rej.reason] += 1
             self.reporter.note(f"{name}: blocklisted ({block.detail})")
             return [], [rej], stats
+        # A sample is taken from every candidate of the history: the budget applies after it.
+        walk_budget = None if options.sample is not None else budget
         candidates, rejections = self._walk(
-            repo, name, source, branch, head, options, stats, budget
+            repo, name, source, branch, head, options, stats, walk_budget
         )
+        if options.sample is not None:
+            kept = take_sample(candidates, options.sample)
+            if budget is not None and len(kept) > budget:
+                newest_first = sorted(
+                    kept, key=lambda c: (c.created_at, c.provenance.pr_number), reverse=True
+                )
+                chosen = {id(c) for c in newest_first[:budget]}
+                kept = [c for c in kept if id(c) in chosen]
+            stats.not_sampled = len(candidates) - len(kept)
+            stats.candidates = len(kept)
+            candidates = kept
+        if stats.prs_found == 0:
+            stats.note = _no_pr_note(stats.commits_scanned, branch, options)
         return candidates, rejections, stats
 
     def _name(self, source: RepoSource, repo: GitRepository, path: Path) -> str:
@@ -586,6 +610,20 @@ class Miner:
                 lines_removed=split.lines_removed,
             ),
         )
+
+
+def _no_pr_note(scanned: int, branch: str, options: MineOptions) -> str:
+    """Why a history gave no pull request: what mine looked at and what it recognises."""
+    window = ""
+    if options.since is not None or options.until is not None:
+        window = " merged in the --since/--until window"
+    return (
+        f"no merged pull request{window} among {scanned} first-parent commit(s) of {branch}: "
+        "mine recognises merge commits of a pull request ('Merge pull request #N from ...', "
+        "GitLab's 'See merge request ...!N', bors' 'Auto merge of #N'), and squash merges whose "
+        "subject ends with '(#N)'; a history of direct commits has none (try --branch if the "
+        "project merges elsewhere)"
+    )
 
 
 def instance_id(repo: str, pr_number: int) -> str:

@@ -56,6 +56,20 @@ def repo_name_from_url(url: str) -> str | None:
     return f"{owner}/{name}"
 
 
+def check_repo_name(name: str) -> str:
+    """``name`` if it is ``owner/name``.
+
+    Raises:
+        InputError: it is not.
+    """
+    if not _NAME.match(name):
+        raise InputError(
+            f"not a repository name: {name!r}",
+            hint="write owner/name (letters, digits, '.', '_', '-'), e.g. acme/widgets",
+        )
+    return name
+
+
 def expand_sources(specs: list[str]) -> list[RepoSource]:
     """Expand list files; check that local paths exist and make them absolute; keep order,
     drop duplicates (the same repository reached by two spellings counts once).

@@ -415,3 +415,90 @@ def test_statement_quality_is_recorded(
     older = {k: v for k, v in cands[0].items() if k != "statement_quality"}
     assert Candidate.from_dict(older).statement_quality is None
     assert Candidate.from_dict(json.loads(first.to_json())) == first
+
+
+def test_sample_keeps_newest_and_spread(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    """--sample newest:2,spread:2 keeps the 2 newest and 2 evenly spread older candidates."""
+    from swe_forge.mining.sample import parse_sample
+
+    repo = make_repo()
+    for n in range(1, 10):
+        repo.pr(
+            n,
+            {
+                "pkg/core.py": f"def add(a, b):\n    return a + b + {n} - {n}\n",
+                "tests/test_core.py": f"def test_{n}():\n    pass\n",
+            },
+            f"Change {n}",
+        )
+    out = tmp_path / "s.jsonl"
+    result = run_mine(
+        [str(repo.path)],
+        out,
+        config=load_config(),
+        options=MineOptions(sample=parse_sample("newest:2,spread:2")),
+    )
+    kept = [json.loads(x)["provenance"]["pr_number"] for x in out.read_text().splitlines()]
+    # Older ones 1..7: a third (index 2 -> PR 3) and two thirds (index 4 -> PR 5) through.
+    assert kept == [3, 5, 8, 9]
+    assert result.summary()["not_sampled"] == 5
+    # With a budget, the sample's newest are kept.
+    run_mine(
+        [str(repo.path)],
+        out,
+        config=load_config(),
+        options=MineOptions(sample=parse_sample("spread:2,newest:2"), max_candidates=3),
+    )
+    assert [json.loads(x)["provenance"]["pr_number"] for x in out.read_text().splitlines()] == [
+        5,
+        8,
+        9,
+    ]
+
+
+@pytest.mark.parametrize("text", ["newest", "newest:2,newest:3", "oldest:1", "newest:0", ""])
+def test_sample_text_refused(text: str) -> None:
+    from swe_forge.errors import InputError
+    from swe_forge.mining.sample import parse_sample
+
+    with pytest.raises(InputError, match="--sample"):
+        parse_sample(text)
+
+
+def test_name_for_a_single_source(make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    from swe_forge.errors import InputError
+
+    repo = make_repo()
+    repo.pr(7, {**FIX, **TEST}, "Fix add")
+    out = tmp_path / "n.jsonl"
+    run_mine([str(repo.path)], out, config=load_config(), options=MineOptions(), name="acme/w")
+    (cand,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert cand["repo"] == "acme/w" and cand["instance_id"] == "acme__w-7"
+    with pytest.raises(InputError, match="not a repository name"):
+        run_mine([str(repo.path)], out, config=load_config(), options=MineOptions(), name="w")
+    with pytest.raises(InputError, match="names one repository"):
+        run_mine(
+            [str(repo.path), str(make_repo().path)],
+            out,
+            config=load_config(),
+            options=MineOptions(),
+            name="acme/w",
+        )
+
+
+def test_history_without_prs_says_why(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    from swe_forge.progress import RecordingReporter
+
+    repo = make_repo()
+    out = tmp_path / "e.jsonl"
+    reporter = RecordingReporter()
+    result = run_mine(
+        [str(repo.path)], out, config=load_config(), options=MineOptions(), reporter=reporter
+    )
+    (stats,) = result.summary()["per_repo"]
+    assert stats["prs_found"] == 0 and "no merged pull request" in stats["note"]
+    assert any("Merge pull request #N" in n for n in reporter.notes)
