@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from swe_forge.ecosystems.base import Builder, digest_text
 from swe_forge.engine import LABEL_PREFIX, local_name
 from swe_forge.errors import BuildError, SweForgeError
+from swe_forge.excerpt import excerpt
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
 from swe_forge.images.instance import build_instance, layer_sizes
 
@@ -126,9 +127,9 @@ def failed(rec: ImageRecord, stage: str, exc: BaseException) -> ImageRecord:
     rec.status = "failed"
     rec.reason = f"{stage}_failed"
     if isinstance(exc, SweForgeError):
-        rec.detail = str(exc)[-4000:]
+        rec.detail = excerpt(str(exc))
         if isinstance(exc, BuildError) and exc.hint:
             rec.detail += f"\n{exc.hint}"
     else:
-        rec.detail = f"{type(exc).__name__}: {exc}"[-4000:]
+        rec.detail = excerpt(f"{type(exc).__name__}: {exc}")
     return rec

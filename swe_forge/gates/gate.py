@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from swe_forge.excerpt import excerpt
 from swe_forge.gates.runner import MISSING, PASSED, RunResult, TestRunner, run_tests
 from swe_forge.gates.sandbox import Sandbox
 
@@ -310,7 +311,7 @@ def run_gate(
                     f"the {which} does not apply"
                     if "patch" in run.status
                     else f"{phase} run {i + 1}: {run.status} (exit {run.exit_code}); "
-                    f"output: {run.output_tail[-600:]}"
+                    f"output: {excerpt(run.output_tail, 600)}"
                 )
                 verdict.seconds = time.perf_counter() - start
                 return verdict

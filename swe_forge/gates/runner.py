@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from swe_forge.excerpt import excerpt
 from swe_forge.gates.sandbox import Sandbox, SandboxError, SandboxTimeout
 
 #: Outcome values; "missing" is ours (the test did not run or was not collected).
@@ -155,7 +156,7 @@ def run_tests(
             except SandboxError as exc:
                 if session.oom_killed():
                     result.status = "resource_limit"
-                    result.output_tail = str(exc)[-4000:]
+                    result.output_tail = excerpt(str(exc))
                     return result
                 raise
     finally:
@@ -171,7 +172,7 @@ def run_tests(
 
 def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
     """Fill a gate run's result from the supervisor's answer."""
-    result.output_tail = str(answer.get("output_tail") or "")[-4000:]
+    result.output_tail = excerpt(str(answer.get("output_tail") or ""))
     result.exit_code = answer.get("exit_code")
     if answer.get("status") == "apply_failed":
         result.status = (
@@ -183,7 +184,7 @@ def read_answer(result: RunResult, answer: dict[str, Any]) -> RunResult:
         return result
     if answer.get("status") == "judge_failed":
         result.status = "judge_failed"
-        result.output_tail = str(answer.get("detail") or "")[-4000:]
+        result.output_tail = excerpt(str(answer.get("detail") or ""))
         return result
     if answer.get("status") in ("output_limit", "fork_bomb"):
         result.status = "resource_limit"
