@@ -140,6 +140,9 @@ class Engine:
         self._errors = docker.errors
         #: Labels put on every container (a batch run marks its own, to clean up after a kill).
         self.default_labels: dict[str, str] = {}
+        #: Hears ``(tag, step line)`` as an image build starts each Dockerfile step ("Step 3/9
+        #: : RUN ..."): a long build shows where it is (``images build`` prints them, spaced).
+        self.on_build_step: Callable[[str, str], None] | None = None
 
     # ------------------------------------------------------------------ images
     def image(self, ref: str) -> ImageInfo | None:
@@ -224,7 +227,10 @@ class Engine:
             )
             for chunk in stream:
                 if "stream" in chunk:
-                    lines.append(str(chunk["stream"]))
+                    line = str(chunk["stream"])
+                    lines.append(line)
+                    if self.on_build_step is not None and line.startswith("Step "):
+                        self.on_build_step(tag, line.strip())
                 if "error" in chunk:
                     error = str(chunk["error"])
                     lines.append(f"ERROR: {error}\n")

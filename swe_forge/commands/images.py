@@ -90,6 +90,28 @@ class BuildResult:
         }
 
 
+class _Heartbeat:
+    """Says where a long image build is, at most every ``every`` seconds: the candidate, the
+    time since it began, the image and the Dockerfile step (a build can take minutes)."""
+
+    def __init__(self, reporter: Reporter, every: float = 20.0) -> None:
+        self.reporter, self.every = reporter, every
+        self.instance, self.since, self.said = "", 0.0, 0.0
+
+    def begin(self, instance: str) -> None:
+        """A new candidate's build starts."""
+        self.instance, self.since = instance, time.monotonic()
+        self.said = self.since
+
+    def step(self, tag: str, line: str) -> None:
+        """The engine started a Dockerfile step of ``tag``."""
+        now = time.monotonic()
+        if now - self.said >= self.every:
+            self.said = now
+            took = now - self.since
+            self.reporter.note(f"{self.instance}: {took:.0f} s, building {tag}: {line[:100]}")
+
+
 def run_build(
     candidates_path: Path,
     output: Path,
@@ -108,9 +130,12 @@ def run_build(
     )
     result = BuildResult()
     out = AtomicWriter(output)
+    heartbeat = _Heartbeat(reporter)
+    engine.on_build_step = heartbeat.step
     try:
         reporter.start("images", len(candidates))
         for cand in candidates:
+            heartbeat.begin(cand.instance_id)
             rec = builder.build(cand)
             result.records.append(rec)
             out.write(json.dumps(rec.to_dict(), sort_keys=True))
