@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -188,6 +189,34 @@ class Config:
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
+
+#: (section, key, lowest value, whether the lowest value itself is refused) of numeric settings:
+#: a negative timeout or no CPU at all made every run fail and was graded as the patch's fault.
+_RANGES: tuple[tuple[str, str, float, bool], ...] = (
+    ("mine", "max_files_changed", 1, False),
+    ("mine", "max_lines_changed", 1, False),
+    ("mine", "context_lines", 0, False),
+    ("mine", "min_problem_statement_chars", 0, False),
+    ("admit", "timeout_seconds", 0, True),
+    ("admit", "test_timeout_seconds", 0, False),
+    ("admit", "cpus", 0, True),
+    ("admit", "pids", 1, False),
+    ("admit", "min_statement_chars", 0, False),
+    ("admit", "min_decoys", 0, False),
+    ("verify", "timeout_seconds", 0, True),
+    ("verify", "test_timeout_seconds", 0, False),
+    ("verify", "cpus", 0, True),
+    ("verify", "pids", 1, False),
+    ("verify", "nofile", 16, False),
+    ("verify", "fsize_bytes", 1, False),
+    ("verify", "inodes", 1, False),
+    ("verify", "infra_retries", 0, False),
+    ("verify", "canary_limit", 0, False),
+    ("verify", "decoys", 0, False),
+    ("github", "timeout_seconds", 0, True),
+    ("github", "max_retries", 0, False),
+)
+_MEMORY = re.compile(r"\d+(?:\.\d+)?[bkmgBKMG]?")
 
 #: (section, key) of settings that are file-system paths, relative to their file.
 _PATH_KEYS = (("license", "allowlist_file"), ("blocklist", "dir"), ("images", "repos_file"))
@@ -387,6 +416,21 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(
             f"mine.jobs must be >= 0, not {config.mine.jobs}", hint="0 means one per CPU"
         )
+    for section, key, low, strict in _RANGES:
+        value = getattr(getattr(config, section), key)
+        if value < low or (strict and value == low):
+            bound = f"> {low:g}" if strict else f">= {low:g}"
+            raise ConfigError(
+                f"{section}.{key} must be {bound}, not {value:g}",
+                hint="a limit out of range would be graded as the model's failure, not refused",
+            )
+    for section in ("admit", "verify"):
+        memory = getattr(config, section).memory
+        if not _MEMORY.fullmatch(str(memory)):
+            raise ConfigError(
+                f"{section}.memory: cannot read {memory!r}",
+                hint="a number of bytes with an optional unit: 512m, 4g",
+            )
     from swe_forge.ecosystems.naming import ECOSYSTEM_NAMES  # a table; loads no adapter
 
     unknown_ecosystems = sorted(set(config.images.build_options) - set(ECOSYSTEM_NAMES))

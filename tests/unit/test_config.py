@@ -115,3 +115,29 @@ def test_build_options_by_ecosystem(tmp_path: Path) -> None:
     cfg.write_text("images:\n  build_options: {jav: [-Drat.skip=true]}\n")
     with pytest.raises(ConfigError, match="unknown ecosystem 'jav'"):
         load_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("verify:\n  timeout_seconds: -5\n", "verify.timeout_seconds must be > 0, not -5"),
+        ("verify:\n  cpus: 0\n", "verify.cpus must be > 0"),
+        ("admit:\n  pids: 0\n", "admit.pids must be >= 1"),
+        ("verify:\n  decoys: -1\n", "verify.decoys must be >= 0"),
+        ("mine:\n  max_files_changed: 0\n", "mine.max_files_changed must be >= 1"),
+        ("verify:\n  memory: lots\n", "verify.memory: cannot read 'lots'"),
+    ],
+)
+def test_out_of_range_values_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    """A limit out of range is a configuration error, not a patch graded as failing."""
+    f = tmp_path / "c.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(f)
+    assert message in str(err.value)
+
+
+def test_zero_test_timeout_means_none(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("admit:\n  test_timeout_seconds: 0\nverify:\n  test_timeout_seconds: 0\n")
+    assert load_config(f).verify.test_timeout_seconds == 0
