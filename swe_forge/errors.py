@@ -30,6 +30,7 @@ code  class                  meaning
 15    RegistryError          a registry could not be reached, or refused a push or a pull
 16    DigestError            an image does not match the digest or id a manifest pins
 130   -                      interrupted (Ctrl-C)
+143   -                      terminated (SIGTERM: ``timeout``, Slurm, Kubernetes)
 ====  =====================  ==========================================================
 """
 
@@ -42,6 +43,12 @@ EXIT_DONE_WITH_REJECTIONS = 20
 #: Infrastructure errors left work undone (verify: predictions ungraded); run it again.
 EXIT_INFRA_ERRORS = 21
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised in the main thread so that every clean-up Ctrl-C runs (judge
+    containers removed, finished records kept in ``*.partial``) runs for it too."""
 
 
 class SweForgeError(Exception):
@@ -184,4 +191,5 @@ def exit_code_table() -> list[tuple[int, str, str]]:
         (EXIT_INFRA_ERRORS, "infra_errors", "infrastructure errors left work undone: run again")
     )
     rows.append((EXIT_INTERRUPTED, "interrupted", "Ctrl-C"))
+    rows.append((EXIT_TERMINATED, "terminated", "SIGTERM (timeout, Slurm, Kubernetes)"))
     return sorted(rows)

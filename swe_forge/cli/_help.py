@@ -85,4 +85,6 @@ TEXT = (
     "   21  infra_errors: infrastructure errors left work undone: run again\n"
     "\n"
     "  130  interrupted: Ctrl-C\n"
+    "\n"
+    "  143  terminated: SIGTERM (timeout, Slurm, Kubernetes)\n"
 )

@@ -16,7 +16,13 @@ import typer
 
 from swe_forge import __version__
 from swe_forge.cli._app import STATE, _err, app
-from swe_forge.errors import EXIT_CRASH, EXIT_INTERRUPTED, SweForgeError
+from swe_forge.errors import (
+    EXIT_CRASH,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    SweForgeError,
+    Terminated,
+)
 
 __all__ = ["app", "run"]
 
@@ -25,6 +31,13 @@ __all__ = ["app", "run"]
 _COMMAND_MODULES = ("mine", "example", "images", "admit", "export", "verify", "run", "report")
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"swe_forge.cli.{_name}")
+
+
+def threading_main() -> bool:
+    """True in the main thread (the only one that may install a signal handler)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _traceback(exc: BaseException) -> list[str]:
@@ -74,17 +87,43 @@ def _crash_log(exc: BaseException) -> Path | None:
         return None
 
 
+#: Set when SIGTERM arrived: typer reports any KeyboardInterrupt as a plain exit code 130.
+_TERMINATED: list[bool] = []
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _TERMINATED.append(True)
+    raise Terminated()
+
+
+def _interrupted() -> None:
+    """Say how the run was stopped and exit with its code (143 for SIGTERM, else 130)."""
+    if _TERMINATED:
+        _err.print("terminated (SIGTERM): finished records are kept in *.partial files")
+        sys.exit(EXIT_TERMINATED)
+    _err.print("interrupted: finished records are kept in *.partial files")
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def run(argv: list[str] | None = None) -> None:
-    """Run the app on ``argv`` (default: the process's arguments); map outcomes to exit codes."""
+    """Run the app on ``argv`` (default: the process's arguments); map outcomes to exit codes.
+
+    SIGTERM is handled as Ctrl-C is (the same clean-up), and exits 143 with a line saying so.
+    """
+    import signal
+
+    if threading_main():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         # Without standalone mode, click returns typer.Exit's code instead of raising it.
         returned = app(args=argv, standalone_mode=False)
     except typer.Exit as exc:
+        if exc.exit_code == EXIT_INTERRUPTED and isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
         sys.exit(exc.exit_code)
     except typer.Abort:
-        # click turns Ctrl-C into Abort.
-        _err.print("interrupted: finished records are kept in *.partial files")
-        sys.exit(EXIT_INTERRUPTED)
+        # click turns Ctrl-C (and our SIGTERM, a KeyboardInterrupt) into Abort.
+        _interrupted()
     except typer.TyperException as exc:  # usage errors: typer prints them itself
         show = getattr(exc, "show", None)
         if callable(show):
@@ -93,8 +132,7 @@ def run(argv: list[str] | None = None) -> None:
             _err.print(f"error: {exc}", markup=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        _err.print("interrupted: finished records are kept in *.partial files")
-        sys.exit(EXIT_INTERRUPTED)
+        _interrupted()
     except SweForgeError as exc:
         if STATE.debug:
             _err.print("".join(_traceback(exc)), markup=False, highlight=False)
@@ -112,4 +150,8 @@ def run(argv: list[str] | None = None) -> None:
                 f"a crash log with the traceback is at {log}; please attach it to a bug report"
             )
         sys.exit(EXIT_CRASH)
+    if returned == EXIT_INTERRUPTED:
+        # Without standalone mode, typer returns 130 for a KeyboardInterrupt (Ctrl-C, or our
+        # SIGTERM) instead of raising: no command returns 130 of its own.
+        _interrupted()
     sys.exit(returned if isinstance(returned, int) else 0)

@@ -1,0 +1,53 @@
+"""SIGTERM (what ``timeout``, Slurm and Kubernetes send) ends a command as Ctrl-C does: the
+clean-up runs, a line says so, and the exit code is the documented 143."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from swe_forge.errors import EXIT_TERMINATED, exit_code_table
+
+_PROGRAM = """
+import sys, time
+from pathlib import Path
+from swe_forge.cli import _main
+from swe_forge.cli._app import app
+
+@app.command("sleepy")
+def sleepy() -> None:
+    Path(sys.argv[1]).write_text("started")
+    try:
+        time.sleep(60)
+    finally:
+        Path(sys.argv[1]).write_text("cleaned up")
+
+_main.run(["sleepy"])
+"""
+
+
+def test_sigterm_cleans_up_and_exits_143(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PROGRAM, str(marker)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text() == "started"):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == EXIT_TERMINATED == 143
+    assert "terminated (SIGTERM)" in err
+    assert marker.read_text() == "cleaned up"
+
+
+def test_143_is_in_the_exit_code_table() -> None:
+    assert (143, "terminated", "SIGTERM (timeout, Slurm, Kubernetes)") in exit_code_table()
