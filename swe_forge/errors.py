@@ -29,6 +29,7 @@ code  class                  meaning
 14    AuditFailure           an image failed its audit (history or test leak)
 15    RegistryError          a registry could not be reached, or refused a push or a pull
 16    DigestError            an image does not match the digest or id a manifest pins
+17    OutputError            an output cannot be written (read-only, full disk, permission)
 130   -                      interrupted (Ctrl-C)
 143   -                      terminated (SIGTERM: ``timeout``, Slurm, Kubernetes)
 ====  =====================  ==========================================================
@@ -160,6 +161,60 @@ class DigestError(SweForgeError):
     exit_code = 16
 
 
+class OutputError(SweForgeError):
+    """An output cannot be written (read-only file system, full disk, no permission)."""
+
+    exit_code = 17
+
+
+#: What to do about an OSError of writing, by errno name.
+_OUTPUT_HINTS = {
+    "ENOSPC": "the disk is full: free space (docker system prune, old .partial files) or "
+    "write elsewhere; finished records are kept in the .partial file",
+    "EDQUOT": "the disk quota is spent: free space or write elsewhere",
+    "EFBIG": "the file is larger than this file system or ulimit -f allows: write elsewhere",
+    "EROFS": "the file system is read-only: give an output path on a writable one",
+    "EACCES": "no permission to write there: give an output path you can write to",
+    "EPERM": "no permission to write there: give an output path you can write to",
+    "EISDIR": "the output names a folder: give a file path",
+    "ENOTDIR": "a parent of the output path is a file, not a folder",
+}
+
+
+def output_error(exc: OSError, path: object | None = None) -> OutputError:
+    """The :class:`OutputError` for ``exc``, raised while writing ``path``."""
+    import errno as _errno
+
+    name = _errno.errorcode.get(exc.errno or 0, "")
+    where = path if path is not None else exc.filename
+    return OutputError(
+        f"cannot write {where}: {exc.strerror or exc}",
+        hint=_OUTPUT_HINTS.get(name, "check the output path, free space and permissions"),
+    )
+
+
+#: errno names only writing gives; the others of :data:`_OUTPUT_HINTS` reading can give too.
+_WRITE_ONLY = ("ENOSPC", "EDQUOT", "EFBIG", "EROFS")
+
+
+def file_system_error(exc: OSError) -> SweForgeError | None:
+    """What an :class:`OSError` no command turned into an error of its own means, by errno:
+    an :class:`OutputError` for a full disk or a read-only file system, an
+    :class:`InputError` for a path that cannot be opened (permission, a folder where a file
+    was expected); None for anything else (a bug: a crash log is kept)."""
+    import errno as _errno
+
+    name = _errno.errorcode.get(exc.errno or 0, "")
+    if name in _WRITE_ONLY:
+        return output_error(exc)
+    if name in _OUTPUT_HINTS or name == "ENOENT":
+        return InputError(
+            f"cannot open {exc.filename}: {exc.strerror or exc}",
+            hint=_OUTPUT_HINTS.get(name, "check the path").replace("write", "read or write"),
+        )
+    return None
+
+
 #: Every error class with its exit code, for ``--help`` and the docs.
 ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     UsageError,
@@ -177,6 +232,7 @@ ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     AuditFailure,
     RegistryError,
     DigestError,
+    OutputError,
 )
 
 

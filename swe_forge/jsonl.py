@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from swe_forge.errors import InputError
+from swe_forge.errors import InputError, output_error
 
 
 class AtomicWriter:
@@ -21,27 +22,57 @@ class AtomicWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.partial.open("w", encoding="utf-8")
+        if path.is_dir():
+            raise InputError(
+                f"the output {path} is a folder", hint="give a file path for this output"
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.partial.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise output_error(exc, self.partial) from exc
         self.count = 0
 
     def write(self, line: str) -> None:
-        """Append one record (a JSON string without newline)."""
-        self._fh.write(line + "\n")
-        self._fh.flush()
+        """Append one record (a JSON string without newline).
+
+        Raises:
+            OutputError: the file cannot be written (full disk, ...); finished records stay in
+                the ``.partial`` file.
+        """
+        try:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            self._close_quietly()
+            raise output_error(exc, self.partial) from exc
         self.count += 1
 
     def commit(self) -> None:
-        """Sync and move the finished file into place."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        os.replace(self.partial, self.path)
+        """Sync and move the finished file into place.
+
+        Raises:
+            OutputError: the file cannot be finished (full disk, read-only, ...).
+        """
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            os.replace(self.partial, self.path)
+        except OSError as exc:
+            self._close_quietly()
+            raise output_error(exc, self.path) from exc
 
     def abort(self) -> None:
         """Close, keeping the ``.partial`` file for inspection."""
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        # Closing flushes what is buffered: on a full disk that fails again, and the error
+        # that matters has already been raised.
         if not self._fh.closed:
-            self._fh.close()
+            with contextlib.suppress(OSError):
+                self._fh.close()
 
 
 def write_jsonl(path: Path, lines: Iterable[str]) -> int:
@@ -64,11 +95,17 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         InputError: the file is missing, or a line is not a JSON object.
     """
     try:
-        fh = path.open(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (as some editors on Windows write) is not part of the
+        # first record.
+        fh = path.open(encoding="utf-8-sig")
     except FileNotFoundError as exc:
         raise InputError(f"no such file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{path} is a folder, not a JSON Lines file") from exc
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, line in _lines(fh, path):
             if not line.strip():
                 continue
             try:
@@ -81,3 +118,18 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             if not isinstance(data, dict):
                 raise InputError(f"{path}:{lineno}: expected a JSON object")
             yield data
+
+
+def _lines(fh: Any, path: Path) -> Iterator[tuple[int, str]]:
+    """Number the lines of ``fh``; text that is not UTF-8 is an input error, not a crash."""
+    lineno = 0
+    try:
+        for lineno, line in enumerate(fh, 1):
+            yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}:{lineno + 1}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            hint="JSON Lines files are UTF-8; convert the file (iconv -t UTF-8)",
+        ) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc

@@ -21,18 +21,26 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge import __version__
-from swe_forge.errors import UsageError
+from swe_forge.errors import UsageError, output_error
 
 
 def atomic_write(path: Path, data: str) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        # A full disk must not leave a half-written temporary file behind.
+        tmp.unlink(missing_ok=True)
+        raise output_error(exc, path) from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     # The rename itself must survive a crash too.
     fd = os.open(path.parent, os.O_RDONLY)
     try:

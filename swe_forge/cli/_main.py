@@ -22,6 +22,7 @@ from swe_forge.errors import (
     EXIT_TERMINATED,
     SweForgeError,
     Terminated,
+    file_system_error,
 )
 
 __all__ = ["app", "run"]
@@ -141,6 +142,12 @@ def run(argv: list[str] | None = None) -> None:
             _err.print(f"hint: {exc.hint}", markup=False, highlight=False)
         sys.exit(exc.exit_code)
     except Exception as exc:
+        known = file_system_error(exc) if isinstance(exc, OSError) else None
+        if known is not None:
+            # A full disk or a read-only output is the machine's state, not a bug.
+            _err.print(f"error: {known.message}", markup=False, highlight=False)
+            _err.print(f"hint: {known.hint}", markup=False, highlight=False)
+            sys.exit(known.exit_code)
         log = _crash_log(exc)
         if STATE.debug:
             _err.print("".join(_traceback(exc)), markup=False, highlight=False)
