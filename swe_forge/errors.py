@@ -30,6 +30,7 @@ code  class                  meaning
 15    RegistryError          a registry could not be reached, or refused a push or a pull
 16    DigestError            an image does not match the digest or id a manifest pins
 17    OutputError            an output cannot be written (read-only, full disk, permission)
+18    OutputBusy             another swe-forge run is writing the same output
 130   -                      interrupted (Ctrl-C)
 143   -                      terminated (SIGTERM: ``timeout``, Slurm, Kubernetes)
 ====  =====================  ==========================================================
@@ -167,6 +168,12 @@ class OutputError(SweForgeError):
     exit_code = 17
 
 
+class OutputBusy(SweForgeError):
+    """Another swe-forge run is writing the same output file or folder."""
+
+    exit_code = 18
+
+
 #: What to do about an OSError of writing, by errno name.
 _OUTPUT_HINTS = {
     "ENOSPC": "the disk is full: free space (docker system prune, old .partial files) or "
@@ -233,6 +240,7 @@ ERROR_CLASSES: tuple[type[SweForgeError], ...] = (
     RegistryError,
     DigestError,
     OutputError,
+    OutputBusy,
 )
 
 

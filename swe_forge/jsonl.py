@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_forge.errors import InputError, output_error
+from swe_forge.locks import hold_output
 
 
 class AtomicWriter:
@@ -26,6 +27,9 @@ class AtomicWriter:
             raise InputError(
                 f"the output {path} is a folder", hint="give a file path for this output"
             )
+        # Before the .partial is opened (truncated): a second run on this output must not
+        # wipe the first one's finished records.
+        hold_output(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.partial.open("w", encoding="utf-8")

@@ -22,6 +22,7 @@ from typing import Any
 
 from swe_forge import __version__
 from swe_forge.errors import UsageError, output_error
+from swe_forge.locks import hold_output
 
 
 def atomic_write(path: Path, data: str) -> None:
@@ -61,7 +62,12 @@ class RunState:
     def __init__(self, root: Path, *, identity: dict[str, Any], force: bool = False) -> None:
         self.root = root
         self.units = root / "units"
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise output_error(exc, root) from exc
+        # One run per folder: a second would grade or admit everything again beside it.
+        hold_output(root)
         meta = root / "run.json"
         identity = {**identity, "tool_version": __version__}
         if meta.exists():
