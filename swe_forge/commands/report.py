@@ -7,7 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from swe_forge.errors import InputError
 from swe_forge.jsonl import read_jsonl
+from swe_forge.records.read import KINDS, kind_of
+
+#: The rows a funnel is made of.
+_FUNNEL_KINDS = ("candidate", "rejection", "task", "verify_result")
 
 
 def _unique(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -15,8 +20,14 @@ def _unique(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
     once."""
     seen: set[tuple[str, str, str]] = set()
     for path in files:
-        for data in read_jsonl(path):
-            kind = str(data.get("record_type", "candidate"))
+        for lineno, data in enumerate(read_jsonl(path), 1):
+            kind = kind_of(data)
+            if kind not in _FUNNEL_KINDS:
+                raise InputError(
+                    f"{path} holds {KINDS[kind]} (line {lineno}): the funnel counts "
+                    "candidates, rejections, tasks and verification results",
+                    hint="give the files mine, admit and verify wrote (and their --rejected)",
+                )
             key = (
                 kind,
                 str(data.get("stage", "")),

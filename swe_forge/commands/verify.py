@@ -20,6 +20,7 @@ from swe_forge.jsonl import AtomicWriter, read_jsonl, write_jsonl
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.progress import NullReporter, Reporter
 from swe_forge.records import TaskManifest
+from swe_forge.records.read import kind_of, refuse_kind
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier, VerifyResult
 
@@ -33,25 +34,19 @@ class Prediction:
     model_patch: str
 
 
-#: What other files of the pipeline hold, by their rows' record_type.
-_OTHER_RECORDS = {
-    "candidate": "candidates (from `swe-forge mine`)",
-    "task": "task manifests (from `swe-forge admit`)",
-    "verify_result": "verification results (from `swe-forge verify`)",
-    "rejection": "rejections",
-    "images": "image records (from `swe-forge images build`)",
-}
-
-
 def read_tasks(path: Path) -> dict[str, TaskManifest]:
     """instance_id -> manifest."""
     out: dict[str, TaskManifest] = {}
     for lineno, data in enumerate(read_jsonl(path), 1):
-        kind = data.get("record_type") if isinstance(data, dict) else None
-        if kind in _OTHER_RECORDS and kind != "task":
-            raise InputError(
-                f"{path} holds {_OTHER_RECORDS[str(kind)]}, not task manifests",
-                hint="--tasks takes the tasks.jsonl that `swe-forge admit` writes",
+        kind = kind_of(data)
+        if kind != "task":
+            raise refuse_kind(
+                path,
+                lineno,
+                kind,
+                "task",
+                "--tasks takes the tasks.jsonl that `swe-forge admit` writes (not its "
+                "--format swebench rows: they carry no image, judge or gates)",
             )
         try:
             task = TaskManifest.from_dict(data)
@@ -63,8 +58,16 @@ def read_tasks(path: Path) -> dict[str, TaskManifest]:
     return out
 
 
-def read_predictions(path: Path) -> list[Prediction]:
-    """Predictions from .jsonl, a .json list, or a .json object keyed by instance id."""
+def read_predictions(path: Path, notes: list[str] | None = None) -> list[Prediction]:
+    """Predictions from .jsonl, a .json list, or a .json object keyed by instance id.
+
+    A prediction without ``model_name_or_path`` is graded as model ``unknown``, and one line
+    saying so is added to ``notes``.
+
+    Raises:
+        InputError: the file holds another kind of row (SWE-bench task rows, candidates...), a
+            row has no instance_id or no model_patch, or a field has the wrong type.
+    """
     if path.suffix == ".json":
         try:
             data: Any = json.loads(path.read_text(encoding="utf-8"))
@@ -80,28 +83,45 @@ def read_predictions(path: Path) -> list[Prediction]:
     if not rows:
         raise InputError(f"{path} holds no predictions")
     out = []
+    unnamed = 0
+    shape = (
+        "a prediction is one JSON object per line: "
+        '{"instance_id": "...", "model_name_or_path": "...", "model_patch": "diff --git ..."}'
+    )
     for i, row in enumerate(rows, 1):
-        kind = row.get("record_type") if isinstance(row, dict) else None
-        if kind in _OTHER_RECORDS:
-            raise InputError(
-                f"{path} holds {_OTHER_RECORDS[str(kind)]}, not predictions",
-                hint="predictions are SWE-bench's rows: instance_id, model_name_or_path, "
-                "model_patch (or grade the tasks' own patches with --gold)",
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: prediction {i} is not a JSON object", hint=shape)
+        kind = kind_of(row)
+        if kind != "prediction":
+            raise refuse_kind(
+                path, i, kind, "prediction", shape + " (or grade the tasks' own patches: --gold)"
             )
-        if not isinstance(row, dict) or "instance_id" not in row:
-            raise InputError(f"{path}: prediction {i} has no instance_id")
+        if "instance_id" not in row or not isinstance(row["instance_id"], str):
+            raise InputError(f"{path}: prediction {i} has no instance_id string", hint=shape)
+        if "model_patch" not in row:
+            raise InputError(
+                f"{path}: prediction {i} ({row['instance_id']}) has no model_patch",
+                hint=shape + " (null for a model that gave no patch)",
+            )
         patch = row.get("model_patch")
         if patch is not None and not isinstance(patch, str):
             raise InputError(
                 f"{path}: prediction {i} ({row['instance_id']}): model_patch is a "
                 f"{type(patch).__name__}, not the text of a diff"
             )
-        out.append(
-            Prediction(
-                str(row["instance_id"]),
-                str(row.get("model_name_or_path") or "unknown"),
-                patch or "",
+        model = row.get("model_name_or_path")
+        if model is not None and not isinstance(model, str):
+            raise InputError(
+                f"{path}: prediction {i} ({row['instance_id']}): model_name_or_path is a "
+                f"{type(model).__name__}, not a name",
+                hint=shape,
             )
+        if not model:
+            unnamed += 1
+        out.append(Prediction(row["instance_id"], model or "unknown", patch or ""))
+    if unnamed and notes is not None:
+        notes.append(
+            f"{path}: {unnamed} prediction(s) name no model_name_or_path: graded as model 'unknown'"
         )
     return deduplicate(out, path)
 
@@ -298,7 +318,10 @@ def run_verify(
         preds = [Prediction(i, "gold", tasks[i].patch) for i in ids]
     else:
         assert predictions is not None
-        preds = read_predictions(predictions)
+        notes: list[str] = []
+        preds = read_predictions(predictions, notes)
+        for line in notes:
+            reporter.note(line)
         if wanted:
             preds = [p for p in preds if p.instance_id in set(wanted)]
     unknown = sorted({p.instance_id for p in preds} - set(tasks))

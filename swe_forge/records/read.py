@@ -12,6 +12,40 @@ from swe_forge.records.candidate import Candidate
 from swe_forge.records.images import ImageRecord
 from swe_forge.records.task import RECORD_TYPES, Rejection, TaskManifest, VerifyResult
 
+#: What each kind of row is and which command writes it, for "this file holds X, not Y".
+KINDS = {
+    "candidate": "candidates (from `swe-forge mine`)",
+    "rejection": "rejections (from --rejected)",
+    "task": "task manifests (from `swe-forge admit`)",
+    "swebench_row": "SWE-bench task rows (from `swe-forge export` or admit --format swebench)",
+    "prediction": "predictions (instance_id, model_name_or_path, model_patch)",
+    "verify_result": "verification results (from `swe-forge verify`)",
+    "images": "image records (from `swe-forge images build`)",
+    "unknown": "rows that are none of swe-forge's records",
+}
+
+
+def kind_of(data: dict[str, Any]) -> str:
+    """Which of :data:`KINDS` a row is: its ``record_type``, or for rows without one, what
+    their fields say (SWE-bench's task rows and predictions carry no type of their own)."""
+    kind = data.get("record_type")
+    if isinstance(kind, str):
+        return kind if kind in KINDS else "unknown"
+    if "model_patch" in data or "model_name_or_path" in data:
+        return "prediction"
+    if "FAIL_TO_PASS" in data or "PASS_TO_PASS" in data:
+        return "swebench_row"
+    if {"instance_id", "base_commit", "patch", "test_patch"} <= data.keys():
+        return "candidate"  # written before records carried their type
+    return "unknown"
+
+
+def refuse_kind(path: Path, lineno: int, kind: str, wanted: str, hint: str) -> InputError:
+    """The error for a file of the wrong kind, given where it was seen."""
+    return InputError(
+        f"{path} holds {KINDS.get(kind, kind)}, not {KINDS[wanted]} (line {lineno})", hint=hint
+    )
+
 
 def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
     """Candidate records of a JSON Lines file (rejections are skipped), optionally filtered.
@@ -23,8 +57,13 @@ def read_candidates(path: Path, only: Iterable[str] = ()) -> list[Candidate]:
     wanted = set(only)
     out = []
     for lineno, data in enumerate(read_jsonl(path), 1):
-        if data.get("record_type", "candidate") != "candidate":
+        kind = kind_of(data)
+        if kind == "rejection":
             continue
+        if kind != "candidate":
+            raise refuse_kind(
+                path, lineno, kind, "candidate", "give the candidates file `swe-forge mine` writes"
+            )
         try:
             cand = Candidate.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
@@ -51,6 +90,15 @@ def read_task_manifests(path: Path, only: Iterable[str] = ()) -> list[TaskManife
     out: list[TaskManifest] = []
     seen: set[str] = set()
     for lineno, data in enumerate(read_jsonl(path), 1):
+        kind = kind_of(data)
+        if kind != "task":
+            raise refuse_kind(
+                path,
+                lineno,
+                kind,
+                "task",
+                "give the tasks file `swe-forge admit` writes without --format swebench",
+            )
         try:
             task = TaskManifest.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
@@ -99,7 +147,7 @@ def read_records(
         if kind not in RECORD_TYPES:
             raise InputError(
                 f"{path}:{lineno}: not a candidate, task, rejection or verify result "
-                f"(record_type {kind!r})",
+                f"({KINDS[kind_of(data)]})",
                 hint="give a file that mine, admit (without --format swebench) or verify wrote",
             )
         found.setdefault(str(kind), []).append((lineno, data))
@@ -134,6 +182,11 @@ def read_image_records(path: Path) -> dict[str, ImageRecord]:
     """instance_id -> image record, from an ``images build`` output."""
     out = {}
     for lineno, data in enumerate(read_jsonl(path), 1):
+        kind = kind_of(data)
+        if kind != "images":
+            raise refuse_kind(
+                path, lineno, kind, "images", "give the file `swe-forge images build` writes"
+            )
         if data.get("record_type") == "images":
             try:
                 rec = ImageRecord.from_dict(data)

@@ -158,5 +158,5 @@ def test_read_records_takes_one_type(tmp_path: Path) -> None:
         read_records(path, "image")
     swebench = tmp_path / "swebench.jsonl"
     swebench.write_text(dump({"instance_id": "o__r-7", "FAIL_TO_PASS": "[]"}) + "\n")
-    with pytest.raises(InputError, match="record_type None"):
+    with pytest.raises(InputError, match="SWE-bench task rows"):
         read_records(swebench)
