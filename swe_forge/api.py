@@ -62,6 +62,10 @@ def as_task(task: TaskManifest | dict[str, Any] | str | Path) -> TaskManifest:
         return task
     if isinstance(task, dict):
         return TaskManifest.from_dict(task)
+    if isinstance(task, str) and not task.lstrip().startswith("{") and not Path(task).is_file():
+        # A string that is neither a manifest's JSON nor a file: say so (it was read as a
+        # path and failed with FileNotFoundError).
+        raise ValueError(f"not a task manifest: neither JSON text nor a file: {task[:80]!r}")
     if isinstance(task, Path) or (isinstance(task, str) and not task.lstrip().startswith("{")):
         lines = [ln for ln in Path(task).read_text(encoding="utf-8").splitlines() if ln.strip()]
         if len(lines) != 1:
@@ -95,7 +99,13 @@ def verify_patch(
 
     Never raises for a bad patch: the result's ``status`` says what happened (``resolved`` is
     the only status with reward 1.0; ``infra_error`` is never the patch's fault: retry it).
+    A ``patch`` that is not text (None, a number) is graded as the empty patch; bytes are read
+    as UTF-8. A ``task`` that is not a manifest raises ``ValueError`` (the caller's error).
     """
+    if isinstance(patch, bytes):
+        patch = patch.decode("utf-8", "replace")
+    elif not isinstance(patch, str):
+        patch = ""
     return _verifier(config).verify(as_task(task), patch, model)  # type: ignore[no-any-return]
 
 

@@ -144,7 +144,16 @@ class TaskManifest:
         for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
             if isinstance(fields.get(key), str):
                 fields[key] = json.loads(fields[key])
-        return validate(cls, fields)
+        task: TaskManifest = validate(cls, fields)
+        named = task.environment.get("image") if isinstance(task.environment, dict) else None
+        if named and named != task.image.get("id"):
+            # Admission writes the same id in both: a trainer runs environment.image and the
+            # verifier grades image.id, so an edited one would grade another image silently.
+            raise ValueError(
+                f"environment.image {named!r} is not the pinned image.id "
+                f"{task.image.get('id')!r} (an edited manifest)"
+            )
+        return task
 
 
 @dataclass(frozen=True, config=RECORD_CONFIG)

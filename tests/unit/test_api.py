@@ -42,3 +42,35 @@ def test_the_package_exports_the_api_lazily() -> None:
     assert callable(swe_forge.verify_patch) and callable(swe_forge.compute_score)
     with pytest.raises(AttributeError):
         _ = swe_forge.nothing_here  # type: ignore[attr-defined]
+
+
+def test_a_ground_truth_that_is_no_manifest_says_so() -> None:
+    from swe_forge.api import compute_score
+
+    with pytest.raises(ValueError, match="neither JSON text nor a file"):
+        compute_score("swe-forge", DIFF, "not json")
+
+
+def test_a_patch_that_is_not_text_is_graded_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify_patch never raises for a bad patch: None is the empty patch, bytes are text."""
+    import swe_forge.api as api
+
+    seen: list[object] = []
+
+    class Judge:
+        def verify(self, task: object, patch: object, model: str) -> object:
+            seen.append(patch)
+            return "graded"
+
+    monkeypatch.setattr(api, "_verifier", lambda config=None: Judge())
+    task = samples.task()
+    assert api.verify_patch(task, None) == "graded"  # type: ignore[arg-type]
+    assert api.verify_patch(task, DIFF.encode()) == "graded"  # type: ignore[arg-type]
+    assert seen == ["", DIFF]
+
+
+def test_an_edited_environment_image_is_refused() -> None:
+    data = samples.task()
+    data["environment"] = {**data.get("environment", {}), "image": "sha256:" + "f" * 64}
+    with pytest.raises(ValueError, match=r"is not the pinned image\.id"):
+        as_task(data)

@@ -185,7 +185,7 @@ def test_export_command(tmp_path: Path) -> None:
     assert run_export(tasks, out, only=["o__r-2"]) == 1
     assert out.read_text() == swebench_line(second) + "\n"
     # Its own output is not a manifest: refused with a hint, not half-exported.
-    with pytest.raises(InputError, match="not a task manifest"):
+    with pytest.raises(InputError, match="holds SWE-bench task rows"):
         run_export(out, tmp_path / "again.jsonl")
     assert not (tmp_path / "again.jsonl").exists()
     with pytest.raises(UsageError):
