@@ -14,7 +14,7 @@ from typing import Any
 
 from swe_forge.config import Config
 from swe_forge.engine import Engine
-from swe_forge.errors import InputError, UsageError
+from swe_forge.errors import DigestError, InputError, UsageError
 from swe_forge.images.registry import needs_of_task, provide
 from swe_forge.jsonl import AtomicWriter, read_jsonl, write_jsonl
 from swe_forge.mining.classify import PathClassifier
@@ -376,7 +376,20 @@ def _provide(
     infrastructure error of each prediction.
     """
     ids = sorted({p.instance_id for p in preds})
-    provide(engine, [need for i in ids for need in needs_of_task(tasks[i])], reporter)
+    needs = [need for i in ids for need in needs_of_task(tasks[i])]
+    got = provide(engine, needs, reporter)
+    absent = set(got.unpinned)
+    if absent:
+        # Grading would fail on every try as an infrastructure error ("run again"), which
+        # can never help: the image is not here and nothing says where to get it.
+        owners = sorted({n.owner for n in needs if (n.id or n.local) in absent})
+        raise DigestError(
+            f"{len(owners)} task(s) to grade have no image on this engine and their manifests "
+            f"pin no registry to pull it from: {', '.join(owners[:5])}",
+            hint="import the images (`swe-forge images import ARCHIVE`), or push them from "
+            "the machine that built them (`swe-forge images push`) and grade the manifests "
+            "that push writes, or build and admit them here",
+        )
 
 
 def _result_of(fut: Future[VerifyResult], p: Prediction) -> VerifyResult:
