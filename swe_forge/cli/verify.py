@@ -154,10 +154,25 @@ def verify(
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
+        from rich.table import Table
+
+        models = data.get("models", {})
+        table = Table(title=f"{data['predictions']} prediction(s) graded in {data['seconds']}s")
+        for col in ("model", "predictions", "resolved", "rate", "statuses"):
+            table.add_column(col, justify="left" if col in ("model", "statuses") else "right")
+        for model, row in models.items():
+            rate = row["resolve_rate"]
+            table.add_row(
+                model,
+                str(row["predictions"]),
+                str(row["resolved"]),
+                "-" if rate is None else f"{rate:.1%}",
+                ", ".join(f"{k}: {v}" for k, v in row["statuses"].items()),
+            )
+        _out.print(table)
         _out.print(
-            f"resolved {data['resolved_instances']} of {data['submitted_instances']} "
-            f"({', '.join(f'{k}: {v}' for k, v in data['statuses'].items())}) in "
-            f"{data['seconds']}s -> {output}",
+            f"instances: {data['resolved_instances']} of {data['submitted_instances']} "
+            f"resolved by some model -> {output}",
             markup=False,
         )
     if data.get("error_instances") or data.get("not_graded"):

@@ -218,9 +218,28 @@ class VerifyRun:
             "predictions": len(self.results),
             "statuses": dict(sorted(statuses.items())),
             "reports": {m: dict(sorted(v.items())) for m, v in sorted(reports.items())},
+            "models": self.per_model(),
             "seconds": round(self.seconds, 2),
             "jobs": self.jobs,
         }
+
+    def per_model(self) -> dict[str, dict[str, Any]]:
+        """Per model: predictions graded, resolved, the resolve rate over the graded ones
+        (infrastructure errors are not the model's and are left out of the rate), and counts
+        per status. The top-level ``resolved_ids`` mean "some model resolved it"."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.results:
+            row = out.setdefault(
+                r.model_name_or_path, {"predictions": 0, "resolved": 0, "statuses": {}}
+            )
+            row["predictions"] += 1
+            row["resolved"] += r.status == "resolved"
+            row["statuses"][r.status] = row["statuses"].get(r.status, 0) + 1
+        for row in out.values():
+            graded = row["predictions"] - row["statuses"].get("infra_error", 0)
+            row["resolve_rate"] = round(row["resolved"] / graded, 4) if graded else None
+            row["statuses"] = dict(sorted(row["statuses"].items()))
+        return dict(sorted(out.items()))
 
 
 def _instance_report(r: VerifyResult, task: TaskManifest | None) -> dict[str, Any]:
@@ -347,7 +366,10 @@ def run_verify(
     def record(i: int, result: VerifyResult) -> None:
         done[i] = result
         out.write(json.dumps(result.to_dict(), sort_keys=True))
-        reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
+        reporter.note(
+            f"{result.instance_id} [{result.model_name_or_path}]: {result.status} "
+            f"(reward {result.reward:g})"
+        )
         reporter.advance()
 
     try:
@@ -500,7 +522,10 @@ class _Batch:
                 # Infrastructure errors are not recorded: the next run grades them again.
                 line = json.dumps(result.to_dict(), sort_keys=True)
                 state.save("verify", prediction_key(p), [line])
-            self.reporter.note(f"{result.instance_id}: {result.status} (reward {result.reward:g})")
+            self.reporter.note(
+                f"{result.instance_id} [{result.model_name_or_path}]: {result.status} "
+                f"(reward {result.reward:g})"
+            )
             self.reporter.advance()
 
         self.grader.grade(todo, one)

@@ -101,3 +101,25 @@ def test_the_log_excerpt_is_bounded_and_names_no_canary() -> None:
     text = log_excerpt({"output_tail": tail, "canary_map": {canary: {"test": "t", "site": 0}}})
     assert len(text) <= LOG_EXCERPT_CHARS and "qwert0" not in text
     assert "TestX::<canary>[1-2]" in text and "test_a.py::test_fix - assert 1 == 2" in text
+
+
+def test_per_model_table() -> None:
+    """Each model's own resolve rate (top-level ids mean "some model resolved it")."""
+    tasks = {i: task(i) for i in ("a", "b")}
+    run = VerifyRun(
+        results=[
+            VerifyResult("a", "m1", "resolved", 1.0),
+            VerifyResult("b", "m1", "unresolved", 0.0),
+            VerifyResult("a", "m2", "unresolved", 0.0),
+            VerifyResult("b", "m2", "infra_error", 0.0),
+        ]
+    )
+    models = run.report(tasks)["models"]
+    assert models["m1"] == {
+        "predictions": 2,
+        "resolved": 1,
+        "resolve_rate": 0.5,
+        "statuses": {"resolved": 1, "unresolved": 1},
+    }
+    # An infrastructure error is not the model's: out of its rate.
+    assert models["m2"]["resolve_rate"] == 0.0 and models["m2"]["predictions"] == 2
