@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
 # One command on a fresh machine: set up .venv, create the embedded example repository and
 # run the pipeline on it, printing what it found.
-# Usage: scripts/quickstart.sh [OUTPUT_DIR]   (default: ./quickstart-out)
+# Usage: scripts/quickstart.sh [--language L ...] [--all] [OUTPUT_DIR]   (default: ./quickstart-out)
+#   default: the Python example only (a few minutes on a fresh machine: the base image is
+#   bootstrapped once); --language go|rust|js|java adds that example (repeatable; python is
+#   always run first); --all runs all five (about 20 minutes on a fresh 2-core machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LANGS=()
+OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --all) LANGS=(go rust js java); shift ;;
+    --language) [ $# -ge 2 ] || { echo "--language needs a value: go, rust, js or java" >&2; exit 2; }
+      case "$2" in
+        python) ;;
+        go|rust|js|java) LANGS+=("$2") ;;
+        *) echo "unknown language: $2 (python, go, rust, js or java)" >&2; exit 2 ;;
+      esac
+      shift 2 ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+    *) OUT="$1"; shift ;;
+  esac
+done
+OUT="${OUT:-quickstart-out}"
 source scripts/_venv.sh
-OUT="${1:-quickstart-out}"
 mkdir -p "$OUT"
 SF=".venv/bin/swe-forge"
 echo "==> creating the example repository in $OUT/textkit"
@@ -44,9 +64,9 @@ PY
 echo
 echo "outputs in $OUT: candidates.jsonl, rejected.jsonl, images.jsonl, tasks.jsonl, admit-rejected.jsonl, results.jsonl, report.json"
 
-# The other ecosystems' examples: the same pipeline through each adapter (toolchain chosen by
+# The other ecosystems' examples (--language, --all): the same pipeline through each adapter (toolchain chosen by
 # the base commit's date, dependencies vendored, tests with no network, structured results).
-for lang in go rust js java; do
+for lang in ${LANGS[@]+"${LANGS[@]}"}; do
   L="$OUT/$lang"
   mkdir -p "$L"
   echo
