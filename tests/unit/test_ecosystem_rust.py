@@ -564,6 +564,57 @@ def test_protect_locks_the_test_trees_and_manifests() -> None:
     p = ECO.protect(diff("tests/words/main.rs", [], ["fn a() {}"], create=True))
     assert "tests/words/main.rs" in p["files"] and "Cargo.toml" in p["files"]
     assert p["trees"] == ["tests"]
+    # The lock is the judge's and cargo must fit it to a gold patch's Cargo.toml: not locked.
+    assert "Cargo.lock" not in p["files"]
+    assert "Cargo.lock" not in ECO.protect(diff("Cargo.lock", ["a"], ["b"]))["files"]
+
+
+def test_every_run_uses_the_judges_lock_writable(tmp_path: Path) -> None:
+    """indexmap-422: the gold patch bumps the version and a dependency in Cargo.toml; with
+    the tree's read-only lock cargo cannot update it and nothing builds. The run replaces
+    whatever lock the tree has (a patch's, a symlink) by the gold tree's, writable."""
+    import subprocess
+
+    from swe_forge.ecosystems.rust.runner import (
+        CARGO_DIR,
+        GOLD_LOCK,
+        RUN_HOME,
+        RUN_PRELUDE,
+        RUN_TARGET,
+        TARGET_DIR,
+    )
+
+    cargo, testbed = tmp_path / "cargo", tmp_path / "testbed"
+    cargo.mkdir()
+    testbed.mkdir()
+    (cargo / "config.toml").write_text("")
+    (cargo / "Cargo.gold.lock").write_text("# gold\n")
+    (tmp_path / "elsewhere").write_text("# not to be written\n")
+    (testbed / "Cargo.lock").symlink_to(tmp_path / "elsewhere")
+    script = (
+        RUN_PRELUDE.replace(GOLD_LOCK, str(cargo / "Cargo.gold.lock"))
+        .replace(CARGO_DIR, str(cargo))
+        .replace(RUN_HOME, str(tmp_path / "home"))
+        .replace(RUN_TARGET, str(tmp_path / "run-target"))
+        .replace(TARGET_DIR, str(tmp_path / "target"))
+    )
+    subprocess.run(["/bin/sh", "-c", script], cwd=testbed, check=True)
+    lock = testbed / "Cargo.lock"
+    assert not lock.is_symlink() and lock.read_text() == "# gold\n"
+    assert (tmp_path / "elsewhere").read_text() == "# not to be written\n"
+    # An env image from before the gold lock: the tree's lock stays.
+    (cargo / "Cargo.gold.lock").unlink()
+    lock.write_text("# tree\n")
+    subprocess.run(["/bin/sh", "-c", script], cwd=testbed, check=True)
+    assert lock.read_text() == "# tree\n"
+
+
+def test_judges_lock_is_one_the_toolchain_reads() -> None:
+    from swe_forge.ecosystems.rust.deps import readable_lock
+
+    v4 = "# auto\nversion = 4\n\n[[package]]\n"
+    assert readable_lock(v4, "1.70.0").startswith("# auto\nversion = 3\n")
+    assert readable_lock(v4, "1.80.0") == v4
 
 
 def test_a_target_whose_binary_died_mid_run_is_crashed_not_a_build_failure() -> None:

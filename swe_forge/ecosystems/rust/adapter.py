@@ -202,8 +202,9 @@ class RustEcosystem(HostCanaries):
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, the tests/ trees they are in,
-        the manifests."""
-        files = set(touched_paths(test_patch)) | {"Cargo.toml", "Cargo.lock"}
+        the manifest. Not Cargo.lock: the run replaces it by the judge's own and cargo must
+        be able to fit it to the manifests (``runner.RUN_PRELUDE``)."""
+        files = (set(touched_paths(test_patch)) | {"Cargo.toml"}) - {"Cargo.lock"}
         trees = set()
         for path in touched_paths(test_patch):
             parts = path.split("/")

@@ -52,12 +52,24 @@ RUST_ENV = {
 BUILD_ENV = {"CARGO_PROFILE_DEV_DEBUG": "0", "CARGO_PROFILE_TEST_DEBUG": "0"}
 
 
-#: The first line of every run: the warm target dir and a writable cargo home.
+#: The judge's lock: the tree with the gold and test patches resolved from the vendored
+#: crates at build time (:func:`swe_forge.ecosystems.rust.deps.vendor_crates`).
+GOLD_LOCK = f"{CARGO_DIR}/Cargo.gold.lock"
+
+
+#: The first line of every run: the warm target dir, a writable cargo home, and the lock.
+#: The lock is the judge's, never the tree's: whatever Cargo.lock a patch left is replaced by
+#: the gold tree's, and it stays writable, so that cargo can fit it offline to the manifests
+#: of this run (a gold patch that bumps the version or a dependency in Cargo.toml; a locked
+#: read-only lock made every such task a collection error). Cargo can only pick crates from
+#: the vendored directory (the base's and the gold's), so no patch chooses other crates
+#: through the lock. Env images from before the gold lock keep the tree's lock.
 RUN_PRELUDE = (
     f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
     # A partial copy (a full tmpfs) would leave crates cargo believes built: start cold.
     f"&& {{ cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null || rm -rf {RUN_TARGET}; }}; "
-    f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
+    f"if [ -f {GOLD_LOCK} ]; then rm -f Cargo.lock && cp {GOLD_LOCK} Cargo.lock; "
+    f"else [ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; fi; rc=0"
 )
 
 
