@@ -56,6 +56,7 @@ from swe_forge.ecosystems.rust.runner import scan_targets as scan_targets
 from swe_forge.ecosystems.rust.scope import (
     RustScope,
     _enclosing_fns,
+    macro_reach,
 )
 from swe_forge.ecosystems.rust.toolchain import cargo_info as cargo_info
 from swe_forge.ecosystems.rust.toolchain import choose_toolchain as choose_toolchain
@@ -95,7 +96,8 @@ class RustEcosystem(HostCanaries):
         return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> RustScope:
-        """Functions the test patch declares or whose bodies it changes, per target file.
+        """Functions the test patch declares or whose bodies it changes, per target file, and
+        the tests of the macro invocations it reaches (:func:`~.scope.macro_reach`).
 
         With the base file, read on the patched file: a changed line belongs to every
         function it is nested in (a test often declares helper functions inside itself, as
@@ -105,6 +107,8 @@ class RustEcosystem(HostCanaries):
 
         names: set[tuple[str, str]] = set()
         new_files: set[str] = set()
+        macro_names: set[tuple[str, str]] = set()
+        macro_direct: set[tuple[str, str]] = set()
         for fp in parse_patch(test_patch):
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
@@ -121,9 +125,16 @@ class RustEcosystem(HostCanaries):
                     text = None
                 if text is not None:
                     lines = text.splitlines()
-                    for n in sorted(touched_lines(fp)):
-                        if 1 <= n <= len(lines) and lines[n - 1].strip():
-                            names.update((root, f) for f in _enclosing_fns(lines, n - 1))
+                    touched = {
+                        n - 1
+                        for n in touched_lines(fp)
+                        if 1 <= n <= len(lines) and lines[n - 1].strip()
+                    }
+                    for n in sorted(touched):
+                        names.update((root, f) for f in _enclosing_fns(lines, n))
+                    reached, direct = macro_reach(lines, touched)
+                    macro_names.update((root, x) for x in reached)
+                    macro_direct.update((root, x) for x in direct)
                     continue
             for hunk in fp.hunks:
                 current = ""
@@ -138,7 +149,9 @@ class RustEcosystem(HostCanaries):
                         names.add((root, current))
                     if line.rstrip() == "}" and not line.startswith(" "):
                         current = ""
-        return RustScope(frozenset(names), frozenset(new_files))
+        return RustScope(
+            frozenset(names), frozenset(new_files), frozenset(macro_names), frozenset(macro_direct)
+        )
 
     def runner(self, module: str, packages: list[str] | None = None) -> RustRunner:
         """The gate's runner."""
