@@ -23,7 +23,7 @@ from swe_forge.ecosystems.rust.adapter import (
     target_file,
     toolchain_pin,
 )
-from swe_forge.ecosystems.rust.runner import target_of
+from swe_forge.ecosystems.rust.runner import LIB, target_of
 from swe_forge.errors import BuildError
 from swe_forge.gates.harness import swe_forge_polyglot as polyglot
 from swe_forge.gates.runner import RunResult
@@ -737,3 +737,56 @@ def test_the_cargo_config_caps_lints_and_keys_the_env_image() -> None:
     assert config["net"]["offline"] is True
     # The config is part of the env image's key (its digest is in the Dockerfile).
     assert "{config}" in ENV_DOCKERFILE
+
+
+# ------------------------------------------------------------------ unit tests under src/
+
+
+def test_unit_test_modules_under_src_are_tests() -> None:
+    """rust-smallvec keeps its tests in src/tests.rs (``#[cfg(test)] mod tests;``): test
+    code, held out and run as the library's unit tests, not source."""
+    from swe_forge.config import load_config
+    from swe_forge.mining.classify import PathClassifier
+
+    classify = PathClassifier(load_config().classify)
+    for path in ("src/tests.rs", "src/map/tests.rs", "src/map/tests/core.rs", "a/src/tests.rs"):
+        assert ECO.is_test_file(path), path
+        assert classify.is_test(path) and classify.is_test_module(path), path
+    for path in ("src/lib.rs", "src/testing.rs", "src/map.rs"):
+        assert not ECO.is_test_file(path) and not classify.is_test(path), path
+    assert target_file("src/tests.rs") == "src/lib.rs"
+    assert target_file("src/map/tests/core.rs") == "src/lib.rs"
+    assert target_file("crates/a/src/tests.rs") == "crates/a/src/lib.rs"
+    assert target_of("src/lib.rs") == (".", LIB)
+    assert target_of("src/tests.rs") is None
+    assert target_of("tests/smoke.rs") == (".", "smoke")
+
+
+def test_unit_tests_run_as_the_library_target(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "sv"\nversion = "0.1.0"\n',
+            "src/lib.rs": "#[cfg(test)]\nmod tests;\n",
+            "src/tests.rs": "#[test]\nfn push() {}\n",
+            "tests/macros.rs": "#[test]\nfn m() {}\n",
+        },
+    )
+    layout = scan_targets(tree)
+    assert layout["targets"]["src/lib.rs"] == {"name": LIB, "features": []}
+    assert layout["modules"] == {}
+    script = RustRunner("sv", "1.80.0", layout).argv(["src/tests.rs"], order_seed=3)[2]
+    assert "--lib" in script and "--test" not in script
+    assert '"file": "src/lib.rs"' in script
+    both = RustRunner("sv", "1.80.0", layout).argv(
+        ["src/tests.rs", "tests/macros.rs"], order_seed=3
+    )
+    assert "--lib" in both[2] and "--test macros" in both[2]
+    # The scope names the library's tests by the library root and the module path.
+    patch = (
+        "diff --git a/src/tests.rs b/src/tests.rs\n--- a/src/tests.rs\n+++ b/src/tests.rs\n"
+        "@@ -1,2 +1,4 @@\n #[test]\n fn push() {}\n+#[test]\n+fn pop() {}\n"
+    )
+    scope = ECO.scope(patch, {"src/tests.rs": b"#[test]\nfn push() {}\n"}.get)
+    assert scope.covers("src/lib.rs::tests::pop")
+    assert not scope.covers("src/lib.rs::tests::push")

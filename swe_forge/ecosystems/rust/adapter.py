@@ -24,7 +24,7 @@ from swe_forge.ecosystems.base import (
 )
 from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.rust.deps import _world_readable as _world_readable
-from swe_forge.ecosystems.rust.detect import MARKER
+from swe_forge.ecosystems.rust.detect import MARKER, is_test_module
 from swe_forge.ecosystems.rust.image import CARGO_CONFIG as CARGO_CONFIG
 from swe_forge.ecosystems.rust.image import ENV_DOCKERFILE as ENV_DOCKERFILE
 from swe_forge.ecosystems.rust.image import INSTALL as INSTALL
@@ -88,8 +88,10 @@ class RustEcosystem(HostCanaries):
         return read(MARKER) is not None
 
     def is_test_file(self, path: str) -> bool:
-        """``.rs`` files under a ``tests/`` directory (integration tests and their modules)."""
-        return path.endswith(".rs") and ("/tests/" in f"/{path}")
+        """``.rs`` files under a ``tests/`` directory (integration tests and their modules,
+        or under ``src/`` a library's unit-test modules) and ``tests.rs`` modules
+        (``src/tests.rs``: the library's unit tests, run with ``cargo test --lib``)."""
+        return is_test_module(path)
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
