@@ -7,7 +7,10 @@ Two signals:
    its score reaches ``file_score_threshold``; a weaker match counts when the metadata names the
    same licence.
 2. Package metadata: ``pyproject.toml`` (PEP 639 ``license`` expression, ``license = {text}``,
-   Poetry's ``license``, trove classifiers), ``setup.cfg`` and ``setup.py``.
+   Poetry's ``license``, trove classifiers), ``setup.cfg`` and ``setup.py``; ``Cargo.toml``
+   (``license``, its old ``MIT/Apache-2.0`` spelling, ``[workspace.package]``'s, and the file
+   ``license-file`` names, identified like a licence file), ``package.json`` (``license``, the
+   old ``licenses`` list) and ``pom.xml`` (``<licenses>``' names).
 
 The expression is the metadata's when it is a valid SPDX expression that covers every
 identified licence file (it can say ``OR`` where files cannot); otherwise the files' licences
@@ -25,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+import posixpath
 import re
 import threading
 import tomllib
@@ -53,6 +57,17 @@ _LICENSE_FILE = re.compile(r"^(un)?licen[cs]e([-._ ].*)?$|^copying([-._ ].*)?$",
 _SETUP_PY_LICENSE = re.compile(r"""\blicense\s*=\s*(['"])([^'"\n]{1,200})\1""")
 _SETUP_PY_CLASSIFIER = re.compile(r"""(['"])(License :: [^'"\n]+)\1""")
 _LICENSE_LINE = re.compile(rb"^.*licen[cs]e.*$", re.IGNORECASE | re.MULTILINE)
+#: The root manifests whose licence metadata counts, in the order they are read.
+_METADATA_FILES = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "Cargo.toml",
+    "package.json",
+    "pom.xml",
+)
+_POM_LICENSES = re.compile(r"<licenses>(.*?)</licenses>", re.DOTALL)
+_POM_NAME = re.compile(r"<name>\s*([^<]{1,200}?)\s*</name>")
 #: Licence files larger than this are not licence texts (or not ones we want to score).
 _MAX_LICENSE_BYTES = 512 * 1024
 
@@ -341,11 +356,16 @@ class LicenseJudge:
 
     def _metadata(self, root: dict[str, tuple[str, int]]) -> list[LicenseEvidence]:
         out: list[LicenseEvidence] = []
-        for name, parse in (
-            ("pyproject.toml", self._pyproject),
-            ("setup.cfg", self._setup_cfg),
-            ("setup.py", self._setup_py),
-        ):
+        parsers: dict[str, Callable[[str, str], list[LicenseEvidence]]] = {
+            "pyproject.toml": self._pyproject,
+            "setup.cfg": self._setup_cfg,
+            "setup.py": self._setup_py,
+            "Cargo.toml": self._cargo,
+            "package.json": self._package_json,
+            "pom.xml": self._pom,
+        }
+        for name in _METADATA_FILES:
+            parse = parsers[name]
             entry = root.get(name)
             if entry is None:
                 continue
@@ -424,6 +444,74 @@ class LicenseJudge:
         out.extend(self._classifier_evidence(classifiers, "setup.py", blob))
         return out
 
+    def _cargo(self, text: str, blob: str) -> list[LicenseEvidence]:
+        data: dict[str, Any] = tomllib.loads(text)
+        out: list[LicenseEvidence] = []
+        for table in (data.get("package"), (data.get("workspace") or {}).get("package")):
+            lic = table.get("license") if isinstance(table, dict) else None
+            if not isinstance(lic, str):
+                continue  # absent, or ``license.workspace = true`` (the workspace's is read)
+            # Cargo long accepted "/" for OR ("MIT/Apache-2.0"); SPDX has no such operator.
+            spdx = self._spdx_from_text(re.sub(r"\s*/\s*", " OR ", lic))
+            if spdx:
+                out.append(LicenseEvidence("cargo", "Cargo.toml", spdx, 1.0))
+        return out
+
+    def _package_json(self, text: str, blob: str) -> list[LicenseEvidence]:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            return []
+        found: list[Any] = [data.get("license")]
+        if isinstance(data.get("licenses"), list):
+            found += data["licenses"]  # npm's deprecated list of {type, url}
+        out: list[LicenseEvidence] = []
+        for lic in found:
+            if isinstance(lic, dict):
+                lic = lic.get("type")
+            spdx = self._spdx_from_text(lic) if isinstance(lic, str) else None
+            if spdx:
+                out.append(LicenseEvidence("package.json", "package.json", spdx, 1.0))
+        return out
+
+    def _pom(self, text: str, blob: str) -> list[LicenseEvidence]:
+        block = _POM_LICENSES.search(text)
+        if block is None:
+            return []
+        names = [self._spdx_from_text(n) for n in _POM_NAME.findall(block.group(1))]
+        # Several <license> entries are the project's choices, as Maven documents them.
+        spdx = [n for n in names if n]
+        if not spdx or len(spdx) != len(names):
+            return []  # a name we cannot read: no evidence rather than half of it
+        expr = spdx[0] if len(spdx) == 1 else " OR ".join(f"({e})" for e in spdx)
+        parsed = self._spdx_from_text(expr)
+        return [LicenseEvidence("pom.xml", "pom.xml", parsed, 1.0)] if parsed else []
+
+    def _declared_files(
+        self, commit: str, root: dict[str, tuple[str, int]]
+    ) -> dict[str, tuple[str, int]]:
+        """The licence file Cargo.toml's ``license-file`` names, wherever it is in the tree
+        and whatever its name (``docs/COPYRIGHT``): it is the crate's licence text."""
+        entry = root.get("Cargo.toml")
+        if entry is None or not self._fingerprint(entry[0]):
+            return {}
+        try:
+            data = tomllib.loads(self._read_blob(entry[0]).decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return {}
+        out: dict[str, tuple[str, int]] = {}
+        for table in (data.get("package"), (data.get("workspace") or {}).get("package")):
+            path = table.get("license-file") if isinstance(table, dict) else None
+            if not isinstance(path, str):
+                continue
+            path = posixpath.normpath(path.strip())
+            if path.startswith(("..", "/")) or path == ".":
+                continue
+            parent, _, name = path.rpartition("/")
+            found = (self._list_dir(commit, parent) if parent else root).get(name)
+            if found is not None and found[1] in (0o100644, 0o100755):
+                out[path] = found
+        return out
+
     # ------------------------------------------------------------------ verdict
     def judge(self, commit: str) -> LicenseVerdict:
         """The licence verdict for the tree of ``commit`` (cached by the licence blobs)."""
@@ -434,11 +522,8 @@ class LicenseJudge:
         for name, entry in self._list_dir(commit, "LICENSES").items():
             if entry[1] in (0o100644, 0o100755):
                 files[f"LICENSES/{name}"] = entry
-        meta_keys = [
-            self._fingerprint(root[n][0])
-            for n in ("pyproject.toml", "setup.cfg", "setup.py")
-            if n in root
-        ]
+        files.update(self._declared_files(commit, root))
+        meta_keys = [self._fingerprint(root[n][0]) for n in _METADATA_FILES if n in root]
         cache_key = json.dumps([sorted((n, e[0]) for n, e in files.items()), meta_keys])
         cached = self._verdict_cache.get(cache_key)
         if cached is not None:

@@ -6,7 +6,11 @@ Two shapes are recognised on the first-parent history of the default branch:
   owner/branch``; the PR title and body follow after a blank line;
 - a squash merge (one parent) whose subject ends with `` (#N)``; the body follows.
 
-GitLab's ``See merge request group/project!N`` trailer is recognised on merge commits too.
+GitLab's ``See merge request group/project!N`` trailer is recognised on merge commits too, and so
+are the merge bots' merge commits: homu's (bors of rust-lang and servo) ``Auto merge of #N -
+owner:branch, r=reviewer`` with the PR title and body after a blank line, and bors-ng's
+``Merge #N`` with ``N: title r=... a=...`` as the first line of the body (a batch of several
+PRs in one merge is not one PR and is not recognised).
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ from dataclasses import dataclass
 _MERGE_PR = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _SQUASH = re.compile(r"^(?P<title>.*\S)\s*\(#(?P<num>\d+)\)\s*$")
 _LOCAL_PR_MERGE = re.compile(r"^Merge branch '(?:pr|pull)/(\d+)'")
+#: homu: "Auto merge of #N - owner:branch, r=reviewer" (the branch part may be missing).
+_HOMU = re.compile(r"^Auto merge of #(\d+)(?:\s+-\s+(\S+?),?(?:\s|$))?")
+#: bors-ng: subject "Merge #N" (one PR: "Merge #1 #2" is a batch), body "N: title r=x a=y".
+_BORS_NG = re.compile(r"^Merge #(\d+)\s*$")
+_BORS_NG_TITLE = re.compile(r"^(\d+):\s*(?P<title>.*?)(?:\s+[ra]=\S+)*\s*$")
 _GITLAB = re.compile(r"^See merge request \S+!(\d+)\s*$", re.MULTILINE)
 #: Commit trailers: attribution (``Co-authored-by:``, ``Signed-off-by:``, ``Assisted-by:`` and
 #: every other ``*-by:``) and review-system ids; they say who, never what.
@@ -102,6 +111,20 @@ def parse_pr(message: str, parent_count: int) -> PullRequest | None:
         if m:
             title, _, body = rest.strip().partition("\n")
             return PullRequest(int(m.group(1)), title.strip(), body.strip(), "merge", m.group(2))
+        m = _HOMU.match(subject)
+        if m:
+            title, _, body = rest.strip().partition("\n")
+            branch = (m.group(2) or "").rstrip(",")
+            return PullRequest(
+                int(m.group(1)), title.strip() or subject, body.strip(), "merge", branch
+            )
+        m = _BORS_NG.match(subject)
+        if m:
+            first, _, body = rest.strip().partition("\n")
+            t = _BORS_NG_TITLE.match(first.strip())
+            if t and t.group(1) == m.group(1):
+                return PullRequest(int(m.group(1)), t.group("title"), body.strip(), "merge")
+            return PullRequest(int(m.group(1)), first.strip() or subject, body.strip(), "merge")
         gl = _GITLAB.search(message)
         if gl:
             title, _, body = rest.strip().partition("\n")

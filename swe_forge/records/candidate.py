@@ -16,7 +16,8 @@ class LicenseEvidence:
     """One signal about a repository's licence at a commit."""
 
     source: str
-    """Where it was read: "file", "pyproject", "setup.cfg", "setup.py" or "classifier"."""
+    """Where it was read: "file", "pyproject", "setup.cfg", "setup.py", "classifier", "cargo",
+    "package.json" or "pom.xml"."""
     path: str
     """The file it was read from."""
     spdx: str

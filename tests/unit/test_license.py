@@ -266,3 +266,51 @@ def test_a_copyleft_part_keeps_the_file_refused(policy: LicensePolicy) -> None:
     verdict = judge.judge("c1")
     assert not verdict.allowed, verdict.expression
     assert verdict.reason in ("license_not_permissive", "license_unknown")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expression"),
+    [
+        ("Cargo.toml", b'[package]\nname = "x"\nlicense = "MIT OR GPL-3.0-only"\n', None),
+        # Cargo's old "/" spelling of OR.
+        ("Cargo.toml", b'[package]\nname = "x"\nlicense = "MIT/GPL-3.0-only"\n', None),
+        # license.workspace = true: the workspace's own table says it.
+        (
+            "Cargo.toml",
+            b'[package]\nname = "x"\nlicense.workspace = true\n'
+            b'[workspace.package]\nlicense = "MIT OR GPL-3.0-only"\n',
+            None,
+        ),
+        ("package.json", b'{"name": "x", "license": "MIT OR GPL-3.0-only"}', None),
+        ("package.json", b'{"name": "x", "licenses": [{"type": "MIT"}]}', "MIT"),
+        (
+            "pom.xml",
+            b"<project><licenses><license><name>MIT License</name></license>"
+            b"<license><name>GPL-3.0-only</name></license></licenses></project>",
+            None,
+        ),
+    ],
+)
+def test_other_ecosystems_manifests_are_licence_metadata(
+    policy: LicensePolicy, name: str, text: bytes, expression: str | None
+) -> None:
+    """Cargo.toml, package.json and pom.xml name the licence like pyproject.toml does: an OR
+    there wins over the AND the files alone would give."""
+    judge, _ = judge_for({"LICENSE": MIT.encode(), name: text}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed
+    assert verdict.expression == (expression or "MIT OR GPL-3.0-only")
+    assert any(e.path == name for e in verdict.evidence)
+
+
+def test_cargo_license_file_is_identified_wherever_it_is(policy: LicensePolicy) -> None:
+    """``license-file`` names the crate's licence text, under any name and directory."""
+    cargo = b'[package]\nname = "x"\nlicense-file = "docs/TERMS.txt"\n'
+    judge, _ = judge_for({"Cargo.toml": cargo, "docs/TERMS.txt": MIT.encode()}, policy)
+    verdict = judge.judge("c1")
+    assert verdict.allowed and verdict.expression == "MIT"
+    assert [e.path for e in verdict.evidence if e.source == "file"] == ["docs/TERMS.txt"]
+    # A path out of the tree is not followed.
+    cargo = b'[package]\nname = "x"\nlicense-file = "../TERMS.txt"\n'
+    judge, _ = judge_for({"Cargo.toml": cargo}, policy)
+    assert judge.judge("c1").reason == "license_unknown"

@@ -139,3 +139,32 @@ def test_text_that_only_looks_like_noise_stays() -> None:
     assert clean_text(body) == body.strip()
     assert changed_by_cleaning("T\n\n" + body, "T\n\n" + clean_text(body)) is False
     assert changed_by_cleaning("T\n\nSigned-off-by: A <a@x>", "T\n") is True
+
+
+def test_homu_bors_merge_commit() -> None:
+    """homu (bors of servo and rust-lang) merges: "Auto merge of #N - owner:branch, r=x"."""
+    msg = (
+        "Auto merge of #277 - alice:fix-aliasing, r=bob\n\n"
+        "Fix aliasing in drain\n\nThe tail was shifted twice.\n"
+    )
+    pr = parse_pr(msg, 2)
+    assert pr is not None
+    assert (pr.number, pr.title, pr.body, pr.kind, pr.branch) == (
+        277,
+        "Fix aliasing in drain",
+        "The tail was shifted twice.",
+        "merge",
+        "alice:fix-aliasing",
+    )
+    assert parse_pr(msg, 1) is None  # a merge message on a plain commit is no merge
+
+
+def test_bors_ng_merge_commit() -> None:
+    """bors-ng merges: "Merge #N", the body's first line "N: title r=x a=y"."""
+    msg = "Merge #88\n\n88: Handle empty input r=bob a=alice\n\nIt crashed.\n\nCo-authored-by: A <a@x>\n"
+    pr = parse_pr(msg, 2)
+    assert pr is not None
+    assert (pr.number, pr.title, pr.kind) == (88, "Handle empty input", "merge")
+    assert problem_statement(pr).strip() == "Handle empty input\n\nIt crashed."
+    # A batch of several PRs in one merge is not one PR.
+    assert parse_pr("Merge #1 #2\n\n1: a r=x a=y\n2: b r=x a=y\n", 2) is None

@@ -13,7 +13,10 @@
   of the tree with the gold and test patches, into one directory copied into the env image at
   ``/opt/cargo/vendor``, with a cargo configuration that replaces crates.io by it and sets
   ``net.offline``. Without a committed Cargo.lock, the one generated on the host goes into
-  the image too (and into the record's lock digest).
+  the image too (and into the record's lock digest), and so does the gold tree's lock as
+  cargo vendor resolved it: every run replaces the tree's Cargo.lock by it, writable, so a
+  gold patch that changes Cargo.toml builds offline (cargo fits the lock from the vendored
+  crates only).
 - **Build.** The instance image compiles every integration test target offline
   (``cargo test --no-run``) into ``/opt/target``; a run copies it (mtimes kept, so only what
   changed is rebuilt) to ``/tmp/target``.

@@ -24,7 +24,7 @@ from swe_forge.ecosystems.base import (
 )
 from swe_forge.ecosystems.decoys import HostCanaries
 from swe_forge.ecosystems.rust.deps import _world_readable as _world_readable
-from swe_forge.ecosystems.rust.detect import MARKER
+from swe_forge.ecosystems.rust.detect import MARKER, is_test_module
 from swe_forge.ecosystems.rust.image import CARGO_CONFIG as CARGO_CONFIG
 from swe_forge.ecosystems.rust.image import ENV_DOCKERFILE as ENV_DOCKERFILE
 from swe_forge.ecosystems.rust.image import INSTALL as INSTALL
@@ -56,6 +56,7 @@ from swe_forge.ecosystems.rust.runner import scan_targets as scan_targets
 from swe_forge.ecosystems.rust.scope import (
     RustScope,
     _enclosing_fns,
+    macro_reach,
 )
 from swe_forge.ecosystems.rust.toolchain import cargo_info as cargo_info
 from swe_forge.ecosystems.rust.toolchain import choose_toolchain as choose_toolchain
@@ -87,15 +88,18 @@ class RustEcosystem(HostCanaries):
         return read(MARKER) is not None
 
     def is_test_file(self, path: str) -> bool:
-        """``.rs`` files under a ``tests/`` directory (integration tests and their modules)."""
-        return path.endswith(".rs") and ("/tests/" in f"/{path}")
+        """``.rs`` files under a ``tests/`` directory (integration tests and their modules,
+        or under ``src/`` a library's unit-test modules) and ``tests.rs`` modules
+        (``src/tests.rs``: the library's unit tests, run with ``cargo test --lib``)."""
+        return is_test_module(path)
 
     def test_files(self, test_patch: str) -> list[str]:
         """Test files the test patch adds or changes (not deleted ones)."""
         return patched_test_files(test_patch, self.is_test_file)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> RustScope:
-        """Functions the test patch declares or whose bodies it changes, per target file.
+        """Functions the test patch declares or whose bodies it changes, per target file, and
+        the tests of the macro invocations it reaches (:func:`~.scope.macro_reach`).
 
         With the base file, read on the patched file: a changed line belongs to every
         function it is nested in (a test often declares helper functions inside itself, as
@@ -105,6 +109,8 @@ class RustEcosystem(HostCanaries):
 
         names: set[tuple[str, str]] = set()
         new_files: set[str] = set()
+        macro_names: set[tuple[str, str]] = set()
+        macro_direct: set[tuple[str, str]] = set()
         for fp in parse_patch(test_patch):
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
@@ -121,9 +127,16 @@ class RustEcosystem(HostCanaries):
                     text = None
                 if text is not None:
                     lines = text.splitlines()
-                    for n in sorted(touched_lines(fp)):
-                        if 1 <= n <= len(lines) and lines[n - 1].strip():
-                            names.update((root, f) for f in _enclosing_fns(lines, n - 1))
+                    touched = {
+                        n - 1
+                        for n in touched_lines(fp)
+                        if 1 <= n <= len(lines) and lines[n - 1].strip()
+                    }
+                    for n in sorted(touched):
+                        names.update((root, f) for f in _enclosing_fns(lines, n))
+                    reached, direct = macro_reach(lines, touched)
+                    macro_names.update((root, x) for x in reached)
+                    macro_direct.update((root, x) for x in direct)
                     continue
             for hunk in fp.hunks:
                 current = ""
@@ -138,7 +151,9 @@ class RustEcosystem(HostCanaries):
                         names.add((root, current))
                     if line.rstrip() == "}" and not line.startswith(" "):
                         current = ""
-        return RustScope(frozenset(names), frozenset(new_files))
+        return RustScope(
+            frozenset(names), frozenset(new_files), frozenset(macro_names), frozenset(macro_direct)
+        )
 
     def runner(self, module: str, packages: list[str] | None = None) -> RustRunner:
         """The gate's runner."""
@@ -202,8 +217,9 @@ class RustEcosystem(HostCanaries):
 
     def protect(self, test_patch: str) -> dict[str, list[str]]:
         """Files locked during a run: the test patch's paths, the tests/ trees they are in,
-        the manifests."""
-        files = set(touched_paths(test_patch)) | {"Cargo.toml", "Cargo.lock"}
+        the manifest. Not Cargo.lock: the run replaces it by the judge's own and cargo must
+        be able to fit it to the manifests (``runner.RUN_PRELUDE``)."""
+        files = (set(touched_paths(test_patch)) | {"Cargo.toml"}) - {"Cargo.lock"}
         trees = set()
         for path in touched_paths(test_patch):
             parts = path.split("/")

@@ -1,7 +1,8 @@
 """Rust's dependencies, resolved on the host: ``cargo vendor`` (the chosen toolchain's cargo,
 or the host's when that one cannot read the lockfile) of the base tree and of the tree with
 the gold and test patches into one directory the env image copies in, the lock generated as
-of the base commit when none is committed, and the test targets of the patched tree.
+of the base commit when none is committed, the gold tree's lock (the judge's lock for every
+run), and the test targets of the patched tree.
 
 Used by :mod:`swe_forge.ecosystems.rust.image`, which writes the cargo configuration that
 replaces crates.io by the vendored directory.
@@ -77,10 +78,7 @@ def vendor_crates(
             tail = "\n".join(gen.stderr.strip().splitlines()[-15:])
             raise BuildError(f"cargo generate-lockfile failed:\n{tail}")
         lock = base_tree / "Cargo.lock"
-        if _vkey(prefix.name)[:2] < (1, 78):
-            # Lockfile v4 (the host's default) is read from cargo 1.78 on; v3 says the
-            # same for crates.io dependencies and is read from 1.53.
-            lock.write_text(re.sub(r"(?m)^version = 4$", "version = 3", lock.read_text(), count=1))
+        lock.write_text(readable_lock(lock.read_text(), prefix.name))
         shutil.copy2(lock, gold_tree / "Cargo.lock")
     argv_tail = [
         "vendor",
@@ -115,9 +113,21 @@ def vendor_crates(
     ]
     if not committed and (base_tree / "Cargo.lock").is_file():
         shutil.copy2(base_tree / "Cargo.lock", cargo_dir / "Cargo.lock")
+    if locks[1]:
+        # cargo vendor resolved the gold tree (its manifests as the gold patch leaves them)
+        # and wrote its lock: the judge's lock for every run (runner.RUN_PRELUDE).
+        (cargo_dir / "Cargo.gold.lock").write_text(readable_lock(locks[1], prefix.name))
     shutil.rmtree(base_tree)
     shutil.rmtree(gold_tree)
     return locks
+
+
+def readable_lock(text: str, toolchain: str) -> str:
+    """A lock the toolchain's cargo reads: lockfile v4 (the host's default) is read from
+    cargo 1.78 on; v3 says the same for crates.io dependencies and is read from 1.53."""
+    if _vkey(toolchain)[:2] < (1, 78):
+        return re.sub(r"(?m)^version = 4$", "version = 3", text, count=1)
+    return text
 
 
 def _world_readable(root: Path) -> None:

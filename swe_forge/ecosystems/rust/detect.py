@@ -1,6 +1,7 @@
 """What Rust's files are called: ``Cargo.toml`` at the root; every ``.rs`` file under
-``tests/`` is an integration test (read by the miner's classifier without loading the
-adapter)."""
+``tests/`` is an integration test, and a ``tests.rs`` module (``src/tests.rs``,
+``src/map/tests.rs``) holds a library's unit tests (read by the miner's classifier without
+loading the adapter)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ MARKER = "Cargo.toml"
 
 
 def is_test_module(path: str) -> bool:
-    """A ``.rs`` file in a ``tests`` directory: cargo builds each as a test target."""
-    return path.endswith(".rs") and "tests" in path.split("/")[:-1]
+    """A ``.rs`` file in a ``tests`` directory (cargo builds each as a test target, or, under
+    ``src/``, the library compiles it as a unit-test module), or a ``tests.rs`` module (by
+    convention the library's ``#[cfg(test)] mod tests;``)."""
+    parts = path.split("/")
+    return path.endswith(".rs") and ("tests" in parts[:-1] or parts[-1] == "tests.rs")
 
 
-NAMING = Naming(code_extensions=(".rs",), is_test_module=is_test_module)
+#: A whole file of unit tests, wherever it is: ``#[cfg(test)] mod tests;`` is the convention
+#: (the Rust book's); held out with the tests, not counted as source.
+TEST_FILES = ("tests.rs",)
+
+
+NAMING = Naming(code_extensions=(".rs",), test_files=TEST_FILES, is_test_module=is_test_module)

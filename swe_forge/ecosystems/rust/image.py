@@ -66,6 +66,7 @@ rustflags = ["--cap-lints", "warn"]
 
 ENV_DOCKERFILE = """\
 # vendored crates made world-readable on the host; cargo config {config}
+# the gold tree's lock at {cargo}/Cargo.gold.lock (the judge's lock of every run)
 FROM {base}
 COPY rust {root}
 COPY cargo {cargo}

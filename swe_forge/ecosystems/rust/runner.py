@@ -52,12 +52,24 @@ RUST_ENV = {
 BUILD_ENV = {"CARGO_PROFILE_DEV_DEBUG": "0", "CARGO_PROFILE_TEST_DEBUG": "0"}
 
 
-#: The first line of every run: the warm target dir and a writable cargo home.
+#: The judge's lock: the tree with the gold and test patches resolved from the vendored
+#: crates at build time (:func:`swe_forge.ecosystems.rust.deps.vendor_crates`).
+GOLD_LOCK = f"{CARGO_DIR}/Cargo.gold.lock"
+
+
+#: The first line of every run: the warm target dir, a writable cargo home, and the lock.
+#: The lock is the judge's, never the tree's: whatever Cargo.lock a patch left is replaced by
+#: the gold tree's, and it stays writable, so that cargo can fit it offline to the manifests
+#: of this run (a gold patch that bumps the version or a dependency in Cargo.toml; a locked
+#: read-only lock made every such task a collection error). Cargo can only pick crates from
+#: the vendored directory (the base's and the gold's), so no patch chooses other crates
+#: through the lock. Env images from before the gold lock keep the tree's lock.
 RUN_PRELUDE = (
     f"mkdir -p {RUN_HOME} && cp {CARGO_DIR}/config.toml {RUN_HOME}/ "
     # A partial copy (a full tmpfs) would leave crates cargo believes built: start cold.
     f"&& {{ cp -a {TARGET_DIR} {RUN_TARGET} 2>/dev/null || rm -rf {RUN_TARGET}; }}; "
-    f"[ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; rc=0"
+    f"if [ -f {GOLD_LOCK} ]; then rm -f Cargo.lock && cp {GOLD_LOCK} Cargo.lock; "
+    f"else [ -f Cargo.lock ] || cp {CARGO_DIR}/Cargo.lock Cargo.lock 2>/dev/null; fi; rc=0"
 )
 
 
@@ -78,11 +90,38 @@ SHUFFLE_SINCE = (1, 58)
 _TEST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)")
 
 
-def target_of(path: str) -> tuple[str, str] | None:
-    """(member dir, integration test target) of a test file, None for a helper module that
-    is no target of its own (``tests/common/mod.rs``)."""
+#: The target name that stands for a package's library (its unit tests: ``cargo test --lib``).
+LIB = "--lib"
+
+
+def _unit_member(path: str) -> str | None:
+    """The member dir of a unit-test module under a package's ``src/`` (``src/tests.rs``,
+    ``src/map/tests.rs``, ``src/map/tests/core.rs``), None for any other path. Such a module
+    is compiled into the library under ``#[cfg(test)]``: its tests are the library's."""
     parts = path.split("/")
-    if "tests" not in parts or not path.endswith(".rs"):
+    if not path.endswith(".rs") or "src" not in parts[:-1]:
+        return None
+    i = parts.index("src")
+    below = parts[i + 1 :]
+    if below[-1] == "tests.rs" or "tests" in below[:-1]:
+        return "/".join(parts[:i]) or "."
+    return None
+
+
+def target_args(target: str) -> list[str]:
+    """cargo test's selection of one target: ``--lib`` or ``--test <name>``."""
+    return [LIB] if target == LIB else ["--test", target]
+
+
+def target_of(path: str) -> tuple[str, str] | None:
+    """(member dir, test target) of a test file: an integration test target, or
+    (member, :data:`LIB`) for the library root ``src/lib.rs`` (whose unit tests the
+    modules under ``src/`` hold); None for a helper module that is no target of its own
+    (``tests/common/mod.rs``, ``src/tests.rs``)."""
+    parts = path.split("/")
+    if parts[-2:] == ["src", "lib.rs"]:
+        return "/".join(parts[:-2]) or ".", LIB
+    if "tests" not in parts or not path.endswith(".rs") or _unit_member(path) is not None:
         return None
     i = len(parts) - 1 - parts[::-1].index("tests")
     member = "/".join(parts[:i]) or "."
@@ -99,6 +138,9 @@ def target_file(path: str) -> str | None:
     ``tests/<dir>/main.rs`` for a module in ``tests/<dir>/``; None when unknown)."""
     if target_of(path):
         return path
+    unit = _unit_member(path)
+    if unit is not None:
+        return "src/lib.rs" if unit == "." else f"{unit}/src/lib.rs"
     parts = path.split("/")
     if "tests" not in parts:
         return None
@@ -126,8 +168,7 @@ def _script(
             "--offline",
             "--manifest-path",
             manifest,
-            "--test",
-            target,
+            *target_args(target),
             *(["--features", ",".join(features)] if features else []),
             "--",
             "-Z",
@@ -184,8 +225,7 @@ def _twin_build_script(entries: list[tuple[str, str, list[str], list[str]]]) -> 
             "--message-format=json",
             "--manifest-path",
             manifest,
-            "--test",
-            target,
+            *target_args(target),
             *(["--features", ",".join(features)] if features else []),
         ]
         lines.append(
@@ -277,6 +317,18 @@ def scan_targets(tree: Path) -> dict[str, Any]:
             "name": name,
             "features": sorted(str(x) for x in feats) if isinstance(feats, list) else [],
         }
+    lib = manifest.get("lib")
+    lib = lib if isinstance(lib, dict) else {}
+    lib_path = lib.get("path")
+    lib_path = lib_path if isinstance(lib_path, str) else "src/lib.rs"
+    # The library's unit tests (src/tests.rs and the like, under #[cfg(test)]); a library
+    # elsewhere ([lib] path) is not followed: its modules' paths say nothing.
+    if (
+        lib_path.removeprefix("./") == "src/lib.rs"
+        and (tree / "src" / "lib.rs").is_file()
+        and lib.get("test", True) is not False
+    ):
+        targets["src/lib.rs"] = {"name": LIB, "features": []}
     modules: dict[str, list[str]] = {}
     # tests/<dir>/main.rs: the modules in tests/<dir>/ are its own.
     dirs = {r.rsplit("/", 1)[0] for r in targets if re.fullmatch(r"tests/[^/]+/main\.rs", r)}
@@ -291,6 +343,8 @@ def scan_targets(tree: Path) -> dict[str, Any]:
         )
         users = []
         for root in sorted(targets):
+            if targets[root]["name"] == LIB:
+                continue  # the library's modules are under src/, not tests/
             parent = root.rsplit("/", 1)[0]
             own = [x for x in files if x.startswith(parent + "/")] if parent in dirs else [root]
             for g in own:
@@ -348,7 +402,8 @@ def _entries(
 
 
 class RustRunner:
-    """``cargo test --test <target>`` per integration test target, libtest JSON events."""
+    """``cargo test --test <target>`` per integration test target (``--lib`` for the unit
+    tests of modules under ``src/``), libtest JSON events."""
 
     name = "cargo-test"
     #: A test target builds whole: when the test patch's targets do not build before the fix,
