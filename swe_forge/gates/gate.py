@@ -26,7 +26,8 @@ whose runs crashed says so in its detail.
 Runs are shuffled by default. When the shuffled runs are rejected for order dependence and
 the runner can run its tests in the order they are written, the gate runs them again in that
 order; a task admitted so records ``order: declared`` and is graded in that order
-(:func:`run_gate`).
+(:func:`run_gate`). A task admitted shuffled whose runs after the fix crashed is tried in
+declared order too: a grading in another order could die before reaching its tests.
 """
 
 from __future__ import annotations
@@ -311,13 +312,18 @@ def _crash_note(runs: list[RunResult]) -> str:
 
 
 def order_dependent(verdict: GateVerdict) -> bool:
-    """Do the shuffled runs of a rejected verdict show that outcomes depend on order?
+    """Do the shuffled runs show that outcomes depend on order?
 
-    A test whose outcome differs between runs of one phase (each run has its own order), a
-    test that passes before and fails after (one phase's orders can break it every time), or
-    a run whose test process died (where the shuffle put the crash decides what ran). A
-    rejection for anything else (a patch, a tamper, a build) is not about order."""
-    if verdict.admitted or verdict.reason not in ("flaky_test", "pass_to_fail", "no_fail_to_pass"):
+    For a rejected verdict: a test whose outcome differs between runs of one phase (each run
+    has its own order), a test that passes before and fails after (one phase's orders can
+    break it every time), or a run whose test process died (where the shuffle put the crash
+    decides what ran). A rejection for anything else (a patch, a tamper, a build) is not
+    about order. For an admitted one: a run after the fix that crashed (the fixed code still
+    kills its test process, and a grading in another order can die before its tests: the 3
+    runs were lucky, not deterministic)."""
+    if verdict.admitted:
+        return any(r.crashed for r in verdict.runs if r.phase == "after")
+    if verdict.reason not in ("flaky_test", "pass_to_fail", "no_fail_to_pass"):
         return False
     return bool(
         verdict.flaky or verdict.reason == "pass_to_fail" or any(r.crashed for r in verdict.runs)
@@ -374,17 +380,18 @@ def run_gate(
     verdict = gate(RANDOM)
     if order_dependent(verdict) and runs_in_declared_order(runner):
         if progress is not None:
-            progress(f"shuffled runs: {verdict.reason}; running again in declared order")
+            why = verdict.reason or "admitted, but a run after the fix crashed"
+            progress(f"shuffled runs: {why}; running again in declared order")
         declared = gate(DECLARED)
         if declared.admitted:
             declared.order = DECLARED
             declared.shuffled = {
-                "reason": verdict.reason,
-                "detail": verdict.detail,
+                "reason": verdict.reason or "after_run_crashed",
+                "detail": verdict.detail or _crash_note(verdict.runs).removeprefix("; "),
                 "order_seeds": [r.order_seed for r in verdict.runs if r.phase != "base"],
             }
             verdict = declared
-        else:
+        elif not verdict.admitted:
             verdict.detail += f"; in declared order too: {declared.reason or 'not admitted'}" + (
                 f" ({declared.detail[:300]})" if declared.detail else ""
             )

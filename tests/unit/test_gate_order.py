@@ -273,3 +273,26 @@ def test_only_order_signals_trigger_the_fallback() -> None:
         [_run("before", 0, {"a": "passed"}), _run("after", 0, {"a": "passed"})], GateSettings(), []
     )
     assert plain.reason == "no_fail_to_pass" and not order_dependent(plain)
+
+
+def test_admitted_shuffled_with_a_crash_after_the_fix_prefers_the_declared_order() -> None:
+    # Shuffled, a test the fix leaves panicking kills the binary in some orders: the 3 after
+    # runs happened to reach TestFix, a grading in another order may not.
+    def suite(job: dict[str, Any]) -> dict[str, str]:
+        fixed = "passed" if _gold(job) else "failed"
+        if _shuffle(job) == "off":
+            return {".::TestFix": fixed, ".::TestA": "passed"}
+        return {".::TestFix": fixed, ".::TestBoom": "failed"}
+
+    class Crashing(GoRunner):
+        def settle(self, result: RunResult) -> None:
+            if ".::TestBoom" in result.tests:
+                result.crashed = ["."]
+
+    sandbox = FakeSandbox(suite)
+    verdict = _gate(sandbox, Crashing("m"))
+    assert len(sandbox.jobs) == 12
+    assert verdict.admitted and verdict.order == DECLARED
+    assert verdict.shuffled["reason"] == "after_run_crashed"
+    assert "crashed" in verdict.shuffled["detail"]
+    assert verdict.pass_to_pass == [".::TestA"]
