@@ -125,7 +125,7 @@ def test_a_suite_that_passes_shuffled_is_not_run_again() -> None:
     assert "order" not in verdict.runs[0].to_dict()
 
 
-def test_order_dependence_in_declared_order_too_stays_rejected_and_says_what_it_gave() -> None:
+def test_a_declared_order_rejection_without_order_dependence_is_the_tasks_reason() -> None:
     def broken(job: dict[str, Any]) -> dict[str, str]:
         out = _shared_state_suite(job)
         if _shuffle(job) == "off":
@@ -134,9 +134,29 @@ def test_order_dependence_in_declared_order_too_stays_rejected_and_says_what_it_
 
     sandbox = FakeSandbox(broken)
     verdict = _gate(sandbox, GoRunner("m"))
+    assert len(sandbox.jobs) == 12
+    # The written order is deterministic: its reason is the task's, the shuffle's is evidence.
+    assert not verdict.admitted and verdict.reason == "no_fail_to_pass"
+    assert "shuffled: flaky_test" in verdict.detail
+    assert verdict.order == RANDOM and "order" not in verdict.evidence()
+    assert all(r.to_dict()["order"] == DECLARED for r in verdict.runs)
+
+
+def test_order_dependence_in_declared_order_too_keeps_the_shuffled_reason() -> None:
+    calls = {"n": 0}
+
+    def unstable(job: dict[str, Any]) -> dict[str, str]:
+        out = _shared_state_suite(job)
+        if _shuffle(job) == "off":
+            calls["n"] += 1
+            out[".::TestA"] = "passed" if calls["n"] % 3 else "failed"  # flaky in any order
+            out[".::TestFix"] = "failed"
+        return out
+
+    sandbox = FakeSandbox(unstable)
+    verdict = _gate(sandbox, GoRunner("m"))
     assert not verdict.admitted and verdict.reason == "flaky_test" and len(sandbox.jobs) == 12
     assert "in declared order too: no_fail_to_pass" in verdict.detail
-    assert verdict.order == RANDOM and "order" not in verdict.evidence()
 
 
 def test_a_runner_that_cannot_run_in_declared_order_gets_no_fallback() -> None:
