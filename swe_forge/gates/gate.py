@@ -17,6 +17,17 @@ cannot be collected after the fix, a test that passed before fails after, a flak
 be FAIL_TO_PASS (the test patch defines or changes it), or there is no FAIL_TO_PASS test. A
 test flaky only in PASS_TO_PASS's scope is dropped from PASS_TO_PASS with its per-run outcomes
 as evidence (``flaky_policy: drop``, the default; ``reject`` rejects the task instead).
+
+A test a run did not reach because its test process died first (a Go test binary stops at a
+panic; the runner's ``settle`` names the crashed groups) was not run: it is neither a pass nor
+a failure in that run, for flakiness, FAIL_TO_PASS and pass-to-fail alike, and a rejection
+whose runs crashed says so in its detail.
+
+Runs are shuffled by default. When the shuffled runs are rejected for order dependence and
+the runner can run its tests in the order they are written, the gate runs them again in that
+order; a task admitted so records ``order: declared`` and is graded in that order
+(:func:`run_gate`). A task admitted shuffled whose runs after the fix crashed is tried in
+declared order too: a grading in another order could die before reaching its tests.
 """
 
 from __future__ import annotations
@@ -28,7 +39,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from swe_forge.excerpt import excerpt
-from swe_forge.gates.runner import MISSING, PASSED, RunResult, TestRunner, run_tests
+from swe_forge.gates.runner import (
+    DECLARED,
+    MISSING,
+    PASSED,
+    RANDOM,
+    RunResult,
+    TestRunner,
+    run_tests,
+    runs_in_declared_order,
+)
 from swe_forge.gates.sandbox import Sandbox
 
 
@@ -75,14 +95,25 @@ class GateVerdict:
     not_fail_to_pass: dict[str, str] = field(default_factory=dict)
     #: Collectors (modules) that could not be collected before the fix -> runs (1-based).
     collection_errors_before: dict[str, list[int]] = field(default_factory=dict)
+    #: The order the runs judged here ran their tests in (RANDOM, or DECLARED: the fallback,
+    #: which grading must then follow).
+    order: str = RANDOM
+    #: With the DECLARED fallback: why the shuffled runs were not admitted
+    #: ({"reason", "detail", "order_seeds"}).
+    shuffled: dict[str, Any] = field(default_factory=dict)
 
     def evidence(self) -> dict[str, Any]:
-        """What the gate left out of FAIL_TO_PASS/PASS_TO_PASS and why (for the manifest)."""
-        return {
+        """What the gate left out of FAIL_TO_PASS/PASS_TO_PASS and why (for the manifest),
+        and the order of the runs when it is not the default (graders read ``order``)."""
+        out: dict[str, Any] = {
             "dropped_flaky": self.dropped_flaky,
             "not_fail_to_pass": dict(sorted(self.not_fail_to_pass.items())),
             "collection_errors_before": dict(sorted(self.collection_errors_before.items())),
         }
+        if self.order != RANDOM:
+            out["order"] = self.order
+            out["shuffled"] = self.shuffled
+        return out
 
 
 def _passed(run: RunResult, test: str) -> bool:
@@ -93,6 +124,12 @@ def _observed(run: RunResult, test: str) -> bool:
     """Did ``run`` see ``test`` at all? Not when its group's process died before reaching
     it (a Go test binary stops at the first panic, wherever the shuffle put the test)."""
     return test in run.tests or test.split("::", 1)[0] not in run.crashed
+
+
+def _seen(runs: list[RunResult], test: str) -> list[RunResult]:
+    """The runs of ``runs`` that observed ``test``: one that crashed before reaching it did
+    not run it, which is neither a pass nor a failure."""
+    return [r for r in runs if _observed(r, test)]
 
 
 def _outcomes(runs: list[RunResult], test: str) -> list[str]:
@@ -134,10 +171,15 @@ def classify(
     def patched(test: str) -> bool:
         return scope.covers(test) if filtering and scope is not None else True
 
+    # Failing before is what a run observed: a run whose process died before reaching the
+    # test is no evidence either way (at least one before run must have seen it). Passing
+    # after must hold in every run.
     fails_then_passes = [
         t
         for t in names
-        if not any(_passed(r, t) for r in before) and all(_passed(r, t) for r in after)
+        if _seen(before, t)
+        and not any(_passed(r, t) for r in before)
+        and all(_passed(r, t) for r in after)
     ]
     f2p = [t for t in fails_then_passes if patched(t)]
     verdict.not_fail_to_pass = {
@@ -157,11 +199,15 @@ def classify(
         for key in r.collect_errors:
             verdict.collection_errors_before.setdefault(key, []).append(n)
     p2p = [t for t in names if all(_passed(r, t) for r in runs)]
+    # Passed in every before run that ran it, failed in every after run that ran it: a test
+    # no after run reached (its binary crashed first) did not fail, it did not run.
     broke = [
         t
         for t in names
         if t not in flaky
-        and all(_passed(r, t) for r in before)
+        and _seen(before, t)
+        and all(_passed(r, t) for r in _seen(before, t))
+        and _seen(after, t)
         and not any(_passed(r, t) for r in after)
     ]
     verdict.flaky = flaky
@@ -194,6 +240,7 @@ def classify(
     if broke:
         verdict.reason = "pass_to_fail"
         verdict.detail = f"{len(broke)} test(s) pass before and fail after: {', '.join(broke[:5])}"
+        verdict.detail += _crash_note(runs)
         return verdict
     # Flakiness where FAIL_TO_PASS could come from rejects: a test the patch defines or
     # changes (its own tests), or, without a scope, any test that never passed before.
@@ -210,6 +257,7 @@ def classify(
             + (f", {len(flaky_f2p)} of them FAIL_TO_PASS candidates" if flaky_f2p else "")
             + f": {', '.join(shown[:5])}"
         )
+        verdict.detail += _crash_note(runs)
         return verdict
     if not f2p:
         verdict.reason = "no_fail_to_pass"
@@ -220,6 +268,7 @@ def classify(
                 f"({len(verdict.not_fail_to_pass)} other test(s) do, e.g. "
                 f"{next(iter(sorted(verdict.not_fail_to_pass)))})"
             )
+        verdict.detail += _crash_note(runs)
         return verdict
     verdict.admitted = True
     verdict.fail_to_pass = f2p
@@ -247,6 +296,41 @@ def classify(
     return verdict
 
 
+def _crash_note(runs: list[RunResult]) -> str:
+    """The rejection detail's note of runs whose test process died mid-run ("" for none):
+    the tests after the crash did not run, and the reader must know the outcomes are partial."""
+    crashed = [
+        f"{r.phase} {n}: {', '.join(r.crashed[:3])}"
+        for phase in ("before", "after")
+        for n, r in enumerate((x for x in runs if x.phase == phase), 1)
+        if r.crashed
+    ]
+    if not crashed:
+        return ""
+    return (
+        f"; {len(crashed)} run(s) crashed, tests after the crash not run ({'; '.join(crashed[:6])})"
+    )
+
+
+def order_dependent(verdict: GateVerdict) -> bool:
+    """Do the shuffled runs show that outcomes depend on order?
+
+    For a rejected verdict: a test whose outcome differs between runs of one phase (each run
+    has its own order), a test that passes before and fails after (one phase's orders can
+    break it every time), or a run whose test process died (where the shuffle put the crash
+    decides what ran). A rejection for anything else (a patch, a tamper, a build) is not
+    about order. For an admitted one: a run after the fix that crashed (the fixed code still
+    kills its test process, and a grading in another order can die before its tests: the 3
+    runs were lucky, not deterministic)."""
+    if verdict.admitted:
+        return any(r.crashed for r in verdict.runs if r.phase == "after")
+    if verdict.reason not in ("flaky_test", "pass_to_fail", "no_fail_to_pass"):
+        return False
+    return bool(
+        verdict.flaky or verdict.reason == "pass_to_fail" or any(r.crashed for r in verdict.runs)
+    )
+
+
 def run_gate(
     sandbox: Sandbox,
     image: str,
@@ -262,17 +346,92 @@ def run_gate(
     scope: Scope | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> GateVerdict:
-    """Run the 6 runs (before, after, interleaved) and classify them.
+    """Run the 6 runs (before, after, interleaved) in random orders and classify them.
+
+    When they are rejected for order dependence (:func:`order_dependent`) and the runner can
+    run its tests in the project's written order (:func:`runs_in_declared_order`), the 6 runs
+    are made again in that order: a suite whose tests share state passes in the order its
+    authors run it. If those are admitted, the verdict says ``order: declared`` (the manifest
+    records it and grading runs in the same order), with the shuffled runs' reason as
+    evidence. Otherwise the declared order's rejection stands when it shows no order
+    dependence itself (the shuffled reason in its detail), else the shuffled one (the declared
+    reason in its detail). Random order stays the default.
 
     ``progress`` hears one line per finished run (a run can take minutes on a real project).
     """
     start = time.perf_counter()
     rng = rng or random.SystemRandom()
+
+    def gate(order: str) -> GateVerdict:
+        return _gate_runs(
+            sandbox,
+            image,
+            runner,
+            test_patch=test_patch,
+            gold_patch=gold_patch,
+            test_files=test_files,
+            protect=protect,
+            settings=settings,
+            rng=rng,
+            labels=labels,
+            scope=scope,
+            progress=progress,
+            order=order,
+        )
+
+    verdict = gate(RANDOM)
+    if order_dependent(verdict) and runs_in_declared_order(runner):
+        if progress is not None:
+            why = verdict.reason or "admitted, but a run after the fix crashed"
+            progress(f"shuffled runs: {why}; running again in declared order")
+        declared = gate(DECLARED)
+        if declared.admitted:
+            declared.order = DECLARED
+            declared.shuffled = {
+                "reason": verdict.reason or "after_run_crashed",
+                "detail": verdict.detail or _crash_note(verdict.runs).removeprefix("; "),
+                "order_seeds": [r.order_seed for r in verdict.runs if r.phase != "base"],
+            }
+            verdict = declared
+        elif not verdict.admitted and not order_dependent(declared):
+            # The written order gives a verdict that does not depend on order (no flaky
+            # test, no crash): its reason is the task's, not the shuffle's artefact (a test
+            # "broken" by the fix only because a shuffle put it after one that shares state).
+            declared.detail += f"; shuffled: {verdict.reason} ({verdict.detail[:300]})"
+            verdict = declared
+        elif not verdict.admitted:
+            verdict.detail += f"; in declared order too: {declared.reason or 'not admitted'}" + (
+                f" ({declared.detail[:300]})" if declared.detail else ""
+            )
+    verdict.seconds = time.perf_counter() - start
+    return verdict
+
+
+def _gate_runs(
+    sandbox: Sandbox,
+    image: str,
+    runner: TestRunner,
+    *,
+    test_patch: str,
+    gold_patch: str,
+    test_files: list[str],
+    protect: dict[str, list[str]],
+    settings: GateSettings,
+    rng: random.Random,
+    labels: dict[str, str] | None,
+    scope: Scope | None,
+    progress: Callable[[str], None] | None,
+    order: str,
+) -> GateVerdict:
+    """The 6 runs (and the baseline runs a runner asks for) in ``order``, classified."""
+    declared = order == DECLARED
     files = [] if settings.scope == "suite" else test_files
     runs: list[RunResult] = []
     for i in range(settings.runs_per_phase):
         hash_seed = settings.hash_seeds[i % len(settings.hash_seeds)]
         for phase in ("before", "after"):
+            # A declared order has no seed (0 recorded); one is still drawn, so the seeds of
+            # the runs that do shuffle are the same whichever order runs first.
             order_seed = rng.randrange(2**31)
             run = run_tests(
                 sandbox,
@@ -284,16 +443,18 @@ def run_gate(
                 protect=protect,
                 phase=phase,
                 hash_seed=hash_seed,
-                order_seed=order_seed,
+                order_seed=0 if declared else order_seed,
                 timeout=settings.timeout_seconds,
                 test_timeout=settings.test_timeout_seconds,
                 labels=labels,
+                order=order,
             )
             runs.append(run)
             if progress is not None:
                 progress(
-                    f"gate run {len(runs)}/{2 * settings.runs_per_phase} ({phase}): "
-                    f"{run.status}, {len(run.tests)} tests, {run.seconds:.0f}s"
+                    f"gate run {len(runs)}/{2 * settings.runs_per_phase} ({phase}"
+                    + (", declared order" if declared else "")
+                    + f"): {run.status}, {len(run.tests)} tests, {run.seconds:.0f}s"
                 )
             if run.status != "ok":
                 verdict = GateVerdict(admitted=False, runs=runs, test_files=files)
@@ -313,7 +474,6 @@ def run_gate(
                     else f"{phase} run {i + 1}: {run.status} (exit {run.exit_code}); "
                     f"output: {excerpt(run.output_tail, 600)}"
                 )
-                verdict.seconds = time.perf_counter() - start
                 return verdict
     uncollectable = any(r.collect_errors for r in runs if r.phase == "before")
     if uncollectable and getattr(runner, "baseline_runs", False):
@@ -321,6 +481,7 @@ def run_gate(
         # run without it, to find the tests that guard the rest (see classify).
         for i in range(settings.runs_per_phase):
             hash_seed = settings.hash_seeds[i % len(settings.hash_seeds)]
+            order_seed = rng.randrange(2**31)
             run = run_tests(
                 sandbox,
                 image,
@@ -331,10 +492,11 @@ def run_gate(
                 protect=protect,
                 phase="base",
                 hash_seed=hash_seed,
-                order_seed=rng.randrange(2**31),
+                order_seed=0 if declared else order_seed,
                 timeout=settings.timeout_seconds,
                 test_timeout=settings.test_timeout_seconds,
                 labels=labels,
+                order=order,
             )
             runs.append(run)
             if progress is not None:
@@ -346,9 +508,7 @@ def run_gate(
                 # No baseline: no extra PASS_TO_PASS, and nothing else changes.
                 runs = [r for r in runs if r.phase != "base"]
                 break
-    verdict = classify(runs, settings, files, scope)
-    verdict.seconds = time.perf_counter() - start
-    return verdict
+    return classify(runs, settings, files, scope)
 
 
 def _error_line(message: str) -> str:

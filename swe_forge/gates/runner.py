@@ -25,6 +25,13 @@ from swe_forge.gates.sandbox import Sandbox, SandboxError, SandboxTimeout
 PASSED = "passed"
 MISSING = "missing"
 
+#: The order of the tests in a run: shuffled by the run's recorded seed (the default: the
+#: gates look for tests that depend on order), or the project's own, written order (the
+#: fallback for a suite whose tests share state and pass only in it; see
+#: :func:`swe_forge.gates.gate.run_gate`).
+RANDOM = "random"
+DECLARED = "declared"
+
 
 @dataclass
 class RunResult:
@@ -48,6 +55,8 @@ class RunResult:
     #: Groups of tests (a Go package) whose process died mid-run: their tests that did not
     #: run were not observed in this run (recorded only when there are any).
     crashed: list[str] = field(default_factory=list)
+    #: RANDOM (``order_seed`` shuffled the tests) or DECLARED (the written order, no seed).
+    order: str = RANDOM
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the manifest (without the output tail)."""
@@ -62,6 +71,8 @@ class RunResult:
             "collect_errors": dict(sorted(self.collect_errors.items())),
             "tampered": self.tampered,
             **({"crashed": sorted(self.crashed)} if self.crashed else {}),
+            # Recorded only when not the default, so manifests of shuffled runs are unchanged.
+            **({"order": self.order} if self.order != RANDOM else {}),
         }
 
 
@@ -76,6 +87,26 @@ class TestRunner(Protocol):
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The same command as one shell line (recorded in manifests)."""
+
+
+def task_order(task: Any) -> str:
+    """The order a task's manifest says its gate runs were in (``gates.order``; RANDOM when
+    absent): grading runs the tests in the same order, so a suite admitted only in its
+    declared order is not graded shuffled."""
+    gates = getattr(task, "gates", None) or {}
+    return DECLARED if gates.get("order") == DECLARED else RANDOM
+
+
+def runs_in_declared_order(runner: object) -> bool:
+    """Can ``runner`` run its tests in the project's written order?
+
+    pytest's (a runner without ``run_spec``) can: the judge's harness orders the collected
+    items itself (``order: natural``, the order its grading always uses). Another ecosystem's
+    runner says so with ``declared_order = True`` and then takes ``order=DECLARED`` in its
+    ``run_spec``."""
+    return getattr(runner, "run_spec", None) is None or bool(
+        getattr(runner, "declared_order", False)
+    )
 
 
 def run_tests(
@@ -93,10 +124,16 @@ def run_tests(
     timeout: float,
     test_timeout: float = 0.0,
     labels: dict[str, str] | None = None,
+    order: str = RANDOM,
 ) -> RunResult:
     """One gate run in a fresh judge's container from ``image``: the test patch (and, after,
     the gold patch) applied as uid 1000, the judge's files locked, the tests run by the
-    supervisor as uid 1000, outcomes from the harness checked against pytest's exit status."""
+    supervisor as uid 1000, outcomes from the harness checked against pytest's exit status.
+
+    ``order``: RANDOM shuffles the tests by ``order_seed``; DECLARED runs them in the
+    project's written order (only for a runner :func:`runs_in_declared_order` accepts)."""
+    if order == DECLARED and not runs_in_declared_order(runner):
+        raise ValueError(f"runner {runner.name} cannot run tests in declared order")
     result = RunResult(
         phase=phase,
         hash_seed=hash_seed,
@@ -104,6 +141,7 @@ def run_tests(
         status="ok",
         exit_code=None,
         seconds=0.0,
+        order=order,
     )
     start = time.perf_counter()
     try:
@@ -138,14 +176,20 @@ def run_tests(
                 # that reads its own file at run time fails here too, so it is in neither
                 # FAIL_TO_PASS nor PASS_TO_PASS instead of failing every grading.
                 job["run"]["hide_collected"] = sorted(test_files)
+                if order == DECLARED:
+                    job["run"]["order"] = "natural"
             else:
-                # Another ecosystem's runner: its command, environment and report format.
+                # Another ecosystem's runner: its command, environment and report format
+                # (``order`` only to a runner that runs in declared order: the others'
+                # run_spec has no such parameter).
+                extra = {"order": order} if order != RANDOM else {}
                 job["run"].update(
                     run_spec(
                         test_files,
                         order_seed=order_seed,
                         hash_seed=hash_seed,
                         test_timeout=test_timeout,
+                        **extra,
                     )
                 )
             try:

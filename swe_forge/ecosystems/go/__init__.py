@@ -15,6 +15,18 @@
   supervisor reads per-test events from test2json's stream (Go frames its own lines, so a
   test's output is an ``output`` event, never a verdict) and checks them against the exit
   status. Test ids are ``<package dir>::<TestName>[/<subtest>]`` (``.`` for the root).
+  A test binary stops at a panic: the tests the shuffle had not reached are "not run" in
+  that run (``GoRunner.settle`` marks the package crashed), never failed. A suite whose
+  tests share global state (a test that swaps a package variable and never restores it)
+  fails in most shuffles: the gate runs it again with ``-shuffle=off`` (the written order),
+  and a task admitted so is graded in that order too (``gates.order: declared``).
+- **Decoys, a known limit.** Decoys perturb a literal an assertion of a FAIL_TO_PASS test
+  compares with. A test that compares only with values it computes or names
+  (``got != io.Discard``, ``if !a.Equals(b)``, a bare boolean check) offers none, and the
+  task is rejected ``no_decoys`` (``admit.min_decoys``, 1 by default, is the policy; 0 admits
+  such tasks without decoys). Perturbing other sites (a negated condition, a named value
+  swapped for another of its type) would make decoys a reader tells from the written tests
+  more easily than literals (issue 21), so none is made.
 - **Judge's files.** ``*_test.go`` and ``testdata/`` are tests; ``go.work``, ``vendor/`` and
   the ``replace``, ``toolchain`` and ``godebug`` directives of ``go.mod`` are runner
   configuration a candidate may not change; ``go.mod`` and ``go.sum`` are locked in the run.

@@ -52,6 +52,9 @@ class GoRunner:
     #: A package builds whole: when the test patch's tests do not build before the fix, the
     #: gate runs the base's own tests too (PASS_TO_PASS from them, see gates.gate.classify).
     baseline_runs = True
+    #: ``-shuffle=off`` runs the tests in the order they are written (files in name order,
+    #: functions in source order): the gate's fallback for suites that share state.
+    declared_order = True
 
     def __init__(self, module: str, packages: list[str] | None = None) -> None:
         self.module = module
@@ -66,18 +69,19 @@ class GoRunner:
         self,
         test_files: list[str],
         *,
-        order_seed: int = 0,
+        order_seed: int | None = 0,
         run: str = "",
         timeout: float = 0.0,
         vet: bool = True,
     ) -> list[str]:
         """The test command: a warm build cache copied to tmpfs, then go test (``timeout``:
         go test's own limit on each test binary, 0 for none; ``vet``: go test's vet checks,
-        off for perturbed copies of tests, whose literals can fire one)."""
+        off for perturbed copies of tests, whose literals can fire one; ``order_seed`` None:
+        the declared order, no shuffle)."""
         pkgs = [("./" + p) if p != "." else "." for p in self._packages(test_files)]
         pkgs = ["./..." if p == "./..." else p for p in pkgs]
         limit = f"-timeout={int(timeout)}s" if timeout > 0 else "-timeout=0"
-        cmd = ["go", "test", "-json", "-count=1", f"-shuffle={order_seed}", limit]
+        cmd = ["go", "test", "-json", "-count=1", "-shuffle=" + _shuffle(order_seed), limit]
         if not vet:
             cmd.append("-vet=off")
         if run:
@@ -108,11 +112,18 @@ class GoRunner:
         result.crashed = sorted(crashed)
 
     def run_spec(
-        self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
+        self,
+        test_files: list[str],
+        *,
+        order_seed: int,
+        hash_seed: int,
+        test_timeout: float = 0.0,
+        order: str = "random",
     ) -> dict[str, Any]:
-        """The supervisor's ``run`` fields for one gate run."""
+        """The supervisor's ``run`` fields for one gate run (``order`` "declared": unshuffled)."""
+        seed = None if order == "declared" else order_seed
         return {
-            "argv": self.argv(test_files, order_seed=order_seed, timeout=test_timeout),
+            "argv": self.argv(test_files, order_seed=seed, timeout=test_timeout),
             "env": {**GO_ENV, "GOCACHE": "/tmp/gocache"},
             "report": {
                 "format": "go-test-json",
@@ -131,6 +142,11 @@ TWIN_BIN = "/swe-forge-run/bin/go"
 
 #: Before Go 1.21 ``go test -json`` ran binaries with -test.v, since then -test.v=test2json.
 TEST2JSON_V_SINCE = (1, 21)
+
+
+def _shuffle(seed: int | None) -> str:
+    """``-shuffle``'s value: the seed, or ``off`` (the declared order) for None."""
+    return "off" if seed is None else str(seed)
 
 
 def _binary(i: int) -> str:
@@ -155,10 +171,11 @@ def twin_build_argv(packages: list[str]) -> list[str]:
 
 
 def twin_run_argv(
-    module: str, packages: list[str], *, run: str, seed: int, timeout: float, version: str
+    module: str, packages: list[str], *, run: str, seed: int | None, timeout: float, version: str
 ) -> list[str]:
     """A twin's run: each package's binary, from its directory, through test2json (the
-    stream ``go test -json`` gives); a package with no binary had no test files."""
+    stream ``go test -json`` gives); a package with no binary had no test files (``seed``
+    None: the declared order)."""
     try:
         newer = _vkey(".".join(version.split(".")[:2])) >= TEST2JSON_V_SINCE
     except ValueError:
@@ -177,7 +194,7 @@ def twin_run_argv(
             binary,
             verbose,
             "-test.count=1",
-            f"-test.shuffle={seed}",
+            "-test.shuffle=" + _shuffle(seed),
             f"-test.run={run}",
             limit,
         ]
