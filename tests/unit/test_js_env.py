@@ -201,3 +201,40 @@ def test_js_runner_that_cannot_start_fails_the_environment() -> None:
     image.runner_starts(_builder(0, calls), "inst:1", "vitest")
     image.runner_starts(_builder(1, calls), "inst:1", "mocha")  # no probe for Mocha
     assert len(calls) == 2
+
+
+FAKE_MOCHA_LOAD_FAILS = r"""
+// Mocha loads the reporter, then the test files; one throws while it loads.
+require(process.argv[2]);
+if (process.argv[3] === "exit") {
+  console.error("TypeError: mimeTypes._extensionConflicts is not iterable");
+  process.exit(1);  // Mocha 6 and later: the CLI prints the error and exits
+}
+throw new TypeError("mimeTypes._extensionConflicts is not iterable");  // Mocha before 6
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "throw"])
+def test_js_mocha_file_that_throws_at_load_is_a_collection_error(tmp_path: Path, how: str) -> None:
+    """A test file that throws while Mocha loads it ends the run before any reporter is made:
+    the run still reports, each expected file a collection error (its tests fail before the
+    fix, as a Jest suite that cannot load), rather than no report at all."""
+    import shutil
+
+    from tests.unit.test_ecosystem_js import HARNESS, polyglot  # the judge's parser on path
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine")
+    script = tmp_path / "fake-mocha.js"
+    script.write_text(FAKE_MOCHA_LOAD_FAILS)
+    reporter = str(HARNESS / "swe_forge_mocha_reporter.js")
+    proc = subprocess.run(
+        [node, str(script), reporter, how], capture_output=True, check=False, timeout=60
+    )
+    assert proc.returncode == 1
+    spec = {"format": "mocha-json", "files": ["test/test.js"]}
+    ev = polyglot.parse(spec, proc.stdout)
+    assert ev["connected"] and ev["ended"]
+    assert ev["collect_errors"] == ["test/test.js"]
+    assert ev["tests"] == {} and ev["exitstatus"] == 1 and not ev["tamper"]
