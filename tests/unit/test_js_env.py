@@ -198,7 +198,7 @@ def test_js_runner_that_cannot_start_fails_the_environment() -> None:
     with pytest.raises(BuildError, match="jest cannot start"):
         image.runner_starts(_builder(1, calls), "inst:1", "jest")
     assert "--listTests" in calls[0]
-    image.runner_starts(_builder(0, calls), "inst:1", "vitest")
+    image.runner_starts(_builder(0, calls), "inst:1", "jest")
     image.runner_starts(_builder(1, calls), "inst:1", "mocha")  # no probe for Mocha
     assert len(calls) == 2
 

@@ -154,7 +154,8 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
 
 #: A command that makes each framework read its configuration and find its tests, running
 #: none: it fails when the runner cannot start at all (a ``jest.config.ts`` without the
-#: ``ts-node`` it needs, a Vitest config that does not bundle).
+#: ``ts-node`` it needs). Not Vitest: it starts a server on ``localhost``, which this probe's
+#: container (unlike the judge's, given its own /etc/hosts) cannot resolve.
 START_PROBES: dict[str, list[str]] = {
     "jest": [
         "node",
@@ -163,14 +164,6 @@ START_PROBES: dict[str, list[str]] = {
         "--listTests",
         "--no-watchman",
         "--cacheDirectory=/tmp/jest-cache",
-    ],
-    "vitest": [
-        "node",
-        "node_modules/vitest/vitest.mjs",
-        "run",
-        "--watch=false",
-        "--passWithNoTests",
-        "swe-forge-start-probe-matches-no-file",
     ],
 }
 
