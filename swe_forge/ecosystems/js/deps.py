@@ -10,12 +10,14 @@ The lock names are here too: the adapter's judge's files list them.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import git_apply, touched_paths
+from swe_forge.ecosystems.js.locks import PINNABLE_LOCKS, pin_package_json
 from swe_forge.errors import BuildError
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ def resolve(
     scrubbed_checkout(repo, candidate.base_commit, tree)
     which = "base"
     changed = set(touched_paths(candidate.patch)) | set(touched_paths(candidate.test_patch))
-    if changed & {"package.json", *LOCKS}:
+    if changed & {"package.json", *LOCKS, *OTHER_LOCKS}:
         which = "gold+test"
         git_apply(tree, (candidate.patch, candidate.test_patch))
     lock = next((n for n in LOCKS if (tree / n).is_file()), "")
@@ -58,16 +60,11 @@ def resolve(
             shutil.rmtree(tree / "node_modules", ignore_errors=True)
     if not resolver:
         why = f"; {lock} out of date" if lock else (f"; {other} not used" if other else "")
-        try:
-            _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
-            resolver = f"npm install --before={date}{why}"
-        except BuildError as exc:
-            if "with a date before" not in str(exc):
-                raise
-            # The registry (a mirror) dates every version by when it copied it, so no
-            # version is older than the base commit: resolve by package.json's ranges.
-            _npm(["install", *common], cwd=tree, cache=cache)
-            resolver = f"npm install (registry publish times unusable for --before){why}"
+        if not lock and other in PINNABLE_LOCKS:
+            pinned = pin_package_json(tree, other)
+            if pinned:
+                why = f"; {other}'s versions ({pinned} pinned)"
+        resolver = _install_by_date(tree, common, cache, date) + why
     lock_text = (tree / "package.json").read_text(errors="replace")
     for name in (*LOCKS, "node_modules/.package-lock.json"):
         if (tree / name).is_file():
@@ -85,6 +82,40 @@ def resolve(
         "packages": packages,
         "lock_text": lock_text,
     }
+
+
+#: What npm says when ``--before`` leaves a package no version: npm 10 and older name the
+#: date (ETARGET "... with a date before ..."), npm 11 says ENOVERSIONS "No versions available".
+DATE_UNUSABLE = ("with a date before", "ENOVERSIONS", "No versions available for")
+
+
+def _install_by_date(tree: Path, common: list[str], cache: Path, date: str) -> str:
+    """``npm install`` as of ``date``, or, when the registry dates some package's every
+    version later (a mirror dates versions by when it copied them), the newest versions
+    package.json's ranges allow; what was done, for the image's record."""
+    try:
+        _npm(["install", f"--before={date}T23:59:59Z", *common], cwd=tree, cache=cache)
+        return f"npm install --before={date}"
+    except BuildError as exc:
+        if not any(marker in str(exc) for marker in DATE_UNUSABLE):
+            raise
+        missing = _undated_package(str(exc))
+    shutil.rmtree(tree / "node_modules", ignore_errors=True)
+    (tree / "package-lock.json").unlink(missing_ok=True)
+    _npm(["install", *common], cwd=tree, cache=cache)
+    return (
+        "npm install: the newest versions the ranges allow (registry publish times unusable "
+        f"for --before={date}: no version of {missing or 'a package'} dated before it)"
+    )
+
+
+def _undated_package(message: str) -> str:
+    """The package npm found no version of before the date, from its error text."""
+    for pattern in (r"No versions available for (\S+)", r"No matching version found for (\S+)"):
+        m = re.search(pattern, message)
+        if m:
+            return m.group(1).rstrip(".")
+    return ""
 
 
 def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> None:

@@ -33,12 +33,29 @@ if TYPE_CHECKING:
     from swe_forge.records import Candidate
 
 
+#: Tool caches tools write under node_modules (Vite bundles its config into ``.vite-temp``,
+#: Vite and Vitest keep ``.vite``, Vitest before 0.30 ``.vitest``, find-cache-dir users such
+#: as Babel and nyc ``.cache``): node_modules is read-only in the judge's container, so each
+#: is a link to the run's own /tmp (a tmpfs there, fresh for every run, so nothing cached
+#: outlives a run), and the installed packages themselves stay read-only.
+TOOL_CACHES = (".vite-temp", ".vite", ".vitest", ".cache")
+
+
 ENV_DOCKERFILE = """\
 FROM {base}
 COPY node_modules {modules}
-RUN chmod -R a+rX,go-w {modules}
+RUN chmod -R a+rX,go-w {modules} && cd {modules} && rm -rf {caches} && {links}
 ENV {env}
 """
+
+
+def env_dockerfile(base: str, env_line: str) -> str:
+    """The env image's Dockerfile: node_modules copied in, read-only, its tool caches linked
+    to /tmp (:data:`TOOL_CACHES`)."""
+    links = " && ".join(f"ln -s /tmp {name}" for name in TOOL_CACHES)
+    return ENV_DOCKERFILE.format(
+        base=base, modules=NODE_MODULES, caches=" ".join(TOOL_CACHES), links=links, env=env_line
+    )
 
 
 INSTALL = f"ln -s {NODE_MODULES} /testbed/node_modules"
@@ -126,6 +143,8 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                 f"{LABEL_PREFIX}.toolchain": f"node{node}",
             },
         )
+        stage = "runner"
+        runner_starts(builder, rec.instance_image, framework)
     except DockerError:
         raise
     except (SweForgeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
@@ -133,11 +152,46 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
     return rec
 
 
+#: A command that makes each framework read its configuration and find its tests, running
+#: none: it fails when the runner cannot start at all (a ``jest.config.ts`` without the
+#: ``ts-node`` it needs). Not Vitest: it starts a server on ``localhost``, which this probe's
+#: container (unlike the judge's, given its own /etc/hosts) cannot resolve.
+START_PROBES: dict[str, list[str]] = {
+    "jest": [
+        "node",
+        "node_modules/jest/bin/jest.js",
+        "--ci",
+        "--listTests",
+        "--no-watchman",
+        "--cacheDirectory=/tmp/jest-cache",
+    ],
+}
+
+
+def runner_starts(builder: Builder, image: str, framework: str, timeout: float = 600) -> None:
+    """Fail the environment (a BuildError) when the test runner cannot start in ``image``
+    at the base commit, offline: no task could be judged on it, and its gate runs would
+    otherwise be taken for the PR's ``no_test_report``."""
+    argv = START_PROBES.get(framework)
+    if not argv:
+        return
+    out = builder.engine.run_locked(
+        image, argv, timeout=timeout, environment={**JS_ENV, "HOME": "/tmp"}
+    )
+    if out.exit_code != 0:
+        why = "timed out" if out.timed_out else f"exit {out.exit_code}"
+        tail = "\n".join(out.output.strip().splitlines()[-12:])
+        raise BuildError(
+            f"{framework} cannot start in this environment ({why}):\n{tail}",
+            hint="a package the runner or its configuration needs is not installed",
+        )
+
+
 def _env_image(builder: Builder, base_tag: str, ctx: Path, lock: str) -> tuple[str, str, float]:
     from swe_forge.ecosystems.image import build_ecosystem_env
 
     env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
-    dockerfile = ENV_DOCKERFILE.format(base=base_tag, modules=NODE_MODULES, env=env_line)
+    dockerfile = env_dockerfile(base_tag, env_line)
     return build_ecosystem_env(
         builder,
         "js",

@@ -81,7 +81,11 @@ class JsRunner:
             cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
             if ms:
                 cmd += ["--timeout", ms]
-            cmd += ["--exit"]
+            # --exit (force the process to end after the run) exists from Mocha 4, which made
+            # waiting for open handles the default; before, ending was the default and the
+            # option unknown (Mocha 2 and 3 refuse to start with it).
+            if not self.version or _vtuple(self.version) >= (4,):
+                cmd += ["--exit"]
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered

@@ -299,6 +299,13 @@ def parse_mocha_json(data, spec):
     failed_files = set()
     for doc in docs:
         seen = {}
+        if doc.get("swefLoadFailed") is True and not doc.get("tests"):
+            # Our reporter's word that Mocha ended before it made a reporter: the test files
+            # did not load, and each expected one is a collection error.
+            for rel in spec.get("files") or ():
+                files.add(rel)
+                failed_files.add(rel)
+            continue
         failures = doc.get("failures") or []
         pending = doc.get("pending") or []
         pending_titles = {
