@@ -451,6 +451,8 @@ def test_runner_commands() -> None:
         "--json" in jest and "--seed=7" in jest and jest[-2:] == ["--runTestsByPath", "a.test.js"]
     )
     assert "--randomize" not in JsRunner("jest@27.5.1").argv(["a.test.js"], order_seed=7)
+    # A project's coverage thresholds must not fail a run whose tests all passed.
+    assert "--coverage=false" in jest
     vitest = JsRunner("vitest@1.6.0").argv(["a.test.ts"], order_seed=3)
     assert "--reporter=json" in vitest and "--sequence.seed=3" in vitest
     files = [f"t/{i}.spec.js" for i in range(8)]
