@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv with the dev tools and run the whole suite: lint, types, tests.
 # Usage: scripts/test.sh [pytest args...]
-#   Locally without Docker: SWE_FORGE_NO_DOCKER=1 scripts/test.sh -m "not docker"
+#   Locally without Docker: SWE_FORGE_NO_DOCKER=1 scripts/test.sh -m "not docker and not browser"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh dev
@@ -15,6 +15,8 @@ if [ "${SWE_FORGE_NO_DOCKER:-}" != 1 ]; then
   # registry tests without the loopback registry.
   bash scripts/ensure-docker.sh
   bash scripts/ensure-registry.sh
+  # The HTML report is rendered in headless Chromium by its test (Debian's package).
+  bash scripts/ensure-chromium.sh
 fi
 echo "==> pytest"
 .venv/bin/python -m pytest "$@"

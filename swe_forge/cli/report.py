@@ -10,6 +10,7 @@ import typer
 
 from swe_forge.cli._app import (
     _ALL_EXIT_CODES,
+    _err,
     _out,
     app,
 )
@@ -36,6 +37,17 @@ def report(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="With --by-repo: print a Markdown table.")
     ] = False,
+    html_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Also write one self-contained page (inline styles and SVG charts, no "
+            "network): the funnel, rejection reasons, per-repository and per-language yields, "
+            "per-model results and timings. Pass images.jsonl too for the language of "
+            "candidates that were not admitted.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """The funnel from mined PRs to admitted tasks, with rejection reasons per stage.
 
@@ -46,6 +58,16 @@ def report(
 
     if markdown and not by_repo:
         raise UsageError("--markdown needs --by-repo", hint="add --by-repo")
+    if html_out is not None:
+        from swe_forge.commands.report_html import render_html
+        from swe_forge.errors import output_error
+
+        page = render_html(files)
+        try:
+            html_out.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise output_error(exc, html_out) from exc
+        _err.print(f"report page -> {html_out}", markup=False)
     if by_repo:
         per_repo = funnel_by_repo(files)
         if as_json:

@@ -12,10 +12,10 @@ from swe_forge.jsonl import read_jsonl
 from swe_forge.records.read import KINDS, kind_of
 
 #: The rows a funnel is made of.
-_FUNNEL_KINDS = ("candidate", "rejection", "task", "verify_result")
+_FUNNEL_KINDS = ("candidate", "rejection", "task", "verify_result", "images")
 
 
-def _unique(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+def unique_records(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(record kind, record) of every record in ``files``, each (kind, stage, instance id)
     once."""
     seen: set[tuple[str, str, str]] = set()
@@ -25,12 +25,13 @@ def _unique(files: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
             if kind not in _FUNNEL_KINDS:
                 raise InputError(
                     f"{path} holds {KINDS[kind]} (line {lineno}): the funnel counts "
-                    "candidates, rejections, tasks and verification results",
+                    "candidates, rejections, tasks, verification results and image records",
                     hint="give the files mine, admit and verify wrote (and their --rejected)",
                 )
             key = (
                 kind,
-                str(data.get("stage", "")),
+                # Results of several models for one instance are all kept.
+                str(data.get("stage") or data.get("model_name_or_path") or ""),
                 str(data.get("instance_id") or data.get("repo")),
             )
             if key not in seen:
@@ -48,7 +49,7 @@ def funnel(files: list[Path]) -> dict[str, Any]:
     tasks = 0
     rejected: dict[str, Counter[str]] = {"mine": Counter(), "admit": Counter()}
     repos_blocked = 0
-    for kind, data in _unique(files):
+    for kind, data in unique_records(files):
         if kind == "candidate":
             candidates += 1
         elif kind == "task":
@@ -117,7 +118,7 @@ def funnel_by_repo(files: list[Path]) -> dict[str, Any]:
             },
         )
 
-    for kind, data in _unique(files):
+    for kind, data in unique_records(files):
         repo = str(data.get("repo") or "")
         if kind == "verify_result":
             results.append(data)
