@@ -134,6 +134,21 @@ def test_helper_module_dirs_are_no_targets() -> None:
     )
 
 
+def test_scan_targets_leaves_out_targets_without_libtest(tmp_path: Path) -> None:
+    """A [[test]] with harness = false has its own main: no per-test event to observe."""
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "log"\n\n[[test]]\nname = "integration"\n'
+            'path = "tests/integration.rs"\nharness = false\n\n[[test]]\nname = "macros"\n'
+            'path = "tests/macros.rs"\nharness = true\n',
+            "tests/integration.rs": "fn main() {}\n",
+            "tests/macros.rs": "#[test]\nfn a() {}\n",
+        },
+    )
+    assert scan_targets(tree)["targets"] == {"tests/macros.rs": {"name": "macros", "features": []}}
+
+
 def test_scan_targets_reads_test_entries_features_and_shared_modules(tmp_path: Path) -> None:
     # quick-xml's layout: [[test]] entries with required-features, shared helper modules.
     tree = _tree(

@@ -278,7 +278,8 @@ def scan_targets(tree: Path) -> dict[str, Any]:
 
     Targets come from the auto-discovered ``tests/*.rs`` and ``tests/*/main.rs`` (unless
     ``autotests = false``) and from ``[[test]]`` entries, whose ``path`` may be anywhere and
-    whose ``name`` need not be the file's stem."""
+    whose ``name`` need not be the file's stem; an entry with ``harness = false`` (its own
+    ``main``, no libtest events) is left out."""
     try:
         manifest = tomllib.loads(
             (tree / "Cargo.toml").read_text(encoding="utf-8", errors="replace")
@@ -312,6 +313,12 @@ def scan_targets(tree: Path) -> dict[str, Any]:
             if not (tree / path).is_file() and (tree / f"tests/{name}/main.rs").is_file():
                 path = f"tests/{name}/main.rs"
         path = path.removeprefix("./")
+        if entry.get("harness") is False:
+            # A target with its own main (harness = false) prints what it likes, not
+            # libtest's events: no test of it can be observed, so it is not run (it read as
+            # a target that never started: rust-lang/log's tests/integration.rs).
+            targets.pop(path, None)
+            continue
         feats = entry.get("required-features")
         targets[path] = {
             "name": name,
