@@ -154,8 +154,12 @@ class JavaEcosystem(HostCanaries):
         return SurefireRunner(module, packages)
 
     def runner_for(self, rec: ImageRecord) -> SurefireRunner:
-        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
-        return self.runner(str(rec.project_name or ""))
+        """The gate's runner for the images of ``rec``: its project's name and the build
+        options its images were built with (the recipe's ``harness.build_options``)."""
+        harness = (rec.recipe or {}).get("harness") or {}
+        return SurefireRunner(
+            str(rec.project_name or ""), None, _options(harness.get("build_options"))
+        )
 
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
@@ -252,7 +256,11 @@ class JavaEcosystem(HostCanaries):
             test_patch_path,
             self.protect(task.test_patch),
             argv=SurefireRunner.argv(
-                selection, order_seed=rng.randrange(2**31), timeout=test_timeout
+                selection,
+                order_seed=rng.randrange(2**31),
+                timeout=test_timeout,
+                # The options the task's images were built and admitted with.
+                options=_options(task.harness.get("build_options")),
             ),
             env=dict(JAVA_ENV_RUN),
             timeout=timeout,
@@ -285,6 +293,13 @@ class JavaEcosystem(HostCanaries):
         """JDK, Maven, local repository, env and instance images (failures in the record):
         :func:`swe_forge.ecosystems.java.image.build_images`."""
         return build_images(builder, candidate, self.test_files)
+
+
+def _options(value: Any) -> tuple[str, ...]:
+    """Build options as a record or manifest holds them (a list of strings; none otherwise)."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(str(v) for v in value)
 
 
 def preload_entries(test_patch: str, is_test: Any) -> list[dict[str, Any]]:

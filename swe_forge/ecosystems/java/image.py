@@ -11,6 +11,7 @@ are :mod:`swe_forge.ecosystems.java.toolchain`'s. Kept apart from the adapter, w
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import tempfile
 import time
@@ -22,7 +23,13 @@ from typing import TYPE_CHECKING
 from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.java.deps import _tree_digest, resolve
-from swe_forge.ecosystems.java.runner import JAVA_ENV_RUN, M2, MVN_OPTIONS, SUREFIRE
+from swe_forge.ecosystems.java.runner import (
+    JAVA_ENV_RUN,
+    M2,
+    MVN_OPTIONS,
+    SUREFIRE,
+    build_options,
+)
 from swe_forge.ecosystems.java.toolchain import (
     choose_jdk,
     choose_maven,
@@ -90,6 +97,7 @@ def build_images(
         jdk, distro = choose_jdk(date, info["release"], ci)
         maven_version, maven_sha = choose_maven(date)
         env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
+        options = build_options(builder.config.images.build_options)
         rec.project_name = module
         rec.recipe = {
             "ecosystem": "java",
@@ -101,6 +109,9 @@ def build_images(
             f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 {maven_sha[:16]}...)",
             "base_date": date,
             "env": {**env, "MAVEN_OPTS": JAVA_ENV_RUN["MAVEN_OPTS"]},
+            # Into the manifest's harness block: the gate's and the verifier's runs pass the
+            # options the images were resolved and built with.
+            "harness": {"build_options": list(options)},
         }
         stage = "toolchain"
         t = time.perf_counter()
@@ -120,7 +131,16 @@ def build_images(
             m2 = ctx / "m2"
             m2.mkdir()
             jhome = image_jdk_on_host(builder.engine, base.tag, jdk, builder.cache)
-            resolve(repo, candidate, maven, jhome or host_java_home(jdk), ctx, m2, test_files)
+            resolve(
+                repo,
+                candidate,
+                maven,
+                jhome or host_java_home(jdk),
+                ctx,
+                m2,
+                test_files,
+                options=options,
+            )
             rec.lock_digest = digest_text(
                 f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
             )
@@ -135,7 +155,9 @@ def build_images(
             builder,
             repo,
             candidate,
-            install_cmd=INSTALL.format(opts=" ".join(MVN_OPTIONS), m2=M2),
+            install_cmd=INSTALL.format(
+                opts=" ".join(shlex.quote(o) for o in (*MVN_OPTIONS, *options)), m2=M2
+            ),
             extra_labels={
                 f"{LABEL_PREFIX}.lock": rec.lock_digest,
                 f"{LABEL_PREFIX}.ecosystem": "java",
