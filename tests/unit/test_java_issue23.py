@@ -73,3 +73,67 @@ def test_build_options_reach_the_hosts_resolution(
     )
     assert "-Drat.skip=true" in seen[0]
     assert seen[0].index("-Drat.skip=true") < seen[0].index("test-compile")
+
+
+# ------------------------------------------------------------------ 3. scope on code only
+LICENSED = [
+    "/*",
+    " Permission is hereby granted, free of charge, to any person obtaining a copy of this",
+    ' software and associated documentation files (the "Software"), to deal in the Software',
+    "*/",
+    "package org.x;",
+    "",
+    "public class FooTest {",
+    "    @Test",
+    "    public void first() {",
+    '        check("static void fake(int a) {");',
+    "        check(1);",
+    "    }",
+    "",
+    "    /*",
+    "     an explanation that reads like a helper method (see below)",
+    "     */",
+    "    @Test",
+    "    public void second() {",
+    "        check(2);",
+    "    }",
+    "}",
+]
+
+
+def _hunk(path: str, start: int, old: list[str], new: list[str], context: list[str]) -> str:
+    body = "".join(f" {x}\n" for x in context)
+    body += "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new)
+    n = len(context)
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -{start},{n + len(old)} +{start},{n + len(new)} @@\n{body}"
+    )
+
+
+def test_scope_does_not_read_comments_or_strings_as_declarations() -> None:
+    path = f"{T}FooTest.java"
+    base = ("\n".join(LICENSED) + "\n").encode()
+    read = lambda p: base if p == path else None  # noqa: E731
+    # A hunk at the top (a new import) whose context is a licence line in a block comment
+    # (no leading stars): that line is no helper method "files" that the import changes, so
+    # the class is not wholly in scope.
+    patch = _hunk(path, 2, [], ["import org.y.Z;"], LICENSED[1:5])
+    scope = JAVA.scope(patch, read)
+    assert not scope.new_classes and not scope.covers("org.x.FooTest::second")
+    # A hunk that starts inside a comment and changes it: its "helper method (" line is no
+    # declaration.
+    patch = _hunk(
+        path,
+        14,
+        ["     an explanation that reads like a helper method (see below)"],
+        ["     an explanation that reads like a helper method (see above)"],
+        [LICENSED[13]],
+    )
+    scope = JAVA.scope(patch, read)
+    assert not scope.new_classes and not scope.covers("org.x.FooTest::second")
+    patch = _hunk(path, 9, ["        check(1);"], ["        check(3);"], LICENSED[8:10])
+    assert JAVA.scope(patch, read).names == {("org.x.FooTest", "first")}
+    # An added line whose string holds a declaration's shape stays in its test.
+    patch = _hunk(path, 9, [], ['        check("void other(int b) {");'], LICENSED[8:10])
+    assert JAVA.scope(patch, read).names == {("org.x.FooTest", "first")}

@@ -46,10 +46,13 @@ from swe_forge.ecosystems.java.runner import (
 )
 from swe_forge.ecosystems.java.scope import (
     _METHOD,
+    CODE,
     _NOT_METHODS,
     JavaScope,
     _enclosing,
     _is_helper,
+    code_lines,
+    code_only,
     method_base,
 )
 
@@ -128,13 +131,27 @@ class JavaEcosystem(HostCanaries):
                 new.add(cls)
                 continue
             base = read_base(fp.old_path) if read_base is not None else None
-            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
+            # Declarations are read on code only (comments and literals blanked by a lexer
+            # that carries its state across lines): a licence line read as a declaration
+            # made a helper of a comment and put every test of its class in scope.
+            base_lines, base_states = code_lines(
+                base.decode("utf-8", "replace").splitlines() if base else []
+            )
             for hunk in fp.hunks:
                 # The method a hunk starts in, when its declaration is above the hunk (a long
                 # data table): read on the base file.
-                current = _enclosing(base_lines, hunk.old_start - 1)[0] if base_lines else ""
+                at = hunk.old_start - 1
+                current = _enclosing(base_lines, at)[0] if base_lines else ""
+                # Each side of the hunk lexed from the state the base file is in where the
+                # hunk starts (a hunk may start inside a comment).
+                start = base_states[at] if 0 <= at < len(base_states) else CODE
+                state = {ADDED: start, REMOVED: start}
                 for tag, body in hunk.lines:
-                    line = body.decode("utf-8", "replace").rstrip("\r\n")
+                    raw = body.decode("utf-8", "replace").rstrip("\r\n")
+                    sides = (tag,) if tag in (ADDED, REMOVED) else (ADDED, REMOVED)
+                    line = ""
+                    for side in sides:
+                        line, state[side] = code_only(raw, state[side])
                     m = _METHOD.match(line)
                     if m and m.group(1) not in _NOT_METHODS:
                         current = m.group(1)
