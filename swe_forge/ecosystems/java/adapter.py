@@ -46,8 +46,8 @@ from swe_forge.ecosystems.java.runner import (
 )
 from swe_forge.ecosystems.java.scope import (
     _METHOD,
-    CODE,
     _NOT_METHODS,
+    CODE,
     JavaScope,
     _enclosing,
     _is_helper,
