@@ -137,3 +137,92 @@ def test_scope_does_not_read_comments_or_strings_as_declarations() -> None:
     # An added line whose string holds a declaration's shape stays in its test.
     patch = _hunk(path, 9, [], ['        check("void other(int b) {");'], LICENSED[8:10])
     assert JAVA.scope(patch, read).names == {("org.x.FooTest", "first")}
+
+
+# ------------------------------------------------------------------ 4. tamper checks
+def _xml(suite: str, cases: list[tuple[str, str]], cls: str = "") -> bytes:
+    body = ""
+    for name, outcome in cases:
+        inner = '<failure message="boom" type="x"/>' if outcome == "failed" else ""
+        body += f'<testcase name="{name}" classname="{cls or suite}">{inner}</testcase>'
+    return f'<?xml version="1.0"?><testsuite name="{suite}">{body}</testsuite>'.encode()
+
+
+def _parse(stdout: str, files: dict[str, bytes], classes: dict[str, str]) -> dict[str, Any]:
+    from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+
+    spec = {"format": "surefire-xml", "dirs": ["target/surefire-reports"], "files": files}
+    spec["classes"] = classes
+    return polyglot.parse(spec, stdout.encode())
+
+
+#: A tree reporter's console (no "Tests run: ... -- in <class>" line per class), then the
+#: totals Surefire prints whatever the reporter.
+TREE = (
+    "[INFO] +-- Foo Test - 0.1s\n[INFO] | +-- [OK] ok - 0.01s\n[INFO] | '-- [XX] bad - 0.01s\n"
+    "[INFO] +-- Bar Test - 0.1s\n[INFO] | '-- [OK] one - 0.01s\n"
+    "[INFO] Results:\n[INFO]\n"
+)
+
+
+def test_reports_checked_against_the_totals_under_any_console_reporter() -> None:
+    classes = {"org.x.FooTest": f"{T}FooTest.java", "org.x.BarTest": f"{T}BarTest.java"}
+    files = {
+        # A suite named by its display name (usePhrasedTestSuiteClassName): its cases name
+        # the class.
+        "r/TEST-org.x.FooTest.xml": _xml(
+            "Foo Test", [("ok", "passed"), ("bad", "failed")], "org.x.FooTest"
+        ),
+        "r/TEST-org.x.BarTest.xml": _xml("org.x.BarTest", [("one", "passed")]),
+    }
+    out = TREE + "[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n[INFO] BUILD FAILURE\n"
+    ev = _parse(out, files, classes)
+    assert ev["tamper"] == [] and ev["collect_errors"] == []
+    assert ev["tests"]["org.x.FooTest::bad"] == "failed" and ev["exitstatus"] == 1
+    # A forged report that hides the failure no longer adds up to Maven's totals.
+    forged = dict(files)
+    forged["r/TEST-org.x.FooTest.xml"] = _xml(
+        "Foo Test", [("ok", "passed"), ("bad", "passed")], "org.x.FooTest"
+    )
+    assert any("Maven counted" in t for t in _parse(out, forged, classes)["tamper"])
+    # A report that went missing does not either.
+    gone = {k: v for k, v in files.items() if "Bar" not in k}
+    assert any("Maven counted" in t for t in _parse(out, gone, classes)["tamper"])
+    # Reports without any tests Maven counted.
+    assert _parse(TREE + "[INFO] BUILD SUCCESS\n", files, classes)["tamper"]
+
+
+def test_a_build_output_copy_of_a_locked_resource_is_not_a_new_runner_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swe_forge.gates.harness import swe_forge_polyglot as polyglot
+    from swe_forge.gates.harness import swe_forge_supervisor as sup
+
+    monkeypatch.setattr(sup, "TESTBED", str(tmp_path))
+    resource = tmp_path / "src/test/resources/tox.ini"
+    resource.parent.mkdir(parents=True)
+    resource.write_text("[tox]\nenvlist = py3\n")
+    before = sup.digest_files([str(resource)])
+    # Maven's process-test-resources copies it; a planted one differs or lies elsewhere.
+    copy = tmp_path / "core/target/test-classes/tox.ini"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("[tox]\nenvlist = py3\n")
+    planted = tmp_path / "core/target/classes/conftest.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("import os\n")
+    changed = tmp_path / "target/tox.ini"
+    changed.parent.mkdir()
+    changed.write_text("[pytest]\naddopts = -p evil\n")
+    outside = tmp_path / "src/tox.ini"
+    outside.write_text("[tox]\nenvlist = py3\n")
+    report = {"format": "surefire-xml", "dirs": ["target/surefire-reports"]}
+    got = sup.new_runner_files(before, report, polyglot)
+    assert sorted(got) == ["core/target/classes/conftest.py", "src/tox.ini", "target/tox.ini"]
+    # Another runner's format has no such output directory: the copy counts there.
+    assert "core/target/test-classes/tox.ini" in sup.new_runner_files(
+        before, {"format": "go-test-json"}, polyglot
+    )
+    # A link where the copy would be is no copy.
+    copy.unlink()
+    copy.symlink_to(resource)
+    assert "core/target/test-classes/tox.ini" in sup.new_runner_files(before, report, polyglot)
