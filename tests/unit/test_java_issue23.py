@@ -226,3 +226,37 @@ def test_a_build_output_copy_of_a_locked_resource_is_not_a_new_runner_file(
     copy.unlink()
     copy.symlink_to(resource)
     assert "core/target/test-classes/tox.ini" in sup.new_runner_files(before, report, polyglot)
+
+
+# ------------------------------------------------------------------ 2. the JDK of the host
+def test_host_resolves_with_the_images_jdk_major(tmp_path: Path) -> None:
+    from swe_forge.ecosystems.java.toolchain import (
+        host_jdk_of_major,
+        jdk_choices,
+        runnable_jdk,
+    )
+
+    # A project tested on 8 to 21 in 2026: 21 first, then the older pinned JDKs.
+    choices = jdk_choices("2026-07-18", "1.8", [8, 11, 17, 21])
+    assert choices == [(21, "trixie"), (17, "bookworm"), (11, "bullseye")]
+    # Never older than the release the pom asks for.
+    assert jdk_choices("2026-07-18", "17", [17, 21]) == [(21, "trixie"), (17, "bookworm")]
+    # The image's JDK 21 does not run here (a newer C library) and the host has no JDK 21
+    # (only a newer one): the next choice whose JDK runs here, not another major.
+    tried: list[int] = []
+
+    def home_of(jdk: int, distro: str) -> str:
+        tried.append(jdk)
+        return f"/copies/{jdk}" if jdk == 17 else ""
+
+    assert runnable_jdk(choices, home_of) == (17, "bookworm", "/copies/17")
+    assert tried == [21, 17]
+    with pytest.raises(BuildError):
+        runnable_jdk(choices, lambda jdk, distro: "")
+    # A host JDK counts for its own major only.
+    for name in ("temurin-25-jdk-amd64", "java-17-openjdk-amd64"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+        (tmp_path / name / "bin" / "java").write_text("")
+    (tmp_path / "java-1.17.0-openjdk-amd64").symlink_to(tmp_path / "java-17-openjdk-amd64")
+    assert host_jdk_of_major(21, tmp_path) == ""
+    assert host_jdk_of_major(17, tmp_path) == str(tmp_path / "java-17-openjdk-amd64")
