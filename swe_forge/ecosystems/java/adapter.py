@@ -47,9 +47,12 @@ from swe_forge.ecosystems.java.runner import (
 from swe_forge.ecosystems.java.scope import (
     _METHOD,
     _NOT_METHODS,
+    CODE,
     JavaScope,
     _enclosing,
     _is_helper,
+    code_lines,
+    code_only,
     method_base,
 )
 
@@ -128,13 +131,27 @@ class JavaEcosystem(HostCanaries):
                 new.add(cls)
                 continue
             base = read_base(fp.old_path) if read_base is not None else None
-            base_lines = base.decode("utf-8", "replace").splitlines() if base else []
+            # Declarations are read on code only (comments and literals blanked by a lexer
+            # that carries its state across lines): a licence line read as a declaration
+            # made a helper of a comment and put every test of its class in scope.
+            base_lines, base_states = code_lines(
+                base.decode("utf-8", "replace").splitlines() if base else []
+            )
             for hunk in fp.hunks:
                 # The method a hunk starts in, when its declaration is above the hunk (a long
                 # data table): read on the base file.
-                current = _enclosing(base_lines, hunk.old_start - 1)[0] if base_lines else ""
+                at = hunk.old_start - 1
+                current = _enclosing(base_lines, at)[0] if base_lines else ""
+                # Each side of the hunk lexed from the state the base file is in where the
+                # hunk starts (a hunk may start inside a comment).
+                start = base_states[at] if 0 <= at < len(base_states) else CODE
+                state = {ADDED: start, REMOVED: start}
                 for tag, body in hunk.lines:
-                    line = body.decode("utf-8", "replace").rstrip("\r\n")
+                    raw = body.decode("utf-8", "replace").rstrip("\r\n")
+                    sides = (tag,) if tag in (ADDED, REMOVED) else (ADDED, REMOVED)
+                    line = ""
+                    for side in sides:
+                        line, state[side] = code_only(raw, state[side])
                     m = _METHOD.match(line)
                     if m and m.group(1) not in _NOT_METHODS:
                         current = m.group(1)
@@ -154,8 +171,12 @@ class JavaEcosystem(HostCanaries):
         return SurefireRunner(module, packages)
 
     def runner_for(self, rec: ImageRecord) -> SurefireRunner:
-        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
-        return self.runner(str(rec.project_name or ""))
+        """The gate's runner for the images of ``rec``: its project's name and the build
+        options its images were built with (the recipe's ``harness.build_options``)."""
+        harness = (rec.recipe or {}).get("harness") or {}
+        return SurefireRunner(
+            str(rec.project_name or ""), None, _options(harness.get("build_options"))
+        )
 
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
@@ -252,7 +273,11 @@ class JavaEcosystem(HostCanaries):
             test_patch_path,
             self.protect(task.test_patch),
             argv=SurefireRunner.argv(
-                selection, order_seed=rng.randrange(2**31), timeout=test_timeout
+                selection,
+                order_seed=rng.randrange(2**31),
+                timeout=test_timeout,
+                # The options the task's images were built and admitted with.
+                options=_options(task.harness.get("build_options")),
             ),
             env=dict(JAVA_ENV_RUN),
             timeout=timeout,
@@ -285,6 +310,13 @@ class JavaEcosystem(HostCanaries):
         """JDK, Maven, local repository, env and instance images (failures in the record):
         :func:`swe_forge.ecosystems.java.image.build_images`."""
         return build_images(builder, candidate, self.test_files)
+
+
+def _options(value: Any) -> tuple[str, ...]:
+    """Build options as a record or manifest holds them (a list of strings; none otherwise)."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(str(v) for v in value)
 
 
 def preload_entries(test_patch: str, is_test: Any) -> list[dict[str, Any]]:

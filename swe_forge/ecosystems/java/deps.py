@@ -30,7 +30,14 @@ _PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
 
 
 def _mvn(
-    maven: Path, jhome: str, args: list[str], *, cwd: Path, repo: Path, timeout: float = 1800
+    maven: Path,
+    jhome: str,
+    args: list[str],
+    *,
+    cwd: Path,
+    repo: Path,
+    timeout: float = 1800,
+    options: tuple[str, ...] = (),
 ) -> str:
     env = {
         "PATH": f"{jhome}/bin:" + os.environ.get("PATH", "/usr/bin:/bin"),
@@ -45,6 +52,7 @@ def _mvn(
         "-ntp",
         f"-Dmaven.repo.local={repo}",
         "-Dstyle.color=never",
+        *options,
         *args,
     ]
     proc = subprocess.run(
@@ -65,10 +73,14 @@ def resolve(
     ctx: Path,
     m2: Path,
     test_files: Callable[[str], list[str]],
+    *,
+    options: tuple[str, ...] = (),
 ) -> None:
     """Everything the build and Surefire need, for the tree with both patches (with a
     probe test class of ours, so no test of the project runs here) and the base tree.
-    ``test_files``: the adapter's test files of a test patch (the probe goes beside one)."""
+    ``test_files``: the adapter's test files of a test patch (the probe goes beside one);
+    ``options``: the configured build options, the same the image's runs pass (a plugin
+    skipped here but run there would find its artifacts missing offline)."""
     from swe_forge.git.scrub import scrubbed_checkout
 
     tree = ctx / "tree"
@@ -97,10 +109,11 @@ def resolve(
         ],
         cwd=tree,
         repo=m2,
+        options=options,
     )
     shutil.rmtree(tree)
     scrubbed_checkout(repo, candidate.base_commit, tree)
-    _mvn(maven, jhome, ["test-compile", "-DskipTests"], cwd=tree, repo=m2)
+    _mvn(maven, jhome, ["test-compile", "-DskipTests"], cwd=tree, repo=m2, options=options)
     shutil.rmtree(tree)
     # Records of failed downloads are not needed offline (and would differ run to run).
     for stale in list(m2.rglob("*.lastUpdated")):

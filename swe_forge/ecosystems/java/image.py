@@ -11,6 +11,7 @@ are :mod:`swe_forge.ecosystems.java.toolchain`'s. Kept apart from the adapter, w
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import tempfile
 import time
@@ -22,18 +23,25 @@ from typing import TYPE_CHECKING
 from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.java.deps import _tree_digest, resolve
-from swe_forge.ecosystems.java.runner import JAVA_ENV_RUN, M2, MVN_OPTIONS, SUREFIRE
+from swe_forge.ecosystems.java.runner import (
+    JAVA_ENV_RUN,
+    M2,
+    MVN_OPTIONS,
+    SUREFIRE,
+    build_options,
+)
 from swe_forge.ecosystems.java.toolchain import (
-    choose_jdk,
     choose_maven,
     ci_files,
     ci_java_versions,
     fetch_maven,
-    host_java_home,
+    host_jdk_of_major,
     image_jdk_on_host,
     java_home,
+    jdk_choices,
     jdk_package,
     pom_info,
+    runnable_jdk,
 )
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
@@ -87,47 +95,76 @@ def build_images(
         module = f"{info['group']}:{info['artifact']}".strip(":")
         date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
         ci = ci_java_versions(ci_files(repo, candidate.base_commit))
-        jdk, distro = choose_jdk(date, info["release"], ci)
+        choices = jdk_choices(date, info["release"], ci)
+        jdk, distro = choices[0]
         maven_version, maven_sha = choose_maven(date)
-        env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
+        options = build_options(builder.config.images.build_options)
         rec.project_name = module
+
+        def describe(jdk: int, distro: str) -> dict[str, str]:
+            env = {"JAVA_HOME": java_home(jdk), "MAVEN_HOME": MAVEN_HOME}
+            rec.recipe.update(
+                {
+                    "toolchain": f"openjdk-{jdk}+maven-{maven_version}+surefire-{SUREFIRE}",
+                    "toolchain_source": f"debian {distro} {jdk_package(jdk)}; Maven Central "
+                    f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 "
+                    f"{maven_sha[:16]}...)",
+                    "env": {**env, "MAVEN_OPTS": JAVA_ENV_RUN["MAVEN_OPTS"]},
+                }
+            )
+            return env
+
         rec.recipe = {
             "ecosystem": "java",
             "module": module,
             "java_release": info["release"],
             "ci_java": ci,
-            "toolchain": f"openjdk-{jdk}+maven-{maven_version}+surefire-{SUREFIRE}",
-            "toolchain_source": f"debian {distro} {jdk_package(jdk)}; Maven Central "
-            f"org.apache.maven:apache-maven:{maven_version}:bin (sha512 {maven_sha[:16]}...)",
             "base_date": date,
-            "env": {**env, "MAVEN_OPTS": JAVA_ENV_RUN["MAVEN_OPTS"]},
+            # Into the manifest's harness block: the gate's and the verifier's runs pass the
+            # options the images were resolved and built with.
+            "harness": {"build_options": list(options)},
         }
+        env = describe(jdk, distro)
         stage = "toolchain"
         t = time.perf_counter()
         maven = fetch_maven(maven_version, maven_sha, builder.cache)
         rec.seconds["toolchain"] = round(time.perf_counter() - t, 3)
         stage = "base"
-        plain = BaseRecipe.for_distro(distro)
         from dataclasses import replace
 
-        base = ecosystem_base(
-            builder, rec, replace(plain, packages=(*plain.packages, jdk_package(jdk)))
-        )
+        bases: dict[int, str] = {}
+
+        def home_of(jdk: int, distro: str) -> str:
+            plain = BaseRecipe.for_distro(distro)
+            bases[jdk] = ecosystem_base(
+                builder, rec, replace(plain, packages=(*plain.packages, jdk_package(jdk)))
+            ).tag
+            return image_jdk_on_host(
+                builder.engine, bases[jdk], jdk, builder.cache
+            ) or host_jdk_of_major(jdk)
+
+        jdk, distro, jhome = runnable_jdk(choices, home_of)
+        if jdk != choices[0][0]:
+            rec.recipe["jdk_lowered"] = {
+                "from": choices[0][0],
+                "why": "its JDK does not run on this host, where the dependencies are resolved",
+            }
+            env = describe(jdk, distro)
+        base_tag = bases[jdk]
         stage = "resolve"
         t = time.perf_counter()
         with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="java-") as tmp:
             ctx = Path(tmp)
             m2 = ctx / "m2"
             m2.mkdir()
-            jhome = image_jdk_on_host(builder.engine, base.tag, jdk, builder.cache)
-            resolve(repo, candidate, maven, jhome or host_java_home(jdk), ctx, m2, test_files)
+            resolve(repo, candidate, maven, jhome, ctx, m2, test_files, options=options)
             rec.lock_digest = digest_text(
                 f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
             )
             rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
             stage = "env"
-            env_tag, env_id, env_s = env_image(builder, base.tag, maven, ctx, rec.lock_digest, env)
+            env_tag, env_id, env_s = env_image(builder, base_tag, maven, ctx, rec.lock_digest, env)
         record_env(rec, env_tag, env_id, env_s)
         stage = "instance"
         finish_instance(
@@ -135,7 +172,9 @@ def build_images(
             builder,
             repo,
             candidate,
-            install_cmd=INSTALL.format(opts=" ".join(MVN_OPTIONS), m2=M2),
+            install_cmd=INSTALL.format(
+                opts=" ".join(shlex.quote(o) for o in (*MVN_OPTIONS, *options)), m2=M2
+            ),
             extra_labels={
                 f"{LABEL_PREFIX}.lock": rec.lock_digest,
                 f"{LABEL_PREFIX}.ecosystem": "java",

@@ -8,6 +8,8 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from swe_forge.errors import BuildError
+
 if TYPE_CHECKING:
     pass
 
@@ -61,15 +63,27 @@ class SurefireRunner:
     #: before the fix: the gate then runs the base's own tests without the test patch too.
     baseline_runs = True
 
-    def __init__(self, module: str, classes: list[str] | None = None) -> None:
+    def __init__(
+        self, module: str, classes: list[str] | None = None, options: tuple[str, ...] = ()
+    ) -> None:
         self.module = module
         self.classes = classes
+        #: The configured build options (``images.build_options.java``) the image was built
+        #: with: the runs use the same (a check skipped at resolution must not run here).
+        self.options = tuple(options)
 
     @staticmethod
-    def argv(selection: list[str], *, order_seed: int = 0, timeout: float = 0.0) -> list[str]:
+    def argv(
+        selection: list[str],
+        *,
+        order_seed: int = 0,
+        timeout: float = 0.0,
+        options: tuple[str, ...] | list[str] = (),
+    ) -> list[str]:
         """The test command for ``-Dtest`` entries (``Class`` or ``Class#m1+m2``); ``timeout``:
         each JUnit 5 test's limit, and (JUnit 4 has none of its own) the forked JVM's, that
-        limit per selected test."""
+        limit per selected test; ``options``: the configured build options (before ours, so
+        that none of them can undo a setting of the judge's)."""
         limits = []
         if timeout > 0:
             methods = sum(max(1, entry.count("+") + 1) for entry in selection)
@@ -80,6 +94,7 @@ class SurefireRunner:
         return [
             "mvn",
             *MVN_OPTIONS,
+            *options,
             "-fae",
             "test-compile",
             SUREFIRE_GOAL,
@@ -99,7 +114,8 @@ class SurefireRunner:
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The command as one shell line (recorded in manifests)."""
         sel = [class_of(f) for f in test_files if class_of(f)]
-        return " ".join(shlex.quote(a) for a in self.argv(sel, order_seed=order_seed))
+        argv = self.argv(sel, order_seed=order_seed, options=self.options)
+        return " ".join(shlex.quote(a) for a in argv)
 
     def run_spec(
         self, test_files: list[str], *, order_seed: int, hash_seed: int, test_timeout: float = 0.0
@@ -107,7 +123,9 @@ class SurefireRunner:
         """The supervisor's ``run`` fields for one gate run."""
         classes = {class_of(f): f for f in test_files if class_of(f)}
         return {
-            "argv": self.argv(sorted(classes), order_seed=order_seed, timeout=test_timeout),
+            "argv": self.argv(
+                sorted(classes), order_seed=order_seed, timeout=test_timeout, options=self.options
+            ),
             "env": dict(JAVA_ENV_RUN),
             "report": report_spec(classes),
         }
@@ -117,6 +135,19 @@ def report_spec(classes: dict[str, str]) -> dict[str, Any]:
     """The supervisor's report: Surefire's XML in the modules of the test files."""
     dirs = sorted({module_of(p) + REPORTS for p in classes.values()}) or [REPORTS]
     return {"format": "surefire-xml", "dirs": dirs, "classes": dict(sorted(classes.items()))}
+
+
+def build_options(configured: dict[str, tuple[str, ...]] | None) -> tuple[str, ...]:
+    """The Maven options configured for Java (``images.build_options.java``), checked: each
+    must be an option (a word without a dash would be a goal or a phase Maven runs)."""
+    options = tuple(str(o) for o in (configured or {}).get("java", ()))
+    for option in options:
+        if not option.startswith("-") or "\n" in option:
+            raise BuildError(
+                f"images.build_options.java: {option!r} is not a Maven option",
+                hint="give options such as -Drat.skip=true (goals and phases are ours to choose)",
+            )
+    return options
 
 
 #: The environment of test runs (JAVA_HOME and PATH come from the image).

@@ -49,6 +49,74 @@ _TEST_ANNOTATION = re.compile(
 )
 
 
+#: Lexer states at a line's start: in code, in a block comment, in a text block.
+CODE, BLOCK, TEXT = "", "block", "text"
+
+
+def code_only(line: str, state: str = CODE) -> tuple[str, str]:
+    """``line`` with what javac does not read as code blanked (comments, and the contents of
+    string, character and text-block literals; their quotes stay), and the lexer's state at
+    the line's end. The declarations are read on this: a licence line such as ``documentation
+    files (the "Software")`` or a string holding ``foo(`` is no method."""
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        if state == BLOCK:
+            end = line.find("*/", i)
+            if end < 0:
+                out.append(" " * (n - i))
+                return "".join(out), BLOCK
+            out.append(" " * (end + 2 - i))
+            i, state = end + 2, CODE
+            continue
+        if state == TEXT:
+            j = i
+            while j < n:
+                if line[j] == "\\":
+                    j += 2
+                    continue
+                if line.startswith('"""', j):
+                    break
+                j += 1
+            if j >= n:
+                out.append(" " * (n - i))
+                return "".join(out), TEXT
+            out.append(" " * (j - i) + '"""')
+            i, state = j + 3, CODE
+            continue
+        ch = line[i]
+        if line.startswith("//", i):
+            out.append(" " * (n - i))
+            break
+        if line.startswith("/*", i):
+            out.append("  ")
+            i, state = i + 2, BLOCK
+        elif line.startswith('"""', i):
+            out.append('"""')
+            i, state = i + 3, TEXT
+        elif ch in "\"'":
+            j = i + 1
+            while j < n and line[j] != ch:
+                j += 2 if line[j] == "\\" else 1
+            out.append(ch + " " * (min(j, n) - i - 1) + (ch if j < n else ""))
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), state
+
+
+def code_lines(lines: list[str], state: str = CODE) -> tuple[list[str], list[str]]:
+    """Each line read as code (:func:`code_only`), and the lexer's state at each line's
+    start (what a hunk that starts there starts in)."""
+    code, starts = [], []
+    for line in lines:
+        starts.append(state)
+        text, state = code_only(line, state)
+        code.append(text)
+    return code, starts
+
+
 def _enclosing(lines: list[str], index: int) -> tuple[str, int]:
     """(name, line index) of the nearest method declared at or above ``lines[index]``."""
     for i in range(min(index, len(lines) - 1), -1, -1):

@@ -14,7 +14,7 @@ import tarfile
 import tempfile
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,6 +218,42 @@ def choose_jdk(base_date: str, release: str = "", ci: Iterable[int] = ()) -> tup
     return choice[0], choice[2]
 
 
+def jdk_choices(base_date: str, release: str = "", ci: Iterable[int] = ()) -> list[tuple[int, str]]:
+    """(JDK, Debian release) pairs a commit may build with, best first: :func:`choose_jdk`'s
+    choice, then the older pinned JDKs that still compile the release the pom asks for
+    (newest first). The image's JDK must also run on the host, where the dependencies are
+    resolved (see :func:`runnable_jdk`)."""
+    first = choose_jdk(base_date, release, ci)
+    wanted = java_release(release)
+    older = [(r[0], r[2]) for r in reversed(JDK_RELEASES) if wanted <= r[0] < first[0]]
+    return [first, *older]
+
+
+def runnable_jdk(
+    choices: Iterable[tuple[int, str]], home_of: Callable[[int, str], str]
+) -> tuple[int, str, str]:
+    """(JDK, Debian release, JAVA_HOME on the host) of the first choice whose JDK of that very
+    major runs on the host too (``home_of``: the JAVA_HOME of it there, "" when none runs).
+
+    The host resolves the dependencies with the same major as the image builds and tests
+    with: a profile activated by the JDK's version (a test dependency for Java 17 and
+    later, say) resolved with another major leaves the image's offline build without an
+    artifact. A JDK of a Debian release newer than the host's C library does not start
+    here; an older pinned JDK the project still compiles with is then the choice."""
+    tried = []
+    for jdk, distro in choices:
+        home = home_of(jdk, distro)
+        if home:
+            return jdk, distro, home
+        tried.append(str(jdk))
+    raise BuildError(
+        f"no JDK of the majors {', '.join(tried)} runs on this machine (the image's JDK must "
+        "run on the host, where the dependencies are resolved)",
+        hint="install one of these JDKs on the host (/usr/lib/jvm), or run on a host with a "
+        "C library as new as the image's",
+    )
+
+
 def choose_maven(base_date: str) -> tuple[str, str]:
     """(pinned Maven release, its sha512) of the line newest on ``base_date``."""
     day = base_date[:10]
@@ -235,24 +271,15 @@ def java_home(jdk: int) -> str:
     return f"/usr/lib/jvm/java-{jdk}-openjdk-amd64"
 
 
-def host_java_home(jdk: int) -> str:
-    """A JDK on the host at least as new as ``jdk`` (the newest there otherwise)."""
-    found: list[tuple[int, str]] = []
-    root = Path("/usr/lib/jvm")
+def host_jdk_of_major(jdk: int, root: Path = Path("/usr/lib/jvm")) -> str:
+    """JAVA_HOME of a JDK of exactly the major ``jdk`` installed on the host ("" if none)."""
     for entry in sorted(root.iterdir()) if root.is_dir() else []:
         m = re.search(r"(?:java|jdk|temurin)-(\d+)", entry.name)
-        if m and (entry / "bin" / "java").exists() and not entry.is_symlink():
-            found.append((int(m.group(1)), str(entry)))
-    if not found:
-        home = os.environ.get("JAVA_HOME")
-        if home:
-            return home
-        raise BuildError("no JDK on this machine", hint="install a JDK on the host")
-    found.sort()
-    for version, home in found:
-        if version >= jdk:
-            return home
-    return found[-1][1]
+        # Debian's alias links (java-1.17.0-openjdk-amd64) name the same JDK as their target.
+        same = m is not None and int(m.group(1)) == jdk
+        if same and not entry.is_symlink() and (entry / "bin" / "java").exists():
+            return str(entry)
+    return ""
 
 
 def image_jdk_on_host(engine: Any, image: str, jdk: int, cache: Path) -> str:

@@ -467,16 +467,44 @@ PARSERS["libtest-json"] = parse_libtest_json
 # line, which the test JVM cannot remove (its stdout is surefire's event channel and test
 # output goes to files). A report that disagrees with its class's line, a class reported
 # twice (in two files or two lines), or a report of a class Maven never named is tamper
-# evidence. Test ids are ``<class FQN>::<method>``.
+# evidence. A project may replace Surefire's console reporter (a tree reporter prints no
+# per-class lines): every report is then checked against Maven's totals instead, the
+# "Results:" lines ("Tests run: N, Failures: F, Errors: E, Skipped: S") that Surefire's own
+# summary prints whatever the reporter, and the reports must add up to them exactly.
+# Test ids are ``<class FQN>::<method>``.
 
 _SF_LINE = re.compile(
     r"^\[(?:INFO|WARNING|ERROR)\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), "
     r"Skipped: (\d+), Time elapsed: [^\n]*? -- in (\S+)\s*$",
     re.M,
 )
+#: Surefire's totals of a run (no class named, no time): one per module that ran tests.
+_SF_TOTAL = re.compile(
+    r"^\[(?:INFO|WARNING|ERROR)\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), "
+    r"Skipped: (\d+)(?:, Flakes: \d+)?\s*$",
+    re.M,
+)
 _SF_END = re.compile(r"^\[(?:INFO|ERROR)\] BUILD (SUCCESS|FAILURE)\s*$", re.M)
 MAX_REPORT_BYTES = 32 << 20
 MAX_REPORT_FILES = 5000
+
+
+#: The build output directory of a report format's build tool (Maven: ``target`` of any module).
+BUILD_OUTPUT = {"surefire-xml": "target"}
+
+
+def build_output_copy(spec, rel, digest, locked_digests):
+    """Is ``rel`` (a runner file's name that appeared during the run, content ``digest``) a
+    copy the build made of a file that was in the tree before it? Only inside the build
+    tool's output directory (``<module>/target/...`` for Maven, which copies test resources
+    there), and only byte for byte the same as a file of that name locked before the run.
+    Python's runner files mean nothing to Maven, and an exact copy of one that was already
+    there brings nothing new."""
+    out = BUILD_OUTPUT.get((spec or {}).get("format") or "")
+    if not out or not re.fullmatch(r"[0-9a-f]{64}", digest or "") or digest not in locked_digests:
+        return False  # a content digest (not a link's or a large file's stand-in) that matches
+    parts = rel.split("/")
+    return out in parts[:-1] and ".." not in parts
 
 
 def fresh_report_dirs(testbed, dirs, uid, gid, safe_rel):
@@ -597,6 +625,7 @@ def parse_surefire(data, spec):
         ev["tamper"].append("Maven ended its build more than once")
     classes = spec.get("classes") or {}  # class FQN -> test file (what must be reported)
     seen = {}
+    ran_classes = set()
     for name, raw in sorted((spec.get("files") or {}).items()):
         if b"<!DOCTYPE" in raw[:4096] or b"<!ENTITY" in raw:
             ev["tamper"].append(name[:200] + ": a report with a document type")
@@ -615,6 +644,7 @@ def parse_surefire(data, spec):
             counts = [0, 0, 0, 0]
             for case in suite.iter("testcase"):
                 cls = case.get("classname") or suite_name
+                ran_classes.add(cls)
                 key = cls + "::" + (case.get("name") or "")
                 outcome = _sf_outcome(case)
                 tags = {child.tag for child in case}
@@ -634,17 +664,30 @@ def parse_surefire(data, spec):
                     if msg:
                         ev["messages"][key] = msg
             seen[suite_name] = tuple(counts)
-    for cls, counts in sorted(seen.items()):
-        told = lines.get(cls)
-        if told is None:
-            ev["tamper"].append(cls[:200] + ": a report of a class Maven did not run")
-        elif told != counts:
-            ev["tamper"].append(f"{cls[:200]}: the report counts {counts} but Maven counted {told}")
-    for cls in sorted(set(lines) - set(seen)):
-        ev["tamper"].append(cls[:200] + ": Maven ran it but its report is missing")
+    if lines:
+        for cls, counts in sorted(seen.items()):
+            told = lines.get(cls)
+            if told is None:
+                ev["tamper"].append(cls[:200] + ": a report of a class Maven did not run")
+            elif told != counts:
+                ev["tamper"].append(
+                    f"{cls[:200]}: the report counts {counts} but Maven counted {told}"
+                )
+        for cls in sorted(set(lines) - set(seen)):
+            ev["tamper"].append(cls[:200] + ": Maven ran it but its report is missing")
+    else:
+        # The project's console reporter names no class: the reports against Maven's totals.
+        totals = [tuple(int(m.group(i)) for i in range(1, 5)) for m in _SF_TOTAL.finditer(text)]
+        told = tuple(sum(t[i] for t in totals) for i in range(4))
+        counted = tuple(sum(c[i] for c in seen.values()) for i in range(4))
+        if seen and not totals:
+            ev["tamper"].append("reports of classes Maven did not run (it counted no tests)")
+        elif told != counted:
+            ev["tamper"].append(f"the reports count {counted} but Maven counted {told}")
     # A test class that never ran (it did not compile, or the build stopped before it) is a
-    # collection error of its test file.
-    ran = set(seen) | set(lines)
+    # collection error of its test file; a suite named by its display name still ran the
+    # classes its cases name.
+    ran = set(seen) | set(lines) | ran_classes
     for cls, path in sorted(classes.items()):
         if cls not in ran and path not in ev["collect_errors"]:
             ev["collect_errors"].append(path)
