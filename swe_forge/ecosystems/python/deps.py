@@ -231,6 +231,7 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         cache=cache,
         timeout=timeout,
         what="the dependencies",
+        package_dates=dict(d.split("=", 1) for d in recipe.package_dates),
     )
     return Lock(
         text,
@@ -251,12 +252,16 @@ def _compile(
     cache: Path,
     timeout: float,
     what: str,
+    package_dates: dict[str, str] | None = None,
 ) -> str:
-    """``uv pip compile`` with hashes for one target as of a date, cached by its inputs."""
+    """``uv pip compile`` with hashes for one target as of a date, cached by its inputs.
+
+    ``package_dates``: later "as of" dates of some distributions (a replaced pin's)."""
     target, uv_target = _uv_target(glibc)
-    key = hashlib.sha256(
-        json.dumps([RESOLVE_VERSION, req_in, python, target, exclude_newer, no_emit]).encode()
-    ).hexdigest()
+    parts: list[object] = [RESOLVE_VERSION, req_in, python, target, exclude_newer, no_emit]
+    if package_dates:
+        parts.append(sorted(package_dates.items()))
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
     cached = cache / "locks" / f"{key}.txt"
     if cached.is_file():
         return cached.read_text()
@@ -280,6 +285,9 @@ def _compile(
         if exclude_newer:
             cmd += ["--exclude-newer", exclude_newer]
             floors = tool_floors(python, exclude_newer)
+            for pkg, date in (package_dates or {}).items():
+                if date > exclude_newer:
+                    floors[pkg] = max(floors.get(pkg, ""), date)
             for pkg, date in sorted(floors.items()):
                 cmd += ["--exclude-newer-package", f"{pkg}={date}"]
             if "pytest" in floors:
