@@ -176,3 +176,33 @@ def test_the_index_reads_classifiers_from_metadata_files_and_sdists(tmp_path: Pa
     assert sorted(r.version for r in index.releases("proptest")) == ["3.1.0", "5.38.0"]
     assert index.python_minors("proptest", "3.1.0") == frozenset({"3.5"})
     assert index.python_minors("proptest", "5.38.0") == frozenset({"3.9"})
+
+
+def test_what_the_replacement_needs_is_resolved_as_of_its_date_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[list[str]] = []
+    hint = (
+        "error: No solution found when resolving dependencies\n"
+        "hint: `sortedcontainers` was filtered by `exclude-newer` to only include packages "
+        "uploaded before 2017-01-26T18:02:32Z.\n"
+    )
+
+    def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        seen.append(cmd)
+        dated = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--exclude-newer-package"]
+        if not any(d.startswith("sortedcontainers=") for d in dated):
+            return subprocess.CompletedProcess(cmd, 1, "", hint)
+        return subprocess.CompletedProcess(cmd, 0, "proptest==5.38.0\n", "")
+
+    monkeypatch.setattr(deps.subprocess, "run", run)
+    monkeypatch.setattr(deps, "_target_interpreter", lambda v: None)
+    deps.resolve(with_supported_pins(_recipe(), INDEX), "2.31", cache=tmp_path)
+    assert len(seen) == 2
+    dated = [seen[1][i + 1] for i, a in enumerate(seen[1]) if a == "--exclude-newer-package"]
+    assert "sortedcontainers=2020-10-21T00:00:00Z" in dated
+    # Without replaced pins the resolver's verdict stands: no retry.
+    seen.clear()
+    with pytest.raises(Exception, match="No solution"):
+        deps.resolve(_recipe(requirements=("other==1",)), "2.31", cache=tmp_path / "b")
+    assert len(seen) == 1

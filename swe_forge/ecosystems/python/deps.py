@@ -222,17 +222,29 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
     """
     target, _uv = _uv_target(glibc)
     req_in = with_bootstrap(recipe.requirements_in(), recipe.project_name)
-    text = _compile(
-        req_in,
-        python=recipe.python,
-        glibc=glibc,
-        exclude_newer=recipe.exclude_newer,
-        no_emit=recipe.project_name,
-        cache=cache,
-        timeout=timeout,
-        what="the dependencies",
-        package_dates=dict(d.split("=", 1) for d in recipe.package_dates),
-    )
+    dates = dict(d.split("=", 1) for d in recipe.package_dates)
+    for attempt in range(_DATED_RETRIES + 1):
+        try:
+            text = _compile(
+                req_in,
+                python=recipe.python,
+                glibc=glibc,
+                exclude_newer=recipe.exclude_newer,
+                no_emit=recipe.project_name,
+                cache=cache,
+                timeout=timeout,
+                what="the dependencies",
+                package_dates=dates,
+            )
+            break
+        except BuildError as exc:
+            # A pin replaced by a later release (recipe_pins) needs what that release
+            # depends on as of its own date: the resolver names what the commit's date hid.
+            hidden = set(_FILTERED.findall(str(exc))) - set(dates)
+            if not dates or not hidden or attempt == _DATED_RETRIES:
+                raise
+            latest = max(dates.values())
+            dates.update({canonicalize_name(n): latest for n in hidden})
     return Lock(
         text,
         recipe.python,
@@ -240,6 +252,11 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         _lock_digest(text, recipe.python, target),
         exclude_newer=recipe.exclude_newer,
     )
+
+
+#: How often a resolution with replaced pins is retried with the packages the date hid.
+_DATED_RETRIES = 6
+_FILTERED = re.compile(r"`([A-Za-z0-9._-]+)` was filtered by `exclude-newer`")
 
 
 def _compile(
