@@ -648,12 +648,18 @@ _MEMORY = {"cap": None, "reserve": None, "exhausted": False}
 
 def _cgroup_memory():
     """``(limit, usage)`` of this container's memory cgroup in bytes (v2, then v1), or None
-    when there is no limit."""
-    for limit_path, usage_path in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    when there is no limit. The usage leaves out the page cache of files (reclaimed when
+    memory runs short, so never what kills a test); tmpfs pages stay in."""
+    for limit_path, usage_path, stat_path in (
+        (
+            "/sys/fs/cgroup/memory.max",
+            "/sys/fs/cgroup/memory.current",
+            "/sys/fs/cgroup/memory.stat",
+        ),
         (
             "/sys/fs/cgroup/memory/memory.limit_in_bytes",
             "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+            "/sys/fs/cgroup/memory/memory.stat",
         ),
     ):
         try:
@@ -665,7 +671,18 @@ def _cgroup_memory():
             continue
         if not raw.isdigit() or int(raw) >= 1 << 60:  # "max", or v1's "unlimited"
             return None
-        return int(raw), usage
+        stat = {}
+        try:
+            with open(stat_path) as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    stat[key] = int(value)
+        except (OSError, ValueError):
+            pass
+        cache = sum(
+            stat.get("total_" + k, stat.get(k, 0)) for k in ("active_file", "inactive_file")
+        )
+        return int(raw), max(0, usage - cache)
     return None
 
 
