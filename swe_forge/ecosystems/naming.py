@@ -45,6 +45,10 @@ class Naming:
     #: A test path that is a test module by the ecosystem's own rule (Rust: every file
     #: under ``tests/``; JavaScript: its runner's rule).
     is_test_module: Callable[[str], bool] = _never
+    #: File names of test *data* the ecosystem's test modules read (a JSON or YAML case file
+    #: under ``tests/``): a test side that changes only such files still drives tests, those
+    #: of its test directory, when the fix is in this ecosystem's code.
+    test_data: tuple[str, ...] = ()
 
 
 @cache

@@ -16,7 +16,10 @@ Checks, each a named finding when it fails:
 - ``test_content``: no file anywhere in the image (outside the OS's own ``/usr`` and dpkg
   data) holds test-patch content: the names of the tests it adds (also inside ``.pyc`` and
   zip/wheel files), or its long added lines.
-- ``distribution``: the project's own distribution is installed only from ``/testbed``.
+- ``distribution``: the project's own distribution is installed only from ``/testbed``. A
+  ``*.dist-info`` of the project's name nested inside another package (setuptools' and pip's
+  ``_vendor`` copies of packaging, platformdirs, tomli, ...) is that package's private copy, not
+  an installed distribution: it is listed in ``vendored``, not failed.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class AuditReport:
     git: dict[str, Any] = field(default_factory=dict)
     scanned_files: int = 0
     scanned_bytes: int = 0
+    #: ``*.dist-info`` directories of the project's name that another package vendors.
+    vendored: list[str] = field(default_factory=list)
 
     def fail(self, check: str, detail: str) -> None:
         """Record a failed check."""
@@ -184,7 +189,10 @@ def _scan(
             d = name.rsplit("/", 1)[0]
             dist = d.rsplit("/", 1)[-1].removesuffix(".dist-info").rsplit("-", 1)[0]
             if canonicalize_name(dist) == norm and fh is not None:
-                dist_dirs.setdefault(d, {})[name.rsplit("/", 1)[-1]] = fh.read()
+                if is_installed_dist_dir(d):
+                    dist_dirs.setdefault(d, {})[name.rsplit("/", 1)[-1]] = fh.read()
+                elif f"/{d}" not in report.vendored:
+                    report.vendored.append(f"/{d}")
             continue
         if fh is None or name.startswith(_SKIP_PREFIXES) or member.size > _MAX_SCAN:
             continue
@@ -205,6 +213,25 @@ def _scan(
                 f"/{d} is a copy of the project not installed from /testbed "
                 f"({url or 'no direct_url.json'})",
             )
+
+
+_PATH_ROOTS = ("site-packages", "dist-packages")
+
+
+def is_installed_dist_dir(path: str) -> bool:
+    """Is the ``*.dist-info`` directory ``path`` an installed distribution, not a vendored one?
+
+    An installer writes ``NAME-VER.dist-info`` directly into an import root (``site-packages``,
+    ``dist-packages``). One nested deeper below such a root lives inside another package
+    (``setuptools/_vendor/platformdirs-4.2.2.dist-info``): that package's private copy, imported
+    under its own namespace, not a copy of the project the agent could import in its place.
+    Outside any import root nothing tells the two apart, so such a directory counts as installed.
+    """
+    parts = path.strip("/").split("/")
+    roots = [i for i, p in enumerate(parts[:-1]) if p in _PATH_ROOTS]
+    if not roots:
+        return True
+    return roots[-1] == len(parts) - 2
 
 
 def _check_content(name: str, data: bytes, needles: Needles, report: AuditReport) -> None:

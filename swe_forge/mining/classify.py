@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from enum import StrEnum
 
 from swe_forge.config import ClassifyConfig
@@ -155,6 +156,10 @@ class PathClassifier:
         self._code_extensions = (*_joined("code_extensions"), *_OTHER_CODE_EXTENSIONS)
         self._test_files = _compile(_joined("test_files"))
         self._test_modules = _compile(_joined("test_modules"))
+        # Per ecosystem: its code's extensions and the names of the test data its tests read.
+        self._test_data = [
+            (tuple(n.code_extensions), _compile(n.test_data)) for n in self._namings if n.test_data
+        ]
         self._packaging = _compile(_PACKAGING_PATTERNS)
 
     def is_test(self, path: str) -> bool:
@@ -178,6 +183,23 @@ class PathClassifier:
         return bool(self._test_modules.fullmatch(name)) or any(
             n.is_test_module(path) for n in self._namings
         )
+
+    def is_test_data(self, path: str, source_paths: Iterable[str]) -> bool:
+        """True for a test path that is the data of data-driven tests (``tests/cases.json``)
+        in an ecosystem whose code the fix (``source_paths``) changes: its test modules read
+        the file, so a test side that changes only such files still has tests to run."""
+        if not self.is_test(path) or self._runner(path):
+            return False
+        name = path.rsplit("/", 1)[-1]
+        sources = [p.lower() for p in source_paths]
+        return any(
+            names.fullmatch(name) and any(p.endswith(exts) for p in sources)
+            for exts, names in self._test_data
+        )
+
+    def _runner(self, path: str) -> bool:
+        name = path.rsplit("/", 1)[-1].lower()
+        return name in self._runner_files or name in self._test_config_files
 
     def classify(self, path: str) -> FileKind:
         """Classify one repository-relative path (forward slashes)."""

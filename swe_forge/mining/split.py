@@ -69,13 +69,17 @@ def check_kinds(
         return SplitRejection(Reason.TEST_ONLY, "only test files changed")
     if not has_test:
         return SplitRejection(Reason.NO_TEST_CHANGE, "no test file changed")
-    if not any(
-        classifier.is_test_module(p)
-        for ch, k in zip(changes, kinds, strict=True)
-        if k is FileKind.TEST
-        for p in ch.paths
+    test_paths = [
+        p for ch, k in zip(changes, kinds, strict=True) if k is FileKind.TEST for p in ch.paths
+    ]
+    sources = [
+        p for ch, k in zip(changes, kinds, strict=True) if k is FileKind.SOURCE for p in ch.paths
+    ]
+    if not any(classifier.is_test_module(p) for p in test_paths) and not any(
+        classifier.is_test_data(p, sources) for p in test_paths
     ):
-        # Helpers, fixtures or conftest.py alone cannot hold a failing-then-passing test.
+        # Helpers, fixtures or conftest.py alone cannot hold a failing-then-passing test; the
+        # case files of data-driven tests can (their test directory's modules run them).
         return SplitRejection(Reason.NO_TEST_MODULE, "the test side changes no test module")
     return kinds
 

@@ -91,6 +91,7 @@ def run_harness(
     seed: int | None = 1,
     select: dict[str, object] | None = None,
     on_hello: Callable[[], None] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, object]], int]:
     """Run pytest with the harness, as the supervisor does: the secret (key, selection) on a
     pipe read once, events on another. Return the authenticated events and the exit status;
@@ -111,6 +112,7 @@ def run_harness(
     )
     if seed is not None:
         env["SWE_FORGE_ORDER_SEED"] = str(seed)
+    env.update(extra_env or {})
     if on_hello is not None:
         env["SWE_FORGE_ACK_FD"] = str(ack_read)
     secret: dict[str, object] = {"key": KEY.hex(), **(select or {})}
@@ -559,6 +561,39 @@ def test_the_test_process_memory_is_closed(tmp_path: Path) -> None:
         "tests/test_memory.py::test_this_process_is_not_dumpable": "passed",
     }, events
     assert code == 0
+
+
+MEMORY_HOG = {
+    "tests/test_hog.py": (
+        "def test_takes_all_memory():\n"
+        # Address space only (calloc'd, never touched): without a cap this passes and costs
+        # nothing; under a 200 MB cap it runs out, as a real memory hog would.
+        "    held = []\n"
+        "    for _ in range(16):\n"
+        "        held.append(bytes(64 << 20))\n"
+        "    assert len(held) == 16\n\n"
+        "def test_runs_after_the_hog():\n"
+        # Touched, within the cap only if the hog's memory came back.
+        "    assert len(bytearray(150 << 20)) == 150 << 20\n\n"
+        "def test_small():\n"
+        "    assert sum(range(10)) == 45\n"
+    ),
+}
+
+
+def test_a_test_that_exhausts_memory_fails_alone(tmp_path: Path) -> None:
+    # One test running out of memory must fail that test, not have the kernel kill the whole
+    # pytest process (every outcome lost, the run a resource limit).
+    write(tmp_path, MEMORY_HOG)
+    events, code = run_harness(
+        tmp_path, "tests", seed=None, extra_env={"SWE_FORGE_TEST_MEMORY": str(200 << 20)}
+    )
+    assert outcomes(events) == {
+        "tests/test_hog.py::test_takes_all_memory": "failed",
+        "tests/test_hog.py::test_runs_after_the_hog": "passed",
+        "tests/test_hog.py::test_small": "passed",
+    }, events
+    assert code == 1 and events[-1]["event"] == "end"
 
 
 # ------------------------------------------------------------------ subtests, several pytests

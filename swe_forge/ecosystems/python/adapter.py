@@ -15,7 +15,7 @@ from swe_forge.diffs import DiffParseError, parse_diff
 from swe_forge.ecosystems.base import CandidateCheck, JobRequest, Reader
 from swe_forge.ecosystems.python.detect import PYTHON_MARKERS
 from swe_forge.ecosystems.python.runner import PytestRunner, protect_spec
-from swe_forge.ecosystems.python.scope import PatchScope, patch_scope
+from swe_forge.ecosystems.python.scope import PatchScope, data_test_dirs, patch_scope
 from swe_forge.ecosystems.scanning import (
     UNPARSABLE,
     Findings,
@@ -70,18 +70,29 @@ class PythonEcosystem:
         return self.classifier.is_test_module(path)
 
     def test_files(self, test_patch: str) -> list[str]:
-        """Test modules the test patch adds or modifies (deleted ones cannot be run)."""
+        """Test modules the test patch adds or modifies (deleted ones cannot be run); for a
+        patch that changes only the case files of data-driven tests, their test directories
+        (pytest runs the modules under them; the supervisor closes those modules, not the
+        directory, once collected)."""
         try:
             parsed = parse_diff(test_patch)
         except DiffParseError:
             return []
-        return sorted(
-            {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
-        )
+        modules = {fp.new_path for fp in parsed if fp.new_path and self.is_test_file(fp.new_path)}
+        if modules:
+            return sorted(modules)
+        return data_test_dirs([fp.new_path for fp in parsed if fp.new_path], self.classifier)
 
     def scope(self, test_patch: str, read_base: Reader | None = None) -> PatchScope:
-        """The tests the test patch adds or changes, read with ``ast``."""
-        return patch_scope(test_patch, read_base, self.is_test_file)
+        """The tests the test patch adds or changes, read with ``ast`` (every test of the
+        test directories whose data-driven cases alone it changes)."""
+        try:
+            paths = [fp.new_path for fp in parse_diff(test_patch) if fp.new_path]
+        except DiffParseError:
+            paths = []
+        return patch_scope(
+            test_patch, read_base, self.is_test_file, data_test_dirs(paths, self.classifier)
+        )
 
     def runner(self, module: str, packages: list[str] | None = None) -> PytestRunner:
         """pytest with the judge's plugin (the same for every project)."""

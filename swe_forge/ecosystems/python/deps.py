@@ -222,16 +222,29 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
     """
     target, _uv = _uv_target(glibc)
     req_in = with_bootstrap(recipe.requirements_in(), recipe.project_name)
-    text = _compile(
-        req_in,
-        python=recipe.python,
-        glibc=glibc,
-        exclude_newer=recipe.exclude_newer,
-        no_emit=recipe.project_name,
-        cache=cache,
-        timeout=timeout,
-        what="the dependencies",
-    )
+    dates = dict(d.split("=", 1) for d in recipe.package_dates)
+    for attempt in range(_DATED_RETRIES + 1):
+        try:
+            text = _compile(
+                req_in,
+                python=recipe.python,
+                glibc=glibc,
+                exclude_newer=recipe.exclude_newer,
+                no_emit=recipe.project_name,
+                cache=cache,
+                timeout=timeout,
+                what="the dependencies",
+                package_dates=dates,
+            )
+            break
+        except BuildError as exc:
+            # A pin replaced by a later release (recipe_pins) needs what that release
+            # depends on as of its own date: the resolver names what the commit's date hid.
+            hidden = set(_FILTERED.findall(str(exc))) - set(dates)
+            if not dates or not hidden or attempt == _DATED_RETRIES:
+                raise
+            latest = max(dates.values())
+            dates.update({canonicalize_name(n): latest for n in hidden})
     return Lock(
         text,
         recipe.python,
@@ -239,6 +252,11 @@ def resolve(recipe: InstallRecipe, glibc: str, *, cache: Path, timeout: float = 
         _lock_digest(text, recipe.python, target),
         exclude_newer=recipe.exclude_newer,
     )
+
+
+#: How often a resolution with replaced pins is retried with the packages the date hid.
+_DATED_RETRIES = 6
+_FILTERED = re.compile(r"`([A-Za-z0-9._-]+)` was filtered by `exclude-newer`")
 
 
 def _compile(
@@ -251,12 +269,16 @@ def _compile(
     cache: Path,
     timeout: float,
     what: str,
+    package_dates: dict[str, str] | None = None,
 ) -> str:
-    """``uv pip compile`` with hashes for one target as of a date, cached by its inputs."""
+    """``uv pip compile`` with hashes for one target as of a date, cached by its inputs.
+
+    ``package_dates``: later "as of" dates of some distributions (a replaced pin's)."""
     target, uv_target = _uv_target(glibc)
-    key = hashlib.sha256(
-        json.dumps([RESOLVE_VERSION, req_in, python, target, exclude_newer, no_emit]).encode()
-    ).hexdigest()
+    parts: list[object] = [RESOLVE_VERSION, req_in, python, target, exclude_newer, no_emit]
+    if package_dates:
+        parts.append(sorted(package_dates.items()))
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
     cached = cache / "locks" / f"{key}.txt"
     if cached.is_file():
         return cached.read_text()
@@ -280,6 +302,9 @@ def _compile(
         if exclude_newer:
             cmd += ["--exclude-newer", exclude_newer]
             floors = tool_floors(python, exclude_newer)
+            for pkg, date in (package_dates or {}).items():
+                if date > exclude_newer:
+                    floors[pkg] = max(floors.get(pkg, ""), date)
             for pkg, date in sorted(floors.items()):
                 cmd += ["--exclude-newer-package", f"{pkg}={date}"]
             if "pytest" in floors:

@@ -9,6 +9,28 @@ from swe_forge.ecosystems.naming import Naming
 #: Files that make a repository Python's even when it holds other languages' files.
 PYTHON_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements.txt")
 
+#: Case files a data-driven test module reads (see :func:`data_test_dirs`).
+TEST_DATA = (
+    "*.json",
+    "*.jsonl",
+    "*.yaml",
+    "*.yml",
+    "*.toml",
+    "*.txt",
+    "*.csv",
+    "*.tsv",
+    "*.xml",
+    "*.html",
+    "*.htm",
+    "*.ini",
+    "*.cfg",
+    "*.md",
+    "*.rst",
+    "*.sql",
+    "*.in",
+    "*.out",
+)
+
 NAMING = Naming(
     test_files=("test_*.py", "*_test.py", "*_tests.py", "tests.py", "conftest.py"),
     test_modules=("test_*.py", "*_test.py", "*_tests.py", "tests.py"),
@@ -25,4 +47,6 @@ NAMING = Naming(
         ".pytest.toml",
     ),
     code_extensions=(".py", ".pyi", ".pyx", ".pxd", ".pxi"),
+    # Case files of data-driven tests (a module under tests/ loads every case of a file).
+    test_data=TEST_DATA,
 )

@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,13 @@ from swe_forge.ecosystems.base import Builder
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.python.deps import Lock, Wheelhouse, resolve, wheelhouse
 from swe_forge.ecosystems.python.recipe import (
+    PYTHON_RELEASES,
     InstallRecipe,
     detect_recipe,
     imported_modules,
     recipe_digest,
 )
+from swe_forge.ecosystems.python.recipe_pins import PyPIReleases, ReleaseIndex, adjust_stale_pins
 from swe_forge.engine import LABEL_PREFIX, Engine, local_name
 from swe_forge.errors import DockerError, SweForgeError
 from swe_forge.images.base import (
@@ -215,7 +218,23 @@ def recipe_of(builder: Builder, candidate: Candidate) -> tuple[InstallRecipe, bo
         override=override,
         test_imports=test_imports(candidate, read),
     )
-    return recipe, installable(read)
+    return with_supported_pins(recipe, PyPIReleases(builder.cache)), installable(read)
+
+
+def with_supported_pins(recipe: InstallRecipe, index: ReleaseIndex) -> InstallRecipe:
+    """The recipe with exact pins too old for its Python replaced by the nearest release that
+    supports it (:mod:`~swe_forge.ecosystems.python.recipe_pins`), recorded as adjustments."""
+    reqs, adjusted, dates = adjust_stale_pins(
+        recipe.requirements, recipe.python, PYTHON_RELEASES, index
+    )
+    if not adjusted:
+        return recipe
+    return replace(
+        recipe,
+        requirements=tuple(sorted(set(reqs))),
+        adjusted=(*recipe.adjusted, *adjusted),
+        package_dates=tuple(sorted(f"{k}={v}" for k, v in dates.items())),
+    )
 
 
 def build_python(builder: Builder, candidate: Candidate) -> ImageRecord:

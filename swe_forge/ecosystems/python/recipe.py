@@ -110,6 +110,9 @@ class InstallRecipe:
     notes: tuple[str, ...] = field(default=())
     #: Requirements changed on purpose (a pytest too old for the harness), as evidence.
     adjusted: tuple[Adjustment, ...] = field(default=())
+    #: Distributions resolved as of a later date than the commit's ("name=date"): a pin
+    #: replaced by the nearest release that supports the chosen Python (recipe_pins).
+    package_dates: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -404,6 +407,8 @@ def recipe_digest(recipe: InstallRecipe) -> str:
         k: v
         for k, v in recipe.to_dict().items()
         if k not in ("sources", "notes", "python_reason", "adjusted")
+        # Absent unless used: recipes without it keep the digests (and images) they had.
+        and not (k == "package_dates" and not v)
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from typing import Any
 
 from swe_forge import pyast
@@ -31,6 +32,8 @@ from swe_forge.diffs import (
     parse_diff,
     touched_lines,
 )
+from swe_forge.ecosystems.python.detect import NAMING, TEST_DATA
+from swe_forge.mining.classify import PathClassifier
 
 
 def _test_name(name: str) -> bool:
@@ -55,11 +58,16 @@ class PatchScope:
     #: test inherited from a base class is that base's test: pytest collects it under the
     #: subclass's node id).
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Test directories whose data-driven tests the patch changes through their case files
+    #: alone (it touches no test module): every test under them is the task's.
+    data_dirs: frozenset[str] = frozenset()
 
     def covers(self, node_id: str) -> bool:
         """Does the patch add or change this test's definition (or is its module unknown)?"""
         path, _, rest = node_id.partition("::")
         if path in self.unanalysed or "*" in self.unanalysed:
+            return True
+        if any(path.startswith(d + "/") for d in self.data_dirs):
             return True
         if path not in self.modules or not rest:
             return False
@@ -89,6 +97,7 @@ class PatchScope:
             "modules": sorted(self.modules),
             "changed": sorted(self.changed),
             "unanalysed": dict(sorted(self.unanalysed.items())),
+            **({"data_dirs": sorted(self.data_dirs)} if self.data_dirs else {}),
         }
 
 
@@ -161,15 +170,46 @@ def changed_tests(
     return out, {k: v for k, v in bases.items() if v}
 
 
+def data_test_dirs(paths: Iterable[str], classifier: PathClassifier) -> list[str]:
+    """The test directories of data-driven tests whose case files ``paths`` change.
+
+    A test patch that changes only a JSON or YAML case file under ``tests/`` (and no test
+    module) changes the tests that read it: a module of that test tree loads the file, at
+    collection (``parametrize``) or at run time, and which one cannot be told from the patch.
+    The tree is the top-most test directory on the file's path (``tests/``, ``pkg/tests/``),
+    as :func:`~swe_forge.ecosystems.python.runner.protect_spec` locks it: pytest runs its
+    modules. Empty when a path is a test module (the patch's modules are the tests) or when
+    no path is a case file.
+    """
+    dirs: set[str] = set()
+    for path in paths:
+        if classifier.is_test_module(path):
+            return []
+        name = path.rsplit("/", 1)[-1]
+        if not classifier.is_test(path) or not any(fnmatch(name.lower(), g) for g in TEST_DATA):
+            continue
+        if name.lower() in {f.lower() for f in NAMING.runner_files + NAMING.test_config_files}:
+            continue
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if classifier.is_test(prefix + "/x"):
+                dirs.add(prefix)
+                break
+    return sorted(dirs)
+
+
 def patch_scope(
     test_patch: str,
     read_base: Callable[[str], bytes | None] | None,
     is_test_module: Callable[[str], bool],
+    data_dirs: Iterable[str] = (),
 ) -> PatchScope:
     """Analyse a test patch: the tests it adds or changes in each Python test module.
 
     ``read_base(path)`` returns a file's content at the base commit (None when absent);
-    without it, only files the patch creates can be analysed.
+    without it, only files the patch creates can be analysed. ``data_dirs``: the test
+    directories of data-driven tests the patch changes (:func:`data_test_dirs`).
     """
     try:
         parsed = parse_diff(test_patch)
@@ -200,4 +240,6 @@ def patch_scope(
             continue
         changed |= found
         bases.update(module_bases)
-    return PatchScope(frozenset(modules), frozenset(changed), unanalysed, bases)
+    return PatchScope(
+        frozenset(modules), frozenset(changed), unanalysed, bases, frozenset(data_dirs)
+    )

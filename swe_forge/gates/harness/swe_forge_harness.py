@@ -29,6 +29,8 @@ itself (pytest's exit status, the files, the limits). What the plugin does:
 - gates imports: a Python module loaded from a writable place (the work tree, /tmp, $HOME)
   whose content the supervisor did not see before the run is scanned for capabilities like
   the patch was, and refused (with a tamper event) if it uses more than the task allows;
+- caps its own data memory (``RLIMIT_DATA``) below what the container has left, so a test
+  that exhausts memory fails with a ``MemoryError`` instead of the kernel killing the run;
 - fingerprints, at load time, the parts of pytest, pluggy and the builtins that decide an
   outcome and checks them again at every report and at the end; checks that a test item's
   ``runtest`` was not replaced on the item.
@@ -38,6 +40,7 @@ Standalone on purpose: no imports from swe-forge, Python 3.6+ syntax, pytest 3.6
 
 import builtins
 import contextlib
+import gc
 import hashlib
 import hmac
 import json
@@ -600,7 +603,11 @@ def _protocol(item, nextitem):
         and threading.current_thread() is threading.main_thread()
     )
     if not usable:
-        yield
+        _memory_reserve()
+        try:
+            yield
+        finally:
+            _memory_forget()
         return
 
     fired = [0]
@@ -614,17 +621,162 @@ def _protocol(item, nextitem):
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, limit, 5.0)
+    _memory_reserve()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        _memory_forget()
 
 
 if hasattr(pytest, "hookimpl"):
     pytest_runtest_protocol = pytest.hookimpl(hookwrapper=True)(_protocol)
 else:
     pytest_runtest_protocol = pytest.mark.hookwrapper(_protocol)
+
+
+#: What the test process leaves to the rest of the container (the supervisor, files on the
+#: tmpfs mounts, the programs the tests start) when it caps its own memory: a share of the
+#: container's limit, at least this much.
+_MEMORY_MARGIN = 256 << 20
+#: Address space held back while a test runs and given up when it runs out of memory, so
+#: pytest can still build and report that test's failure.
+_MEMORY_RESERVE = 16 << 20
+_MEMORY = {"cap": None, "reserve": None, "exhausted": False}
+
+
+def _cgroup_memory():
+    """``(limit, usage)`` of this container's memory cgroup in bytes (v2, then v1), or None
+    when there is no limit. The usage leaves out the page cache of files (reclaimed when
+    memory runs short, so never what kills a test); tmpfs pages stay in."""
+    for limit_path, usage_path, stat_path in (
+        (
+            "/sys/fs/cgroup/memory.max",
+            "/sys/fs/cgroup/memory.current",
+            "/sys/fs/cgroup/memory.stat",
+        ),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+            "/sys/fs/cgroup/memory/memory.stat",
+        ),
+    ):
+        try:
+            with open(limit_path) as fh:
+                raw = fh.read().strip()
+            with open(usage_path) as fh:
+                usage = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue
+        if not raw.isdigit() or int(raw) >= 1 << 60:  # "max", or v1's "unlimited"
+            return None
+        stat = {}
+        try:
+            with open(stat_path) as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    stat[key] = int(value)
+        except (OSError, ValueError):
+            pass
+        cache = sum(
+            stat.get("total_" + k, stat.get(k, 0)) for k in ("active_file", "inactive_file")
+        )
+        return int(raw), max(0, usage - cache)
+    return None
+
+
+def _vm_data():
+    """This process's data segment in bytes (what ``RLIMIT_DATA`` counts), 0 if unknown."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _memory_capped():
+    """Cap this process's data memory below what the container has left, before any code
+    under test exists; return the cap in bytes (None: left alone).
+
+    A test that exhausts memory otherwise meets the container's limit: the kernel kills the
+    whole pytest process, every test's outcome with it, and the run is lost as a resource
+    limit. Under ``RLIMIT_DATA`` its allocation fails instead: a ``MemoryError`` in that test,
+    which fails, and the run goes on. Virtual, not resident, memory is counted, so the cap
+    bites before the container's limit does. The hard limit is lowered too: the tests' user
+    cannot raise it again (programs the tests start inherit it). ``SWE_FORGE_TEST_MEMORY``
+    (bytes this process may still take), set by whoever starts pytest, replaces the cgroup's
+    figures."""
+    try:
+        budget = int(os.environ.get("SWE_FORGE_TEST_MEMORY") or 0)
+    except ValueError:
+        budget = 0
+    if budget <= 0:
+        found = _cgroup_memory()
+        if found is None:
+            return None
+        limit, usage = found
+        budget = limit - usage - max(_MEMORY_MARGIN, limit // 8)
+        if budget <= 0:
+            return None
+    before = set(sys.modules)
+    try:
+        import resource
+
+        cap = _vm_data() + budget + _MEMORY_RESERVE
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return None
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+        return cap
+    except (ImportError, OSError, ValueError):
+        return None
+    finally:
+        # Nothing the harness imported is the tests' to find already imported.
+        for name in set(sys.modules) - before:
+            sys.modules.pop(name, None)
+
+
+def _memory_reserve():
+    # ``bytes(n)`` is calloc'd: address space that counts against the cap, no resident page.
+    if _MEMORY["cap"] and _MEMORY["reserve"] is None:
+        with contextlib.suppress(MemoryError):
+            _MEMORY["reserve"] = bytes(_MEMORY_RESERVE)
+
+
+def _memory_forget():
+    """After a test that ran out of memory: give what it took back to the next tests.
+
+    pytest keeps the failure for post-mortem debugging (``sys.last_traceback`` holds the
+    test's frames and so everything it allocated), and its traceback and pytest's call record
+    form a cycle that only the cyclic collector frees, which no small allocation triggers."""
+    if not _MEMORY["exhausted"]:
+        return
+    _MEMORY["exhausted"] = False
+    if isinstance(getattr(sys, "last_value", None), MemoryError):
+        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+            with contextlib.suppress(AttributeError):
+                delattr(sys, name)
+    gc.collect()
+
+
+def _makereport(item, call):
+    if _MEMORY["cap"] and call.excinfo is not None and call.excinfo.errisinstance(MemoryError):
+        # The test still holds what it took: the reserve is the room left to report it.
+        _MEMORY["reserve"] = None
+        _MEMORY["exhausted"] = True
+    yield
+
+
+if hasattr(pytest, "hookimpl"):
+    pytest_runtest_makereport = pytest.hookimpl(hookwrapper=True, tryfirst=True)(_makereport)
+else:
+    pytest_runtest_makereport = pytest.mark.hookwrapper(pytest.mark.tryfirst(_makereport))
 
 
 def _message(report):
@@ -802,8 +954,9 @@ def _hide_the_current_test():
         runner._update_current_test_var = _current_test_var
 
 
-# At import, before any code under test can run: this process's memory closed, the secret,
-# the channel, the import gate, the test's identity hidden, then the baseline fingerprint.
+# At import, before any code under test can run: this process's memory capped and closed, the
+# secret, the channel, the import gate, the test's identity hidden, then the baseline fingerprint.
+_MEMORY["cap"] = _memory_capped()
 _memory_closed()
 _PRIVATE = _build()
 _GATE = _ImportGate()

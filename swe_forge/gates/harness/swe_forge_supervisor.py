@@ -714,6 +714,31 @@ def walk_tree(root):
             stack.append((os.path.join(dirpath, name), depth + 1))
 
 
+def test_modules_of(paths):
+    """The test files to close once collected, a directory among them (the test tree of
+    data-driven tests, which pytest is given whole) standing for the test modules under it
+    (pytest's default ``test_*.py``, ``*_test.py``): closing the directory itself would close
+    the case files the tests read, and the modules pytest has yet to import."""
+    out = []
+    for raw in paths or ():
+        raw = str(raw)
+        full = os.path.join(TESTBED, raw)
+        if (
+            raw.startswith("/")
+            or ".." in raw.split("/")
+            or os.path.islink(full)
+            or not os.path.isdir(full)
+            or not inside_testbed(full)
+        ):
+            out.append(raw)
+            continue
+        for path in walk_files(full):
+            name = os.path.basename(path)
+            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                out.append(path[len(TESTBED) + 1 :])
+    return sorted(set(out))
+
+
 def walk_files(root):
     for dirpath, dirnames, filenames in walk_tree(root):
         if dirpath == TESTBED and ".git" in dirnames:
@@ -1899,7 +1924,7 @@ def run_once(job, spec, files, dirs, canary_map, polyglot):
     # pytest starts collecting (the harness waits for the word): pytest imports them from the
     # harness's copy, and nothing the code under test does, even while the tests import it,
     # may read them.
-    hide = spec.get("hide_collected") if not report else None
+    hide = test_modules_of(spec.get("hide_collected")) if not report else None
     if hide:
         secret["sources"] = sorted(str(p) for p in hide if not str(p).startswith("/"))
     ack_read, ack_write = os.pipe() if hide else (None, None)
