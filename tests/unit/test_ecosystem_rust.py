@@ -805,3 +805,22 @@ def test_unit_tests_run_as_the_library_target(tmp_path: Path) -> None:
     scope = ECO.scope(patch, {"src/tests.rs": b"#[test]\nfn push() {}\n"}.get)
     assert scope.covers("src/lib.rs::tests::pop")
     assert not scope.covers("src/lib.rs::tests::push")
+
+
+def test_scan_targets_enables_the_features_a_targets_tests_are_gated_on(tmp_path: Path) -> None:
+    """rust-lang/log's kv tests exist only with feature kv: the target is run with it."""
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "log"\n\n[features]\nstd = []\nkv = []\n'
+            'nightly = []\n\n[dependencies]\nserde = { version = "1", optional = true }\n',
+            "tests/macros.rs": '#[test]\n#[cfg(all(feature = "std", feature = "kv"))]\nfn kv_net() {}\n'
+            '#[cfg(feature = "nightly")]\n#[test]\nfn n() {}\n'
+            '#[cfg(feature = "serde")]\n#[test]\nfn s() {}\n'
+            '#[cfg(feature = "undeclared")]\n#[test]\nfn u() {}\n',
+            "tests/plain.rs": "#[test]\nfn p() {}\n",
+        },
+    )
+    targets = scan_targets(tree)["targets"]
+    assert targets["tests/macros.rs"]["features"] == ["kv", "serde", "std"]
+    assert targets["tests/plain.rs"]["features"] == []

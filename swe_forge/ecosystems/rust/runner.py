@@ -336,6 +336,7 @@ def scan_targets(tree: Path) -> dict[str, Any]:
         and lib.get("test", True) is not False
     ):
         targets["src/lib.rs"] = {"name": LIB, "features": []}
+    _add_gated_features(tree, manifest, targets)
     modules: dict[str, list[str]] = {}
     # tests/<dir>/main.rs: the modules in tests/<dir>/ are its own.
     dirs = {r.rsplit("/", 1)[0] for r in targets if re.fullmatch(r"tests/[^/]+/main\.rs", r)}
@@ -365,6 +366,53 @@ def scan_targets(tree: Path) -> dict[str, Any]:
         if users:
             modules[f] = users
     return {"targets": targets, "modules": modules}
+
+
+#: ``feature = "name"`` inside a ``#[cfg(...)]`` or ``#![cfg(...)]`` attribute.
+_CFG_ATTR = re.compile(r"#!?\[\s*cfg\s*\((.*?)\)\s*\]", re.S)
+_CFG_FEATURE = re.compile(r'feature\s*=\s*"([^"]+)"')
+#: Features that ask for a nightly compiler (``#![feature(...)]`` behind them): on the pinned
+#: stable toolchain they fail the whole target's build.
+_NIGHTLY = re.compile(r"nightly|unstable|bench", re.I)
+
+
+def _add_gated_features(
+    tree: Path, manifest: dict[str, Any], targets: dict[str, dict[str, Any]]
+) -> None:
+    """Enable on each integration-test target the features its tests are gated on.
+
+    A test under ``#[cfg(feature = "kv")]`` does not exist in a build with the default
+    features: the fail-to-pass test of a PR that adds one was never compiled in either phase
+    (rust-lang/log: ``no_fail_to_pass``). Projects run such tests in CI with the features on;
+    so does the harness, for the features the package declares (``[features]`` and optional
+    dependencies), except nightly-only ones.
+    """
+    declared = set((manifest.get("features") or {}).keys())
+    for table in ("dependencies", "dev-dependencies"):
+        deps = manifest.get(table)
+        for name, spec in (deps if isinstance(deps, dict) else {}).items():
+            if isinstance(spec, dict) and spec.get("optional") is True:
+                declared.add(str(name))
+    if not declared:
+        return
+    for root, target in targets.items():
+        if target.get("name") == LIB:
+            continue  # the library's own #[cfg(feature)] is everywhere in src/, not tests
+        parent = root.rsplit("/", 1)[0]
+        own = [root]
+        if root.endswith("/main.rs") and parent != "tests":
+            own = sorted(p.relative_to(tree).as_posix() for p in (tree / parent).rglob("*.rs"))
+        wanted: set[str] = set()
+        for path in own:
+            try:
+                text = (tree / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for attr in _CFG_ATTR.findall(text):
+                wanted.update(_CFG_FEATURE.findall(attr))
+        extra = sorted(f for f in wanted & declared if not _NIGHTLY.search(f))
+        if extra:
+            target["features"] = sorted({*target.get("features", []), *extra})
 
 
 def _roots(file: str, layout: dict[str, Any] | None) -> list[str]:
