@@ -62,7 +62,10 @@ def report(
         from swe_forge.commands.report_html import render_html
         from swe_forge.errors import output_error
 
+        from swe_forge.locks import hold_output
+
         page = render_html(files)
+        hold_output(html_out)
         try:
             html_out.write_text(page, encoding="utf-8")
         except OSError as exc:
