@@ -61,7 +61,6 @@ def report(
     if html_out is not None:
         from swe_forge.commands.report_html import render_html
         from swe_forge.errors import output_error
-
         from swe_forge.locks import hold_output
 
         page = render_html(files)
