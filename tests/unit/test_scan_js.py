@@ -471,3 +471,21 @@ def test_a_functions_own_arguments_are_not(source: str) -> None:
 def test_a_fragment_cannot_tell_whose_arguments_it_reads() -> None:
     # Hunks without their function's first line: the whole file decides, not the fragment.
     assert "module loader" not in scan(b"  return arguments[0];\n", "src/a.js", fragment=True)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "const a = require('assert');\nexports.f = () => Object.assign(a, { strictEqual() {} });\n",
+        "const a = require('node:assert');\nexports.f = () => Reflect.set(a, 'strictEqual', () => {});\n",
+        "const a = require('assert');\n"
+        "exports.f = () => Object.defineProperty(a, 'ok', { value() {} });\n",
+        "exports.f = () => Object.assign(require('assert'), { deepEqual() {} });\n",
+        "import * as a from 'node:assert';\nexport const f = () => Object.setPrototypeOf(a, {});\n",
+        "const chai = require('chai');\nexports.f = () => Object.assign(chai, { expect() {} });\n",
+    ],
+)
+def test_members_of_a_node_or_framework_module_written_through_a_definer(source: str) -> None:
+    """A twenty-seventh red team switched Node's assert off with Object.assign, Reflect.set and
+    Object.defineProperty on the module: each a capability, as assert.x = ... always was."""
+    assert caps(source) & {"global objects", "test framework"}, caps(source)

@@ -290,6 +290,11 @@ class _Scan(_Folding):
         if target is None:
             return
         for path in self._resolve(target):
+            if path.startswith("module:") and "." not in path[7:]:
+                # The module object itself is the target: its members are what is written
+                # (Object.assign(require("assert"), {strictEqual() {}}), Reflect.set(assert,
+                # "ok", f)): as assert.strictEqual = ... is (a twenty-seventh red team).
+                path += ".*"
             cap = _written(path, explicit=False)
             if cap is not None:
                 self.add(cap, node)
