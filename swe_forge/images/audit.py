@@ -234,6 +234,19 @@ def is_installed_dist_dir(path: str) -> bool:
     return roots[-1] == len(parts) - 2
 
 
+#: Where the other ecosystems' images keep their vendored dependencies (crates, Go modules,
+#: Maven's repository, npm packages): third-party code, where a generic added line (Rust's
+#: ``let previous_hook = std::panic::take_hook();``) recurs by chance as it does in Python's
+#: installed libraries (rust-lang/hashbrown: zerocopy's layout.rs failed the audit).
+_DEPENDENCY_STORES = (
+    "opt/cargo/vendor/",
+    "opt/go/modcache/",
+    "opt/m2/",
+    "opt/maven/",
+    "opt/node_modules/",
+)
+
+
 def _check_content(name: str, data: bytes, needles: Needles, report: AuditReport) -> None:
     report.scanned_files += 1
     report.scanned_bytes += len(data)
@@ -247,7 +260,9 @@ def _check_content(name: str, data: bytes, needles: Needles, report: AuditReport
             pass
         return
     in_libraries = (
-        name.startswith(("usr/lib/python", "usr/local/lib/python")) or "/site-packages/" in name
+        name.startswith(("usr/lib/python", "usr/local/lib/python", *_DEPENDENCY_STORES))
+        or "/site-packages/" in name
+        or "/node_modules/" in name
     )
     if needles.names:
         hits = needles.names.intersection(_IDENT.findall(data))

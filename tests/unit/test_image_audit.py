@@ -72,3 +72,27 @@ def test_installed_dist_dir_rule() -> None:
     assert not is_installed_dist_dir(f"{SITE}/pkg_resources/_vendor/zipp-3.1.dist-info")
     # Outside an import root nothing shows it is vendored: it counts as installed.
     assert is_installed_dist_dir("opt/deps/tomli-2.0.dist-info")
+
+
+def test_a_generic_added_line_in_a_vendored_dependency_is_chance() -> None:
+    """rust-lang/hashbrown: a vendored crate's `let previous_hook = std::panic::take_hook();`
+    is third-party code; the same line in the work tree is still a leak."""
+    line = b"let previous_hook = std::panic::take_hook();"
+    needles = Needles(frozenset(), frozenset({line}), (), {})
+    for store, leaks in (
+        ("opt/cargo/vendor/zerocopy-0.8.48/src/layout.rs", False),
+        ("opt/go/modcache/github.com/x/y@v1.0.0/z.go", False),
+        ("opt/node_modules/left-pad/index.js", False),
+        ("testbed/src/lib.rs", True),
+        ("tmp/cache/leak.rs", True),
+    ):
+        report = AuditReport(image="img", instance_id="x")
+        _scan(
+            _TarEngine({store: b"fn f() {\n    " + line + b"\n}\n"}),
+            "img",
+            needles,
+            "p",
+            report,
+            {},
+        )  # type: ignore[arg-type]
+        assert (not report.passed) is leaks, (store, report.findings)
