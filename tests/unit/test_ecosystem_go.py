@@ -231,9 +231,86 @@ def test_run_job_twins_build_their_binaries_then_run_them() -> None:
     assert run["build"]["keep"] == [{"from": "/tmp/swe-forge-bin", "to": "/swe-forge-run/bin/go"}]
     assert run["hide"] == ["pkg/a_test.go", "/tmp/gocache"]
     script = run["argv"][-1]
-    assert "test2json -t -p m/pkg /swe-forge-run/bin/go/p1.test -test.v=test2json" in script
+    assert (
+        "/swe-forge-run/bin/go/test2json -t -p m/pkg /swe-forge-run/bin/go/p1.test "
+        "-test.v=test2json" in script
+    )
     assert "cd /testbed/pkg" in script and "-test.timeout=30s" in script
     assert "'-test.run=^(TestA|TestB|TestC)$'" in script
+
+
+_STUB_GO = """#!/bin/sh
+# A go command whose toolchain has no prebuilt tool but compile and link (Go 1.25 and later)
+# or a prebuilt test2json (before): `go env GOTOOLDIR`, and `-o OUT` writes a program.
+echo "go $*" >> "$LOG"
+if [ "$1" = env ]; then echo "$TOOLDIR"; exit 0; fi
+while [ $# -gt 0 ]; do
+  if [ "$1" = -o ]; then
+    case "$*" in
+      *cmd/test2json*) printf '#!/bin/sh\\necho built-test2json "$@"\\n' > "$2" ;;
+      *) printf '#!/bin/sh\\necho test-binary "$@"\\n' > "$2" ;;
+    esac
+    chmod +x "$2"
+  fi
+  shift
+done
+"""
+
+
+@pytest.mark.parametrize("prebuilt", [False, True])
+def test_twin_runs_the_test2json_its_build_kept(tmp_path: Any, prebuilt: bool) -> None:
+    """Go 1.25+ ships no prebuilt test2json: a twin whose run called $GOROOT/pkg/tool's
+    found none, printed no event and read as a run that never finished (samber/lo,
+    fatih/color: every admission's decoy check). The build keeps one, prebuilt or built."""
+    import os
+    import subprocess
+
+    from swe_forge.ecosystems.go.runner import TWIN_BIN, TWIN_BUILD
+
+    testbed, tooldir, bindir = tmp_path / "testbed", tmp_path / "tool", tmp_path / "bin"
+    for d in (testbed / "pkg", tooldir, bindir):
+        d.mkdir(parents=True)
+    (bindir / "go").write_text(_STUB_GO)
+    (bindir / "go").chmod(0o755)
+    if prebuilt:
+        (tooldir / "test2json").write_text('#!/bin/sh\necho prebuilt-test2json "$@"\n')
+        (tooldir / "test2json").chmod(0o755)
+    kept = tmp_path / "kept"
+    twins = [{}, {"edits": [{"path": "pkg/a_test.go", "start": 1, "end": 2, "text": "a"}]}]
+    run = GO.run_job(_go_task(), "/t", timeout=10, output_limit=100, twins=twins)["run"]
+
+    def local(script: str) -> str:
+        # The container's places, here: the build dir is what the run finds (keep moves it).
+        for old, new in (
+            (TWIN_BUILD, str(kept)),
+            (TWIN_BIN, str(kept)),
+            ("/testbed", str(testbed)),
+            ("/usr/local/go", str(tmp_path / "goroot")),
+        ):
+            script = script.replace(old, new)
+        return script
+
+    env = {
+        "PATH": f"{bindir}:/usr/bin:/bin",
+        "LOG": str(tmp_path / "log"),
+        "TOOLDIR": str(tooldir),
+        "GOCACHE": str(tmp_path / "cache"),
+    }
+    build = subprocess.run(
+        ["/bin/sh", "-c", local(run["build"]["argv"][-1])], env=env, capture_output=True
+    )
+    assert build.returncode == 0, build.stderr
+    assert os.access(kept / "test2json", os.X_OK)
+    built = "go build -o" in (tmp_path / "log").read_text()
+    assert built is not prebuilt
+    out = subprocess.run(["/bin/sh", "-c", local(run["argv"][-1])], env=env, capture_output=True)
+    assert out.returncode == 0, out.stderr
+    word = "prebuilt-test2json" if prebuilt else "built-test2json"
+    lines = out.stdout.decode().splitlines()
+    assert [ln.split()[:4] for ln in lines] == [
+        [word, "-t", "-p", "m"],
+        [word, "-t", "-p", "m/pkg"],
+    ]
 
 
 def test_run_job_of_a_calibration_runs_the_copies_with_go_test() -> None:

@@ -153,14 +153,36 @@ def _binary(i: int) -> str:
     return f"p{i}.test"
 
 
+#: test2json's name beside a twin's test binaries: a twin's run converts their output itself.
+TEST2JSON = "test2json"
+
+
+def _test2json_lines() -> list[str]:
+    """The build's lines that put test2json beside the test binaries. Since Go 1.25 the
+    distribution ships no prebuilt test2json (``go test -json`` converts in process, and
+    ``go tool`` builds the others on demand), so a path into ``$GOTOOLDIR`` runs nothing:
+    every twin of such a toolchain ended unconnected ("the test run did not finish",
+    samber/lo, fatih/color). The prebuilt one is copied where there is one, else it is
+    built from GOROOT's own source (offline; first, before any of the project's code is
+    compiled), and the run finds it with the binaries, execute-only as they are."""
+    out = f"{TWIN_BUILD}/{TEST2JSON}"
+    build = f"go build -o {out} cmd/test2json"
+    return [
+        't2j="$(go env GOTOOLDIR)/test2json"',
+        f'if [ -x "$t2j" ]; then cp "$t2j" {out}; else {build}; fi || rc=1',
+    ]
+
+
 def twin_build_argv(packages: list[str]) -> list[str]:
-    """A twin's build: one test binary per package (compiling runs nothing of the project's:
+    """A twin's build: test2json, then one test binary per package (compiling runs nothing
+    of the project's:
     no cgo, no generators). Without go vet: a decoy's or a calibration copy's literal can
     make a check of vet's fire (``x[2] != "a" || x[2] != "b"``: "suspect or"), which would
     fail the whole package's build; the tests decide, as they do for the gold patch."""
     lines = [
         'mkdir -p "$GOCACHE" && cp -R ' + BUILD_CACHE + '/. "$GOCACHE"/ 2>/dev/null',
         f"mkdir -p {TWIN_BUILD}; rc=0",
+        *_test2json_lines(),
     ]
     for i, pkg in enumerate(packages):
         target = "." if pkg == "." else "./" + pkg
@@ -173,9 +195,9 @@ def twin_build_argv(packages: list[str]) -> list[str]:
 def twin_run_argv(
     module: str, packages: list[str], *, run: str, seed: int | None, timeout: float, version: str
 ) -> list[str]:
-    """A twin's run: each package's binary, from its directory, through test2json (the
-    stream ``go test -json`` gives); a package with no binary had no test files (``seed``
-    None: the declared order)."""
+    """A twin's run: each package's binary, from its directory, through the test2json its
+    build kept (the stream ``go test -json`` gives); a package with no binary had no test
+    files (``seed`` None: the declared order)."""
     try:
         newer = _vkey(".".join(version.split(".")[:2])) >= TEST2JSON_V_SINCE
     except ValueError:
@@ -187,7 +209,7 @@ def twin_run_argv(
         path = module if pkg == "." else f"{module}/{pkg}"
         binary = f"{TWIN_BIN}/{_binary(i)}"
         cmd = [
-            f"{GOROOT}/pkg/tool/linux_amd64/test2json",
+            f"{TWIN_BIN}/{TEST2JSON}",
             "-t",
             "-p",
             path,
