@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from swe_forge.ecosystems.java.adapter import CAPABILITIES, JavaEcosystem
+from swe_forge.ecosystems.java.toolchain import host_jdk_of_major
 from swe_forge.engine import Engine
 from swe_forge.example.java_example import EXPECTED_JAVA, JAVA_REPO, create_java_example
 from swe_forge.records import TaskManifest
@@ -56,15 +57,26 @@ def test_admissions_match_the_expectations(javakit: AdmittedExample) -> None:
             assert javakit.rejected[iid]["reason"] == want["reason"]
 
 
+def _jdk(task: TaskManifest) -> int:
+    """The JDK major the task was built with (its recorded toolchain)."""
+    return int(str(task.image["toolchain"]).split("+")[0].removeprefix("openjdk-"))
+
+
 def test_manifest_records_the_toolchain_and_the_runner(javakit: AdmittedExample) -> None:
     task = javakit.tasks[_id(1)]
     assert task.harness["runner"] == "maven-surefire"
     assert task.harness["module"] == "org.sweforge:javakit"
     assert task.image["ecosystem"] == "java"
-    # javakit's commits are of April 2024: JDK 21 (trixie) and the Maven 3.9 line then.
-    assert task.image["toolchain"] == "openjdk-21+maven-3.9.9+surefire-3.5.2"
-    assert "trixie openjdk-21-jdk-headless" in task.image["toolchain_source"]
-    assert task.environment["env"]["JAVA_HOME"] == "/usr/lib/jvm/java-21-openjdk-amd64"
+    # javakit's commits are of April 2024: JDK 21 (trixie) and the Maven 3.9 line then; the
+    # host resolves with the image's very major, so where trixie's JDK 21 does not start
+    # (an older C library) and no JDK 21 is installed, the older pinned JDK 17 (bookworm),
+    # which javakit's release still compiles with, is the choice.
+    jdk = _jdk(task)
+    assert jdk == 21 or (jdk == 17 and not host_jdk_of_major(21)), task.image["toolchain"]
+    distro = {17: "bookworm", 21: "trixie"}[jdk]
+    assert task.image["toolchain"] == f"openjdk-{jdk}+maven-3.9.9+surefire-3.5.2"
+    assert f"{distro} openjdk-{jdk}-jdk-headless" in task.image["toolchain_source"]
+    assert task.environment["env"]["JAVA_HOME"] == f"/usr/lib/jvm/java-{jdk}-openjdk-amd64"
     assert task.environment["network"] == "none"
     image = task.audit["image"]
     assert image["passed"] and image["git"]["commits_reachable"] == 1
@@ -87,7 +99,7 @@ def test_offline_maven_in_the_image(javakit: AdmittedExample, engine: Engine) ->
     )
     assert code == 0, out
     lines = out.strip().splitlines()
-    assert '"21.' in lines[0] and lines[1] == "root" and lines[2] == "1"
+    assert f'"{_jdk(task)}.' in lines[0] and lines[1] == "root" and lines[2] == "1"
     assert "target" in lines[3:]  # compiled by the tests' user into the work tree
 
 
