@@ -28,6 +28,21 @@ _EXIT_CODES = "\n\n".join(
 
 _ALL_EXIT_CODES = f"Exit codes:\n\n{_EXIT_CODES}"
 
+#: The codes any command can end with: success, a crash, a usage, configuration or input
+#: error, Ctrl-C and SIGTERM.
+_EVERY_COMMAND = (0, 1, 2, 3, 4, 130, 143)
+
+
+def exit_codes(*codes: int, lead: str = "") -> str:
+    """A command's epilog: the exit codes it can return (``codes`` and those of
+    :data:`_EVERY_COMMAND`), after an optional sentence saying which matter most."""
+    keep = {*_EVERY_COMMAND, *codes}
+    rows = "\n\n".join(
+        f"{code:>3}  {name}: {meaning}" for code, name, meaning in exit_code_table() if code in keep
+    )
+    return f"{lead + ' ' if lead else ''}Exit codes:\n\n{rows}"
+
+
 app = typer.Typer(
     name="swe-forge",
     help=(

@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     RichReporter,
     _config,
     _err,
     _out,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     UsageError,
@@ -22,7 +22,7 @@ from swe_forge.errors import (
 from swe_forge.progress import NullReporter, Reporter
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(5, 9, 10, 12, 13, 14, 15, 16, 17, 18))
 def admit(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
     output: Annotated[

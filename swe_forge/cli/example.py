@@ -9,13 +9,13 @@ from typing import Annotated
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     _out,
     example_app,
+    exit_codes,
 )
 
 
-@example_app.command("create", epilog=_ALL_EXIT_CODES)
+@example_app.command("create", epilog=exit_codes(9, 17))
 def example_create(
     directory: Annotated[Path, typer.Argument(help="Where to create the repository.")],
     force: Annotated[bool, typer.Option(help="Replace DIRECTORY if it exists.")] = False,
@@ -44,7 +44,7 @@ def example_create(
     )
 
 
-@example_app.command("expected", epilog=_ALL_EXIT_CODES)
+@example_app.command("expected", epilog=exit_codes())
 def example_expected(
     as_json: Annotated[
         bool,

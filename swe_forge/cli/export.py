@@ -9,16 +9,16 @@ from typing import Annotated, Any
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     _out,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     UsageError,
 )
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(10, 17, 18))
 def export(
     records: Annotated[
         Path,
@@ -110,7 +110,7 @@ def export(
         _out.print(f"pushed to the Hugging Face Hub: {summary['pushed']}", markup=False)
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(17))
 def schema(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The folder of the schema files.")

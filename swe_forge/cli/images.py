@@ -9,11 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     RichReporter,
     _config,
     _err,
     _out,
+    exit_codes,
     images_app,
 )
 from swe_forge.errors import (
@@ -24,7 +24,7 @@ from swe_forge.errors import (
 )
 
 
-@images_app.command("base", epilog=_ALL_EXIT_CODES)
+@images_app.command("base", epilog=exit_codes(12, 13, 17))
 def images_base(
     distro: Annotated[
         list[str] | None,
@@ -47,7 +47,7 @@ def images_base(
         _out.print(f"{b.tag}  Python {b.python}  {state}", markup=False, soft_wrap=True)
 
 
-@images_app.command("build", epilog=_ALL_EXIT_CODES)
+@images_app.command("build", epilog=exit_codes(5, 9, 12, 13, 17, 18))
 def images_build(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl from `swe-forge mine`.")],
     output: Annotated[
@@ -94,7 +94,7 @@ def images_build(
         )
 
 
-@images_app.command("ls", epilog=_ALL_EXIT_CODES)
+@images_app.command("ls", epilog=exit_codes(12))
 def images_ls(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -128,7 +128,7 @@ def images_ls(
     _out.print(table)
 
 
-@images_app.command("audit", epilog=_ALL_EXIT_CODES)
+@images_app.command("audit", epilog=exit_codes(12, 14, 16, 17, 18))
 def images_audit(
     candidates: Annotated[Path, typer.Argument(help="candidates.jsonl (for the test patches).")],
     images: Annotated[
@@ -178,7 +178,7 @@ def images_audit(
         )
 
 
-@images_app.command("prune", epilog=_ALL_EXIT_CODES)
+@images_app.command("prune", epilog=exit_codes(12))
 def images_prune(
     keep: Annotated[
         Path | None, typer.Option("--keep", help="Keep the images named in this images.jsonl.")
@@ -204,7 +204,7 @@ def images_prune(
 _RECORDS_FILE_HELP = "images.jsonl from `images build`, or tasks.jsonl from `admit`."
 
 
-@images_app.command("push", epilog=_ALL_EXIT_CODES)
+@images_app.command("push", epilog=exit_codes(12, 15, 16, 17, 18))
 def images_push(
     path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
     registry: Annotated[
@@ -262,7 +262,7 @@ def images_push(
     )
 
 
-@images_app.command("pull", epilog=_ALL_EXIT_CODES)
+@images_app.command("pull", epilog=exit_codes(12, 15, 16))
 def images_pull(
     path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
     instance: Annotated[
@@ -304,7 +304,7 @@ def images_pull(
         )
 
 
-@images_app.command("export", epilog=_ALL_EXIT_CODES)
+@images_app.command("export", epilog=exit_codes(12, 16, 17))
 def images_export(
     path: Annotated[Path, typer.Argument(metavar="FILE", help=_RECORDS_FILE_HELP)],
     output: Annotated[
@@ -338,7 +338,7 @@ def images_export(
     _print_archived(images, f"exported to {output}", as_json)
 
 
-@images_app.command("import", epilog=_ALL_EXIT_CODES)
+@images_app.command("import", epilog=exit_codes(12, 16))
 def images_import(
     archive: Annotated[
         Path, typer.Argument(help="An archive from `images export` (or docker save).")

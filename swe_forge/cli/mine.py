@@ -9,20 +9,20 @@ from typing import Annotated
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     RichReporter,
     _config,
     _err,
     _out,
     _parse_date,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     PartialFailure,
 )
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(5, 6, 7, 8, 9, 10, 11, 17, 18))
 def mine(
     sources: Annotated[
         list[str],
@@ -170,7 +170,7 @@ def mine(
         )
 
 
-@app.command("license", epilog=_ALL_EXIT_CODES)
+@app.command("license", epilog=exit_codes(5, 6, 9))
 def license_cmd(
     repository: Annotated[Path, typer.Argument(help="A local repository.", show_default=False)],
     rev: Annotated[

@@ -9,17 +9,17 @@ from typing import Annotated
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
     _err,
     _out,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     UsageError,
 )
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(17, 18))
 def report(
     files: Annotated[
         list[Path],

@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from swe_forge.cli._app import (
-    _ALL_EXIT_CODES,
-    _EXIT_CODES,
     _config,
     _err,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     UsageError,
@@ -92,12 +91,13 @@ class RichBatchReporter:
 
 _BATCH_EXIT_CODES = (
     "Exit codes: 0 all done; 20 done, with rejections; 21 infrastructure errors left work "
-    "undone (run the same command again to finish it); 2 usage error. "
-    f"All codes:\n\n{_EXIT_CODES}"
+    "undone (run the same command again to finish it); 2 usage error."
 )
 
 
-@app.command(epilog=_BATCH_EXIT_CODES)
+@app.command(
+    epilog=exit_codes(5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, lead=_BATCH_EXIT_CODES)
+)
 def run(
     repos: Annotated[
         Path,
@@ -200,7 +200,7 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
-@app.command(epilog=_ALL_EXIT_CODES)
+@app.command(epilog=exit_codes(17, 18))
 def merge(
     shards: Annotated[list[Path], typer.Argument(help="The --out folders of the shards.")],
     out: Annotated[Path, typer.Option("--out", help="The merged folder.")],

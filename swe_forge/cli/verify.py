@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 
 from swe_forge.cli._app import (
-    _EXIT_CODES,
     RichReporter,
     _config,
     _err,
     _out,
     app,
+    exit_codes,
 )
 from swe_forge.errors import (
     EXIT_INFRA_ERRORS,
@@ -27,11 +27,11 @@ _VERIFY_EXIT_CODES = (
     "15 the registry of a pinned image cannot be reached; 16 a pinned image is refused (the "
     "registry has no such digest, or it is not the image the task pins); 2 usage error; "
     "4 bad input (an empty or wrong file, an unknown --instance, an output path that cannot "
-    f"be written). All codes:\n\n{_EXIT_CODES}"
+    "be written)."
 )
 
 
-@app.command(epilog=_VERIFY_EXIT_CODES)
+@app.command(epilog=exit_codes(12, 15, 16, 17, 18, 21, lead=_VERIFY_EXIT_CODES))
 def verify(
     tasks_file: Annotated[
         Path | None,

@@ -325,3 +325,12 @@ def test_verify_takes_its_tasks_file_like_every_command(tmp_path: Path) -> None:
     for args in ([str(tasks)], ["--tasks", str(tasks)]):
         out = cli("verify", *args, "--gold", "--instance", "nope")
         assert out.returncode == 4 and "no such task" in out.stderr
+
+
+def test_help_lists_only_the_codes_a_command_can_return() -> None:
+    """`license` mines nothing and writes nothing: no 11 (partial failure) nor 17/18."""
+    text = " ".join(cli("license", "-h").stdout.split())
+    assert "6 LicenseError" in text and "143 terminated" in text
+    assert "11 PartialFailure" not in text and "17 OutputError" not in text
+    verify = " ".join(cli("verify", "-h").stdout.split())
+    assert "16 DigestError" in verify and "5 RepositoryError" not in verify
