@@ -785,7 +785,9 @@ def runtime_attacks(base: dict[str, str]) -> dict[str, tuple[str, str, str]]:
                 base, init_py, "_hog = []\nwhile True:\n    _hog.append(bytearray(64 << 20))\n"
             ),
             "resource_limit",
-            "memory limit",
+            # The pytest process caps its own data memory below the container's (bdea823): the
+            # bomb meets MemoryError before the OOM killer, and the verdict names that limit.
+            "MemoryError",
         ),
         "disk_fill_work_tree": (
             append_to(
