@@ -267,7 +267,12 @@ def _fetch(
         worker = threading.current_thread().name
         reporter.worker(worker, f"fetching {source.name or source.spec}")
         try:
-            materialize(source, offline=options.mine.offline)
+            label = f"fetching {source.name or source.spec}"
+            materialize(
+                source,
+                offline=options.mine.offline,
+                progress=lambda line: reporter.worker(worker, f"{label}: {line}"),
+            )
             ready.add(source.spec)
         except SweForgeError as exc:
             result.infra_errors.append(f"{source.name or source.spec}: {exc}")

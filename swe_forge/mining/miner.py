@@ -199,7 +199,12 @@ class Miner:
         """
         stats = RepoStats(repo=source.name or source.spec, source=source.spec)
         try:
-            path = materialize(source, offline=options.offline)
+            label = source.name or source.spec
+            path = materialize(
+                source,
+                offline=options.offline,
+                progress=lambda line: self.reporter.note(f"{label}: {line}"),
+            )
             repo = GitRepository(path)
             name = self._name(source, repo, path)
             stats.repo = name

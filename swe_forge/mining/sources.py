@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swe_forge.errors import InputError
-from swe_forge.git.cli import clone_or_update
+from swe_forge.git.cli import Progress, clone_or_update
 
 _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -133,8 +133,12 @@ def _read_list(path: Path) -> list[RepoSource]:
     return out
 
 
-def materialize(source: RepoSource, *, offline: bool = False) -> Path:
+def materialize(
+    source: RepoSource, *, offline: bool = False, progress: Progress | None = None
+) -> Path:
     """A local path to open: the path itself, or a cached bare mirror of the URL.
+
+    ``progress`` hears where a clone or fetch of a URL is (every few seconds).
 
     Raises:
         InputError: a local source path does not exist (any more: records made before paths
@@ -152,5 +156,8 @@ def materialize(source: RepoSource, *, offline: bool = False) -> Path:
     digest = hashlib.sha256(source.spec.encode()).hexdigest()[:12]
     name = (repo_name_from_url(source.spec) or "repo").replace("/", "__")
     return clone_or_update(
-        source.spec, cache_dir() / "repos" / f"{name}-{digest}.git", offline=offline
+        source.spec,
+        cache_dir() / "repos" / f"{name}-{digest}.git",
+        offline=offline,
+        progress=progress,
     )

@@ -502,3 +502,21 @@ def test_history_without_prs_says_why(
     (stats,) = result.summary()["per_repo"]
     assert stats["prs_found"] == 0 and "no merged pull request" in stats["note"]
     assert any("Merge pull request #N" in n for n in reporter.notes)
+
+
+def test_cloning_a_url_shows_gits_progress(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swe_forge.progress import RecordingReporter
+
+    monkeypatch.setenv("SWE_FORGE_CACHE", str(tmp_path / "cache"))
+    repo = make_repo("upstream", owner="octo")
+    repo.pr(1, {**FIX, **TEST}, "Fix add")
+    reporter = RecordingReporter()
+    url = f"file://{repo.path}"
+    run_mine(
+        [url], tmp_path / "c.jsonl", config=load_config(), options=MineOptions(), reporter=reporter
+    )
+    assert any(n.startswith(f"{url}: Receiving objects 100% (") for n in reporter.notes), (
+        reporter.notes
+    )
