@@ -195,9 +195,42 @@ def output_error(exc: OSError, path: object | None = None) -> OutputError:
     name = _errno.errorcode.get(exc.errno or 0, "")
     where = path if path is not None else exc.filename
     return OutputError(
-        f"cannot write {where}: {exc.strerror or exc}",
+        f"cannot write {where}: {exc.strerror or exc}"
+        if where is not None
+        else f"cannot write: {exc.strerror or exc}",
         hint=_OUTPUT_HINTS.get(name, "check the output path, free space and permissions"),
     )
+
+
+def file_system_fault(path: object, said: str = "") -> OutputError | None:
+    """The :class:`OutputError` for a tool (git) that failed writing under ``path`` because
+    the disk is full or read-only, or None: read from what it said, else from the file
+    system itself (git's "failed to write new configuration file" names no cause)."""
+    import errno as _errno
+    import os as _os
+
+    for text, code in (
+        ("No space left on device", _errno.ENOSPC),
+        ("Read-only file system", _errno.EROFS),
+        ("Disk quota exceeded", _errno.EDQUOT),
+    ):
+        if text in said:
+            return output_error(OSError(code, text, str(path)), path)
+    where = str(path)
+    while where and not _os.path.exists(where):
+        parent = _os.path.dirname(where)
+        if parent == where:
+            break
+        where = parent
+    try:
+        st = _os.statvfs(where)
+    except OSError:
+        return None
+    if st.f_flag & _os.ST_RDONLY:
+        return output_error(OSError(_errno.EROFS, "Read-only file system", str(path)), path)
+    if st.f_bavail == 0 or (st.f_favail == 0 and st.f_files > 0):
+        return output_error(OSError(_errno.ENOSPC, "No space left on device", str(path)), path)
+    return None
 
 
 #: errno names only writing gives; the others of :data:`_OUTPUT_HINTS` reading can give too.

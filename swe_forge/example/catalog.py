@@ -76,4 +76,14 @@ def create_language_example(language: str, dest: Path, *, force: bool = False) -
         from swe_forge.errors import UsageError
 
         raise UsageError(f"no example for {language!r}", hint=f"one of {', '.join(EXAMPLES)}")
-    return EXAMPLES[language](Path(dest), force)
+    try:
+        return EXAMPLES[language](Path(dest), force)
+    except OSError as exc:
+        from swe_forge.errors import file_system_error, output_error
+
+        # Files written straight by the builders (a full disk mid-way): the folder is the
+        # output, and naming it is more use than "cannot write None".
+        mapped = file_system_error(exc)
+        if mapped is None:
+            raise
+        raise output_error(exc, exc.filename or dest) from exc

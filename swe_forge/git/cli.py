@@ -100,6 +100,12 @@ def run_git(
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"git {' '.join(args[:2])} timed out after {timeout}s") from exc
     if check and proc.returncode != 0:
+        from swe_forge.errors import file_system_fault
+
+        where = git_dir or cwd
+        fault = file_system_fault(where, proc.stderr.decode("utf-8", "replace")) if where else None
+        if fault is not None:
+            raise fault
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         last = err[-1] if err else f"exit code {proc.returncode}"
         raise GitError(f"git {' '.join(args[:2])} failed: {last}")

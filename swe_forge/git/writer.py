@@ -274,6 +274,12 @@ class RepoWriter:
                 "install git (e.g. `apt-get install git`) and make sure it is on PATH",
             )
         if check and proc.returncode != 0:
+            from swe_forge.errors import file_system_fault
+
+            # A full or read-only disk is the output's fault, not git's: its own exit code.
+            fault = file_system_fault(self._path, proc.stderr)
+            if fault is not None:
+                raise fault
             detail = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
             _raise_git_error(
                 f"`git {' '.join(args)}` failed in {self._path} (exit {proc.returncode}): "

@@ -103,3 +103,18 @@ def test_folder_given_as_output_file(repo: RepoBuilder, tmp_path: Path) -> None:
 def test_example_on_read_only(read_only: Path) -> None:
     out = cli("example", "create", str(read_only / "ex"))
     _no_crash(out, 17, "Read-only file system")
+
+
+@pytest.mark.parametrize("size", ["4k", "64k", "256k"])
+def test_example_on_a_full_disk(tmp_path: Path, size: str) -> None:
+    # Each size fills the disk at another step (git init, a file the builder writes, a merge):
+    # git's own words differ at each ("failed to write new configuration file" names no
+    # cause), and each is the output's fault: 17, never git's 9 or "cannot write None".
+    where = tmp_path / "full"
+    _mount(where, f"size={size}")
+    try:
+        out = cli("example", "create", str(where / "ex"))
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+    _no_crash(out, 17, f"cannot write {where / 'ex'}")
+    assert "No space left on device" in out.stderr
