@@ -20,6 +20,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -79,6 +80,10 @@ class BatchOptions:
     build_jobs: int = 1
     test_jobs: int = 1
     shard: tuple[int, int] = (1, 1)
+    #: What ``shard`` slices: "repo" (each shard mines and admits its repositories) or
+    #: "candidate" (each shard mines every repository, the same candidates, and admits its
+    #: slice of them: balanced work when a few repositories hold most candidates).
+    shard_by: str = "repo"
     until: str = "admit"  # "mine" | "admit"
     force: bool = False
     mine: MineOptions = field(default_factory=MineOptions)
@@ -103,6 +108,10 @@ class BatchResult:
     rejected: Counter[str] = field(default_factory=Counter)
     infra_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: With ``--shard-by candidate``: the candidates this shard admits (of ``candidates``).
+    shard_candidates: int | None = None
+    #: Lines worth telling the user (an uneven split).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -123,6 +132,12 @@ class BatchResult:
             "infra_errors": self.infra_errors[:50],
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
+            **({"notes": self.notes} if self.notes else {}),
+            **(
+                {"shard_candidates": self.shard_candidates}
+                if self.shard_candidates is not None
+                else {}
+            ),
         }
 
 
@@ -183,10 +198,19 @@ def run_batch(
         from swe_forge.executors.ray import import_ray
 
         import_ray()
+    if options.shard_by not in ("repo", "candidate"):
+        raise UsageError(f"--shard-by {options.shard_by!r}", hint="use repo or candidate")
+    if options.shard_by == "candidate" and options.until == "mine":
+        raise UsageError(
+            "--shard-by candidate slices admission: with --until mine every shard would do "
+            "the same work",
+            hint="use --shard-by repo to slice mining",
+        )
     images = read_image_records(options.images) if options.images is not None else {}
     sources = expand_sources([str(repos_file)])
     k, n = options.shard
-    mine_units = select(sources, lambda s: s.spec, k, n)
+    by_candidate = options.shard_by == "candidate" and n > 1
+    mine_units = sources if by_candidate else select(sources, lambda s: s.spec, k, n)
     identity = {
         "command": "run",
         "config_hash": config.digest(),
@@ -194,14 +218,23 @@ def run_batch(
         "until": options.until,
         "sources": hashlib.sha256("\n".join(s.spec for s in sources).encode()).hexdigest(),
     }
+    if by_candidate:
+        # Only when set: folders made before the option continue as they were.
+        identity["shard_by"] = "candidate"
     if options.images is not None:
         # Other images may decide otherwise: a folder is continued only with the same ones.
         identity["images"] = _images_digest(images)
     state = RunState(out, identity=identity, force=options.force)
     result = BatchResult(out=out, repos=len(mine_units))
+    if n > 1 and not by_candidate and len(sources) < 2 * n:
+        result.notes.append(
+            f"{len(sources)} repositories for {n} shards: shards hold whole repositories, so "
+            "their work is uneven (some may have none); --shard-by candidate balances admission"
+        )
     _mine_stage(state, mine_units, config, options, reporter, result)
     if options.until == "admit":
-        _admit_stage(state, config, options, reporter, result, images)
+        slice_of = (_instance_id, k, n) if by_candidate else None
+        _admit_stage(state, config, options, reporter, result, images, slice_of)
     result.candidates, result.admitted, result.rejected = assemble(state)
     result.seconds = time.perf_counter() - start
     atomic_write(
@@ -283,6 +316,10 @@ def _fetch(
     return ready
 
 
+def _instance_id(cand: Candidate) -> str:
+    return cand.instance_id
+
+
 def _images_digest(images: dict[str, ImageRecord]) -> str:
     """A hash of the image records a run admits with (order-free)."""
     text = "\n".join(
@@ -298,12 +335,17 @@ def _admit_stage(
     reporter: BatchReporter,
     result: BatchResult,
     images: dict[str, ImageRecord] | None = None,
+    slice_of: tuple[Callable[[Candidate], str], int, int] | None = None,
 ) -> None:
     images = images or {}
     candidates = sorted(
         (Candidate.from_dict(r) for r in state.load("mine") if r.get("record_type") == "candidate"),
         key=lambda c: c.instance_id,
     )
+    if slice_of is not None:
+        key, k, n = slice_of
+        candidates = select(candidates, key, k, n)
+        result.shard_candidates = len(candidates)
     todo = [c for c in candidates if not state.done("admit", c.instance_id)]
     reporter.stage("admit", len(candidates), len(candidates) - len(todo))
     if not todo:
@@ -422,7 +464,7 @@ def merge_runs(shards: list[Path], out: Path, *, force: bool = False) -> dict[st
         if not meta.exists():
             raise InputError(f"{d} is not a run folder (no run.json)")
         identities.append(json.loads(meta.read_text(encoding="utf-8")))
-    keys = ("command", "config_hash", "until", "sources", "tool_version")
+    keys = ("command", "config_hash", "until", "sources", "tool_version", "shard_by")
     for key in keys:
         values = {str(i.get(key)) for i in identities}
         if len(values) > 1 and not force:

@@ -126,6 +126,16 @@ def run(
     shard: Annotated[
         str | None, typer.Option("--shard", help="K/N: do only the K-th of N deterministic slices.")
     ] = None,
+    shard_by: Annotated[
+        str,
+        typer.Option(
+            "--shard-by",
+            help="What --shard slices. repo: each shard mines and admits its repositories "
+            "(whole repositories: uneven when a few hold most candidates). candidate: each "
+            "shard mines every repository (the same candidates) and admits its slice of them "
+            "(balanced admission, the hours of a run, for the minutes of mining again).",
+        ),
+    ] = "repo",
     until: Annotated[str, typer.Option(help="Stop after 'mine' or after 'admit'.")] = "admit",
     force: Annotated[
         bool, typer.Option(help="Continue in a folder made with other settings.")
@@ -185,6 +195,7 @@ def run(
         build_jobs=build_jobs,
         test_jobs=test_jobs,
         shard=parse_shard(shard),
+        shard_by=shard_by,
         until=until,
         force=force,
         executor=executor,
@@ -196,6 +207,8 @@ def run(
         result = run_batch(repos, out, config=_config(), options=options, reporter=display)
     finally:
         display.close()
+    for note in result.notes:
+        _err.print(f"note: {note}", markup=False, highlight=False)
     print(json.dumps(result.summary(), indent=2, sort_keys=True))
     raise typer.Exit(result.exit_code)
 

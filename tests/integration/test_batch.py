@@ -275,3 +275,91 @@ def test_unreachable_remote_is_an_infrastructure_error(
     assert any("acme/missing" in e for e in summary["infra_errors"]), summary
     again = cli("run", str(listing), "--out", str(out), "--until", "mine", env=env)
     assert "mine: 2 units, 1 done already" in again.stderr
+
+
+def test_shard_by_candidate_balances_one_large_repository(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One repository, three shards: by repository one shard gets all the work (and the
+    summary says so); by candidate each shard admits a third of the candidates, no candidate
+    twice, and the merged folder is the whole run."""
+    from swe_forge import engine
+    from swe_forge.batch import run as batch_run
+    from swe_forge.batch.run import BatchOptions, merge_runs, run_batch
+    from swe_forge.config import load_config
+
+    class NoEngine:
+        def remove_containers(self, label: str) -> None:
+            pass
+
+        def reap_orphans(self) -> None:
+            pass
+
+    admitted: dict[str, list[str]] = {}
+
+    def fake_admit(state, config, options, reporter, result, todo, images, labels):  # type: ignore[no-untyped-def]
+        # A stand-in for Docker admission: the decision of each candidate is a rejection
+        # naming the shard that made it, saved as a real one is.
+        admitted[str(state.root)] = [c.instance_id for c in todo]
+        for c in todo:
+            line = json.dumps(
+                {
+                    "record_type": "rejection",
+                    "stage": "admit",
+                    "repo": c.repo,
+                    "instance_id": c.instance_id,
+                    "pr_number": c.provenance.pr_number,
+                    "reason": "stand_in",
+                    "detail": state.root.name,
+                }
+            )
+            batch_run._record(state, reporter, c.instance_id, line)
+
+    monkeypatch.setattr(engine, "Engine", NoEngine)
+    monkeypatch.setattr(batch_run, "_admit_here", fake_admit)
+    repo = make_repo("big")
+    for n in range(1, 8):
+        repo.pr(
+            n,
+            {
+                "pkg/core.py": f"def add(a, b):\n    return a + b + {n} - {n}\n",
+                f"tests/test_{n}.py": f"def test_{n}():\n    pass\n",
+            },
+            f"Fix {n}",
+        )
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{repo.path}  acme/big\n")
+    config = load_config()
+
+    by_repo = run_batch(listing, tmp_path / "r1", config=config, options=BatchOptions(shard=(1, 3)))
+    assert "--shard-by candidate" in by_repo.summary()["notes"][0]
+
+    parts = []
+    for k in (1, 2, 3):
+        part = tmp_path / f"c{k}"
+        options = BatchOptions(shard=(k, 3), shard_by="candidate")
+        result = run_batch(listing, part, config=config, options=options)
+        assert result.candidates == 7 and result.shard_candidates == len(admitted[str(part)])
+        parts.append(part)
+    slices = [admitted[str(p)] for p in parts]
+    assert sorted(len(s) for s in slices) == [2, 2, 3]
+    every = [i for s in slices for i in s]
+    assert len(every) == len(set(every)) == 7
+    summary = merge_runs(parts, tmp_path / "merged")
+    assert summary["complete"] is True and summary["rejected"]["stand_in"] == 7
+    made_by = {
+        json.loads(line)["instance_id"]: json.loads(line)["detail"]
+        for line in (tmp_path / "merged" / "rejected.jsonl").read_text().splitlines()
+        if json.loads(line)["reason"] == "stand_in"
+    }
+    assert {i: made_by[i] for i in every} == {
+        i: p.name for p, s in zip(parts, slices, strict=True) for i in s
+    }
+    # Mining the same for every shard is the point of slicing admission only.
+    with pytest.raises(UsageError, match="until mine"):
+        run_batch(
+            listing,
+            tmp_path / "m",
+            config=config,
+            options=BatchOptions(shard=(1, 3), shard_by="candidate", until="mine"),
+        )
