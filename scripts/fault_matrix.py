@@ -2,15 +2,18 @@
 """The fault matrix: each command under each fault, with the exit code observed.
 
 Usage:
-    scripts/fault_matrix.py [--tasks TASKS.jsonl] [--out docs/fault-matrix.md]
+    scripts/fault_matrix.py [--tasks TASKS.jsonl] [--docker] [--out docs/fault-matrix.md]
 
 Faults: an output on a read-only file system, an output on a full disk (a tmpfs of one
 page), SIGTERM while it works, SIGKILL while it works and the same command run again, a second
 run on the same output while the first holds it, and a wrong kind of input file. Commands:
 ``mine``, ``run --until mine``, ``report``, ``example create`` and, with ``--tasks`` (an
-admitted tasks file, e.g. the quickstart's), ``export``. Each cell says the exit code seen and
-whether anything was lost or done twice (the output compared with a clean run's). The file
-systems are real tmpfs mounts: run it as root.
+admitted tasks file, e.g. the quickstart's), ``export``; with ``--docker`` (a Docker engine; a
+few minutes) also ``admit`` of two of the example's candidates and ``verify --out`` of their
+gold patches, signalled mid-work (after 15 s), with the judge containers left behind counted.
+Each cell says the exit code seen and whether anything was lost or done twice (the output
+compared with a clean run's: records byte for byte, and for admit and verify the decisions,
+since timings differ from run to run). The file systems are real tmpfs mounts: run it as root.
 """
 
 from __future__ import annotations
@@ -56,9 +59,36 @@ def same(a: Path, b: Path) -> bool:
     return a.exists() and b.exists() and a.read_bytes() == b.read_bytes()
 
 
+def decisions(path: Path) -> list[tuple[str, str]] | None:
+    """What a file of tasks, rejections or verify results decided, one entry per record (a
+    record written twice shows twice): (id, kind or status and reward)."""
+    if not path.exists():
+        return None
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        key = str(rec.get("instance_id")) + " " + str(rec.get("model_name_or_path", ""))
+        what = rec.get("status") or rec.get("reason") or rec.get("record_type")
+        out.append((key.strip(), f"{what} {rec.get('reward', '')}".strip()))
+    return sorted(out)
+
+
+def same_decisions(files: Callable[[Path], list[Path]], a: Path, b: Path) -> bool:
+    """The same decisions, each once (nothing lost, nothing done twice)."""
+    got = [decisions(f) for f in files(b)]
+    return all(x is not None for x in got) and [decisions(f) for f in files(a)] == got
+
+
+def judges() -> int:
+    """Containers of swe-forge on this engine (what a killed run may leave)."""
+    out = sh(["docker", "ps", "-aq", "--filter", "label=org.swe-forge.owner"])
+    return len(out.stdout.split())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--tasks", type=Path, help="an admitted tasks file (for export)")
+    ap.add_argument("--docker", action="store_true", help="admit and verify too (Docker)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "fault-matrix.md")
     ns = ap.parse_args()
     if os.geteuid() != 0:
@@ -88,9 +118,36 @@ def main() -> int:
             ),
             "example create": (lambda o: [*SF, "example", "create", str(o)], None),
         }
-        if ns.tasks:
+        # Commands whose output is a folder; the Docker ones: their signal delay and what of
+        # their output holds the decisions.
+        folders = {"run --until mine", "example create", "verify --out"}
+        slow: dict[str, Callable[[Path], list[Path]]] = {}
+        gold_tasks = work / "gold-tasks.jsonl"
+        if ns.docker:
+            two = work / "two.jsonl"
+            wanted = {f"swe-forge__textkit-{n}" for n in (1, 3)}
+            two.write_text(
+                "".join(
+                    line + "\n"
+                    for line in cands.read_text().splitlines()
+                    if json.loads(line)["instance_id"] in wanted
+                )
+            )
+            sh([*SF, "admit", str(two), "-o", str(gold_tasks)])
+            commands["admit"] = (
+                lambda o: [*SF, "admit", str(two), "-o", str(o)],
+                [*SF, "admit", str(gold_tasks), "-o", str(work / "w2.jsonl")],
+            )
+            commands["verify --out"] = (
+                lambda o: [*SF, "verify", "--tasks", str(gold_tasks), "--gold", "--out", str(o)],
+                [*SF, "verify", "--tasks", str(cands), "--gold", "--out", str(work / "w3")],
+            )
+            slow["admit"] = lambda o: [o, o.with_name(o.name + "-rejected.jsonl")]
+            slow["verify --out"] = lambda o: [o / "results.jsonl"]
+        tasks = ns.tasks or (gold_tasks if ns.docker else None)
+        if tasks:
             commands["export"] = (
-                lambda o: [*SF, "export", str(ns.tasks), "-o", str(o)],
+                lambda o: [*SF, "export", str(tasks), "-o", str(o)],
                 [*SF, "export", str(cands), "-o", str(work / "w.jsonl")],
             )
         rows = []
@@ -112,18 +169,29 @@ def main() -> int:
             got = sh(argv(full / "out"))
             leftovers = [p.name for p in full.rglob("*.tmp")]
             cells["full disk"] = f"{got.returncode}" + (f" (left {leftovers})" if leftovers else "")
+            delay = 15.0 if name in slow else 0.8
             target = work / f"term-{len(rows)}"
-            code = interrupted(argv(target), signal.SIGTERM, 0.8)
-            cells["SIGTERM"] = f"{code}" + (" (had finished)" if code == 0 else "")
+            code = interrupted(argv(target), signal.SIGTERM, delay)
+            cells["SIGTERM"] = f"{code}" + (" (had finished)" if code == ok.returncode else "")
+            if name in slow:
+                cells["SIGTERM"] += f", {judges()} container(s) left"
             target = work / f"kill-{len(rows)}"
-            interrupted(argv(target), signal.SIGKILL, 0.8)
+            interrupted(argv(target), signal.SIGKILL, delay)
+            left = judges() if name in slow else 0
             again = sh(argv(target))
-            equal = ok.returncode != 0 or same(reference, target)
+            if name in slow:
+                equal = same_decisions(slow[name], reference, target)
+            else:
+                equal = ok.returncode != 0 or same(reference, target)
             cells["SIGKILL, run again"] = f"{again.returncode}, " + (
                 "same output" if equal else "OUTPUT DIFFERS"
             )
+            if name in slow:
+                cells["SIGKILL, run again"] += (
+                    f" ({left} container(s) after the kill, {judges()} after the rerun)"
+                )
             held = work / f"held-{len(rows)}"
-            if name in ("run --until mine", "example create"):
+            if name in folders:
                 held.mkdir()
             holder = subprocess.Popen(
                 [

@@ -18,6 +18,7 @@ __all__ = ["app", "main"]
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map outcomes to exit codes."""
     args = sys.argv[1:] if argv is None else argv
+    _early_sigterm()
     if args == ["--version"]:
         # What a wrapper or a crash report asks first, often per job: no imports for it.
         from swe_forge import __version__
@@ -34,6 +35,22 @@ def main(argv: list[str] | None = None) -> None:
     from swe_forge.cli._main import run
 
     run(argv)
+
+
+def _on_early_sigterm(signum: int, frame: object) -> None:
+    sys.stderr.write("terminated (SIGTERM) while starting: nothing was done\n")
+    sys.exit(143)
+
+
+def _early_sigterm() -> None:
+    """Exit 143 (documented) on a SIGTERM that comes while the commands are imported (a
+    second or more on a loaded machine), not die of the signal; the app installs its own
+    handler, with clean-up, before any work starts."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_early_sigterm)
 
 
 def _wide() -> bool:

@@ -51,3 +51,26 @@ def test_sigterm_cleans_up_and_exits_143(tmp_path: Path) -> None:
 
 def test_143_is_in_the_exit_code_table() -> None:
     assert (143, "terminated", "SIGTERM (timeout, Slurm, Kubernetes)") in exit_code_table()
+
+
+def test_sigterm_while_the_commands_are_imported_exits_143() -> None:
+    # The commands' imports take a second or more on a loaded machine: a SIGTERM then (a
+    # job killed at once) must still end with the documented code, not death by signal
+    # (-15). main() installs its first handler before any of those imports; here the
+    # signal comes right after, deterministically, where the imports would run.
+    code = (
+        "import os, signal, time\n"
+        "from swe_forge import cli\n"
+        "cli._early_sigterm()\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(30)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == EXIT_TERMINATED, out
+    assert "terminated (SIGTERM) while starting" in out.stderr
+    import inspect
+
+    from swe_forge import cli
+
+    body = inspect.getsource(cli.main)
+    assert body.index("_early_sigterm()") < body.index("from swe_forge.cli._main import run")
