@@ -44,8 +44,13 @@ def mount(where: Path, options: str) -> None:
     sh(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)]).check_returncode()
 
 
+#: The pid of the last process :func:`interrupted` signalled (whose containers are counted).
+LAST: list[int] = [0]
+
+
 def interrupted(args: list[str], sig: int, after: float) -> int:
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    LAST[0] = proc.pid
     time.sleep(after)
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -80,9 +85,20 @@ def same_decisions(files: Callable[[Path], list[Path]], a: Path, b: Path) -> boo
 
 
 def judges() -> int:
-    """Containers of swe-forge on this engine (what a killed run may leave)."""
-    out = sh(["docker", "ps", "-aq", "--filter", "label=org.swe-forge.owner"])
-    return len(out.stdout.split())
+    """Containers the last signalled process made that are still on the engine (what a
+    killed run may leave; other runs' containers on the same engine are not counted)."""
+    out = sh(
+        [
+            "docker",
+            "ps",
+            "-a",
+            "--filter",
+            "label=org.swe-forge.owner",
+            "--format",
+            '{{.Label "org.swe-forge.owner"}}',
+        ]
+    )
+    return sum(1 for owner in out.stdout.split() if f":{LAST[0]}:" in owner)
 
 
 def main() -> int:

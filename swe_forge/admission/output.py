@@ -79,6 +79,12 @@ class DecisionLog:
         self.rejected_path = rejected
         self.swebench_format = swebench_format
         self.decided: dict[str, str] = {}
+        from swe_forge.locks import hold_output
+
+        # Before either file is read, repaired or emptied: a second admit on these outputs
+        # would admit every candidate again and interleave its lines with the first's.
+        for path in (tasks, rejected):
+            hold_output(path)
         for path in (tasks, rejected):
             path.parent.mkdir(parents=True, exist_ok=True)
             if restart or not path.exists():

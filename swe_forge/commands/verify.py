@@ -152,7 +152,15 @@ def check_writable(path: Path) -> None:
     if not parent.is_dir():
         raise InputError(f"cannot write {path}: no such folder {parent}")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"cannot write {path}: permission denied")
+        import errno
+
+        from swe_forge.errors import file_system_fault, output_error
+
+        # An output that cannot be written is an output error (17) like every other: a
+        # read-only file system said as such, else the permission.
+        raise file_system_fault(path) or output_error(
+            OSError(errno.EACCES, "Permission denied", str(path)), path
+        )
 
 
 @dataclass

@@ -118,3 +118,13 @@ def test_example_on_a_full_disk(tmp_path: Path, size: str) -> None:
         subprocess.run(["umount", str(where)], check=True)
     _no_crash(out, 17, f"cannot write {where / 'ex'}")
     assert "No space left on device" in out.stderr
+
+
+@pytest.mark.parametrize("form", ["-o", "--out"])
+def test_verify_on_read_only(tmp_path: Path, read_only: Path, form: str) -> None:
+    # Refused before anything is graded (no Docker needed), as an output error like the
+    # other commands' (it was 4, "permission denied", whatever the cause).
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("")
+    out = cli("verify", "--tasks", str(tasks), "--gold", form, str(read_only / "r"))
+    _no_crash(out, 17, "Read-only file system")

@@ -74,3 +74,29 @@ def test_second_batch_on_one_folder_is_refused(tmp_path: Path) -> None:
     # In the holder's own process, taking it again is free (a resumed stage).
     RunState(folder, identity={"command": "verify"})
     RunState(folder, identity={"command": "verify"})
+
+
+@pytest.mark.parametrize("which", ["tasks", "rejected"])
+def test_second_admit_on_one_output_is_refused(tmp_path: Path, which: str) -> None:
+    # Refused before anything is read or written: no image is built, no Docker is needed,
+    # and the first run's decisions stay as they are.
+    from swe_forge.admission.output import DecisionLog
+
+    tasks = tmp_path / "tasks.jsonl"
+    rejected = tmp_path / "tasks-rejected.jsonl"
+    for f in (tasks, rejected):
+        f.write_text("")
+    cands = tmp_path / "cands.jsonl"
+    cands.write_text("")
+    held = tasks if which == "tasks" else rejected
+    with held_by_another_process(held) as holder:
+        got = subprocess.run(
+            [sys.executable, "-m", "swe_forge", "admit", str(cands), "-o", str(tasks)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert got.returncode == 18, got.stderr
+        assert f"pid {holder.pid}" in got.stderr
+        with pytest.raises(OutputBusy):
+            DecisionLog(tasks, rejected)
