@@ -11,6 +11,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -121,7 +122,7 @@ def run(argv: list[str] | None = None) -> None:
     except typer.Exit as exc:
         if exc.exit_code == EXIT_INTERRUPTED and isinstance(exc.__cause__, KeyboardInterrupt):
             _interrupted()
-        sys.exit(exc.exit_code)
+        _finish(exc.exit_code)
     except typer.Abort:
         # click turns Ctrl-C (and our SIGTERM, a KeyboardInterrupt) into Abort.
         _interrupted()
@@ -140,7 +141,7 @@ def run(argv: list[str] | None = None) -> None:
         _err.print(f"error: {exc.message}", markup=False, highlight=False)
         if exc.hint:
             _err.print(f"hint: {exc.hint}", markup=False, highlight=False)
-        sys.exit(exc.exit_code)
+        _finish(exc.exit_code)
     except Exception as exc:
         known = file_system_error(exc) if isinstance(exc, OSError) else None
         if known is not None:
@@ -161,4 +162,16 @@ def run(argv: list[str] | None = None) -> None:
         # Without standalone mode, typer returns 130 for a KeyboardInterrupt (Ctrl-C, or our
         # SIGTERM) instead of raising: no command returns 130 of its own.
         _interrupted()
-    sys.exit(returned if isinstance(returned, int) else 0)
+    _finish(returned if isinstance(returned, int) else 0)
+
+
+def _finish(code: int) -> NoReturn:
+    """Exit with ``code`` once the command has ended on its own."""
+    import signal
+
+    if threading_main():
+        # The work is done and written: a SIGTERM now (shutting worker pools down takes a
+        # moment) must not turn the exit code into death by signal. Python restores the
+        # default action of a signal it handled when it finalizes, not of an ignored one.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(code)

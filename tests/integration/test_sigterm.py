@@ -74,3 +74,20 @@ def test_sigterm_while_the_commands_are_imported_exits_143() -> None:
 
     body = inspect.getsource(cli.main)
     assert body.index("_early_sigterm()") < body.index("from swe_forge.cli._main import run")
+
+
+def test_sigterm_after_the_work_is_done_keeps_the_exit_code() -> None:
+    # Python gives a handled signal its default action back while it finalizes: a SIGTERM
+    # while a finished command shuts down (worker pools take a moment) killed it (-15)
+    # although its output was complete. Once the command has ended, SIGTERM is ignored.
+    code = (
+        "import os, signal, sys, threading\n"
+        "from swe_forge.cli import _main\n"
+        "signal.signal(signal.SIGTERM, _main._on_sigterm)\n"
+        "try:\n"
+        "    _main._finish(20)\n"
+        "finally:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 20, out
