@@ -185,7 +185,9 @@ def main() -> int:
             got = sh(argv(full / "out"))
             leftovers = [p.name for p in full.rglob("*.tmp")]
             cells["full disk"] = f"{got.returncode}" + (f" (left {leftovers})" if leftovers else "")
-            delay = 15.0 if name in slow else 0.8
+            # Mid-work: admission of two candidates takes about a minute, grading their gold
+            # patches about ten seconds (the first judge starts after 2-3 s).
+            delay = {"admit": 15.0, "verify --out": 5.0}.get(name, 0.8)
             target = work / f"term-{len(rows)}"
             code = interrupted(argv(target), signal.SIGTERM, delay)
             cells["SIGTERM"] = f"{code}" + (" (had finished)" if code == ok.returncode else "")
