@@ -169,11 +169,12 @@ def candidate_patch(
 
     The mutated file's section keeps the gold section's header (modes, a new file, a rename)
     without its ``index`` line (its blob ids are the gold file's), and gets hunks from the
-    base file to the mutant's text. The result is checked by applying it here.
+    base file to the mutant's text; a mutant that undoes the gold patch's change to its file
+    leaves that file out. The result is checked by applying it here.
 
     Raises:
-        ComposeError: the gold patch does not touch the mutant's file, or the folded patch
-            does not give the mutant's text.
+        ComposeError: the gold patch does not touch the mutant's file, the folded patch
+            does not give the mutant's text, or the mutant undoes the whole gold patch.
     """
     try:
         patches = parse_diff(gold_patch)
@@ -205,7 +206,9 @@ def candidate_patch(
         old_name = "/dev/null" if fp.old_path is None else f"a/{fp.old_path}"
         body = _hunks(old_text, m.new_text)
         if not body:
-            raise ComposeError(f"the mutant of {m.path} is the base file")
+            # The mutant undoes the gold patch's change to this file (`>=` back where the
+            # fix made it `>`): the candidate leaves the file as the base has it.
+            continue
         out.append("".join(header) + f"--- {old_name}\n+++ b/{m.path}\n" + body)
         try:
             (mine,) = [p for p in parse_diff(out[-1]) if p.new_path == m.path]
@@ -216,6 +219,9 @@ def candidate_patch(
             raise ComposeError(f"the folded section of {m.path} does not give the mutant")
     if not found:
         raise ComposeError(f"the gold patch does not change {m.path}")
+    if not out:
+        # The base tree itself, which the gate saw fail: nothing to learn about the tests.
+        raise ComposeError("the mutant undoes the whole gold patch")
     return "".join(out)
 
 

@@ -142,6 +142,22 @@ def test_candidate_patch_applies_to_the_base_and_gives_the_mutant(
             assert (root / other).read_text() == text
 
 
+def test_a_mutant_that_undoes_the_gold_change_leaves_its_file_as_the_base_has_it(
+    repo: tuple[Path, str],
+) -> None:
+    root, gold = repo
+    m = mutant("src/other.py", "B = 3", "B = 2", "constant")  # the base's value again
+    patch = candidate_patch(gold, _read(root), m)
+    assert "src/other.py" not in patch
+    _git(root, "apply", "-", stdin=patch)
+    assert (root / "src/other.py").read_text() == BASE["src/other.py"]
+    assert (root / "src/wrap.py").read_text() == GOLD["src/wrap.py"]
+    # A gold patch of that one file, undone whole: the base tree, which the gate saw fail.
+    only = "".join(s for s in gold.split("diff --git")[1:] if "src/other.py" in s)
+    with pytest.raises(ComposeError, match="undoes the whole gold patch"):
+        candidate_patch("diff --git" + only, _read(root), m)
+
+
 def test_a_mutant_of_a_file_the_gold_patch_does_not_touch_is_not_folded(
     repo: tuple[Path, str],
 ) -> None:
