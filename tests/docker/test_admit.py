@@ -137,6 +137,10 @@ def test_swebench_format_and_rerun_is_stable(
         t["gates"].pop("seconds")
         t["gates"].pop("order_seeds")
         t["audit"]["gold_verification"].pop("seconds")
+        strength = t["audit"]["test_strength"]
+        strength.pop("seconds")
+        for m in strength["mutants"]:
+            m.pop("seconds")
         # The decoys' values are random by design (drawn at each admission, recorded in the
         # manifest: a task's decoys are not predictable from its inputs), and so is which of
         # them the gold patch fails.
