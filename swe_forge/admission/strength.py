@@ -126,11 +126,18 @@ def _split_sections(patch: str) -> list[str]:
     return sections
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as git counts them: ended by ``\n`` only (``str.splitlines`` also ends a line
+    at a form feed or U+2028, which a source file may hold inside a line)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
+
+
 def _hunks(old: str, new: str) -> str:
     """Unified-diff hunks (3 lines of context) of ``old`` -> ``new``, with git's marker for a
     last line that has no newline."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a, b = _lines(old), _lines(new)
     out: list[str] = []
 
     def emit(tag: str, line: str) -> None:

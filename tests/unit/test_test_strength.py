@@ -49,31 +49,34 @@ BASE = {
     ),
     "src/other.py": "A = 1\nB = 2\n",
     "src/tail.py": "def f(x):\n    return x",  # no newline at the end
+    # A form feed and a CR inside lines: git ends lines at LF only.
+    "src/odd.py": "A = 1\n\x0c\nB = '\u2028'\r\nC = 3\n",
 }
 GOLD = {
     "src/wrap.py": BASE["src/wrap.py"].replace("< width", "+ 1 <= width"),
     "src/other.py": "A = 1\nB = 3\n",
     "src/tail.py": "def f(x):\n    return x + 1",
     "src/new.py": "def g(n):\n    return n > 0\n",
+    "src/odd.py": "A = 1\n\x0c\nB = '\u2028'\r\nC = 4\n",
 }
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
+    # Bytes, not text mode: text mode would turn a CR LF inside a patch into LF.
     done = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
         cwd=cwd,
-        input=stdin,
+        input=stdin.encode() if stdin is not None else None,
         capture_output=True,
-        text=True,
         check=True,
     )
-    return done.stdout
+    return done.stdout.decode()
 
 
 def _tree(path: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_text(text)
+        (path / rel).write_bytes(text.encode())
 
 
 @pytest.fixture
@@ -125,6 +128,7 @@ def mutant(path: str, old: str, new: str, operator: str = "comparison") -> Mutan
         ("src/wrap.py", "<= width", "< width"),  # a file the gold patch changes
         ("src/new.py", "n > 0", "n >= 0"),  # a file the gold patch creates
         ("src/tail.py", "x + 1", "x - 1"),  # no newline at the end of the file
+        ("src/odd.py", "C = 4", "C = 5"),  # line separators other than LF inside lines
     ],
 )
 def test_candidate_patch_applies_to_the_base_and_gives_the_mutant(
@@ -136,10 +140,10 @@ def test_candidate_patch_applies_to_the_base_and_gives_the_mutant(
     _git(root, "apply", "--check", "-", stdin=patch)
     _git(root, "apply", "-", stdin=patch)
     # The mutated file is the mutant; every other file is as the gold patch leaves it.
-    assert (root / path).read_text() == m.new_text
+    assert (root / path).read_bytes().decode() == m.new_text
     for other, text in GOLD.items():
         if other != path:
-            assert (root / other).read_text() == text
+            assert (root / other).read_bytes().decode() == text
 
 
 def test_a_mutant_that_undoes_the_gold_change_leaves_its_file_as_the_base_has_it(
