@@ -107,6 +107,22 @@ class ImagesConfig:
 
 
 @dataclass(frozen=True)
+class StrengthConfig:
+    """The test-strength gate of admission (``admit.test_strength``): wrong variants of the
+    gold fix (mutants) graded by the verifier; the share its tests reject is the task's score."""
+
+    enabled: bool = True
+    #: Mutants graded per task at most.
+    max_mutants: int = 8
+    #: Seconds per task: no mutant is started after them (``budget_exhausted``).
+    seconds: float = 600.0
+    #: The mutation engine's seed (the same seed makes the same mutants).
+    seed: int = 0
+    #: A score under this rejects the task (``weak_tests``); 0 measures and records only.
+    min_score: float = 0.0
+
+
+@dataclass(frozen=True)
 class AdmitConfig:
     """The admission gates and the sufficiency audit."""
 
@@ -130,6 +146,7 @@ class AdmitConfig:
     #: Fewer calibrated decoys than this (perturbations of the FAIL_TO_PASS tests' assertions
     #: that the gold patch fails in place) rejects the task: ``no_decoys``.
     min_decoys: int = 1
+    test_strength: StrengthConfig = field(default_factory=StrengthConfig)
 
 
 @dataclass(frozen=True)
@@ -203,6 +220,10 @@ _RANGES: tuple[tuple[str, str, float, bool], ...] = (
     ("admit", "pids", 1, False),
     ("admit", "min_statement_chars", 0, False),
     ("admit", "min_decoys", 0, False),
+    ("admit.test_strength", "max_mutants", 1, False),
+    ("admit.test_strength", "seconds", 0, True),
+    ("admit.test_strength", "seed", 0, False),
+    ("admit.test_strength", "min_score", 0, False),
     ("verify", "timeout_seconds", 0, True),
     ("verify", "test_timeout_seconds", 0, False),
     ("verify", "cpus", 0, True),
@@ -417,13 +438,22 @@ def load_config(path: Path | None = None) -> Config:
             f"mine.jobs must be >= 0, not {config.mine.jobs}", hint="0 means one per CPU"
         )
     for section, key, low, strict in _RANGES:
-        value = getattr(getattr(config, section), key)
+        block: Any = config
+        for name in section.split("."):
+            block = getattr(block, name)
+        value = getattr(block, key)
         if value < low or (strict and value == low):
             bound = f"> {low:g}" if strict else f">= {low:g}"
             raise ConfigError(
                 f"{section}.{key} must be {bound}, not {value:g}",
                 hint="a limit out of range would be graded as the model's failure, not refused",
             )
+    min_score = config.admit.test_strength.min_score
+    if min_score > 1:
+        raise ConfigError(
+            f"admit.test_strength.min_score must be <= 1, not {min_score:g}",
+            hint="a score is killed / (killed + survived) mutants: 0 to 1",
+        )
     for section in ("admit", "verify"):
         memory = getattr(config, section).memory
         if not _MEMORY.fullmatch(str(memory)):

@@ -22,7 +22,7 @@ from typing import Any
 
 from swe_forge.errors import InputError, RemoteError, UsageError
 from swe_forge.records import RECORD_TYPES, Record
-from swe_forge.schema import Column, ColumnType, columns
+from swe_forge.schema import DERIVED_COLUMNS, Column, ColumnType, columns, table_columns
 
 #: Rows per row group: bounds the memory a writer holds and keeps every string column of a
 #: group far below Arrow's 2 GiB per-array limit (a row holds a few patches).
@@ -85,7 +85,7 @@ def arrow_schema(record_type: str) -> Any:
     cls = RECORD_TYPES[record_type]
     meta = {"record_type": record_type, "schema_version": _schema_version(cls)}
     return pa.schema(
-        [_arrow_field(pa, c) for c in columns(cls)],
+        [_arrow_field(pa, c) for c in table_columns(record_type)],
         metadata={METADATA_KEY: json.dumps(meta, sort_keys=True).encode()},
     )
 
@@ -163,18 +163,24 @@ def record_type_of(records: Sequence[Record]) -> str:
 
 
 def to_rows(records: Iterable[Record], record_type: str) -> list[dict[str, Any]]:
-    """The table rows of records of one type (plain data, as the columns hold it)."""
+    """The table rows of records of one type (plain data, as the columns hold it), derived
+    columns included."""
     cols = columns(RECORD_TYPES[record_type])
+    derived = DERIVED_COLUMNS.get(record_type, ())
     rows = []
     for record in records:
         data = record.to_dict()
         where = f"{record_type} {getattr(record, 'instance_id', '') or ''}".strip()
-        rows.append({c.name: _encode(c.type, data[c.name], f"{where}: {c.name}") for c in cols})
+        row = {c.name: _encode(c.type, data[c.name], f"{where}: {c.name}") for c in cols}
+        for column, method in derived:
+            row[column.name] = getattr(record, method)()
+        rows.append(row)
     return rows
 
 
 def from_rows(rows: Iterable[dict[str, Any]], record_type: str) -> list[Record]:
-    """Records of one type from table rows (inverse of :func:`to_rows`)."""
+    """Records of one type from table rows (inverse of :func:`to_rows`; derived columns are
+    not read: the record is its fields)."""
     cls = RECORD_TYPES[record_type]
     cols = columns(cls)
     out: list[Record] = []
@@ -252,7 +258,13 @@ def read_parquet(path: Path) -> list[Record]:
     kind = parquet_record_type(path)
     table = pa.parquet.read_table(str(path))
     expected = arrow_schema(kind)
-    if not table.schema.equals(expected, check_metadata=False):
+    # A file written before its type had derived columns holds its fields alone: the same
+    # records (derived columns are never read back).
+    fields_only = pa.schema([_arrow_field(pa, c) for c in columns(RECORD_TYPES[kind])])
+    if not (
+        table.schema.equals(expected, check_metadata=False)
+        or table.schema.equals(fields_only, check_metadata=False)
+    ):
         raise InputError(
             f"{path}: its columns are not those of a {kind} of this swe-forge",
             hint="read it with the swe-forge version that wrote it",

@@ -94,6 +94,22 @@ class Column:
         return f"{self.name}: {self.type.render()}{'' if self.nullable else ' not null'}"
 
 
+#: Columns a table of a record type carries after its fields: values derived from a record
+#: (name -> the record's method that gives it), for filtering a dataset without parsing its
+#: JSON blocks. A reader of the table leaves them out (the record is its fields).
+DERIVED_COLUMNS: dict[str, tuple[tuple[Column, str], ...]] = {
+    # audit.test_strength.score: the share of wrong variants of the gold fix its tests reject.
+    "task": ((Column("test_strength", ColumnType("double"), nullable=True), "test_strength"),),
+}
+
+
+def table_columns(record_type: str) -> tuple[Column, ...]:
+    """The columns of a record type's table: its fields (:func:`columns`), then its
+    :data:`DERIVED_COLUMNS`."""
+    derived = tuple(c for c, _method in DERIVED_COLUMNS.get(record_type, ()))
+    return columns(RECORD_TYPES[record_type]) + derived
+
+
 def columns(cls: type[Any]) -> tuple[Column, ...]:
     """The columns of a record class (or of a block of one), in field order."""
     hints = typing.get_type_hints(cls, include_extras=True)
@@ -167,8 +183,7 @@ def json_schema(record_type: str) -> dict[str, Any]:
 
 def table_layout(record_type: str) -> str:
     """The columns of a record type's table, one ``name: type`` line each."""
-    cls = RECORD_TYPES[record_type]
-    lines = [c.render() for c in columns(cls)]
+    lines = [c.render() for c in table_columns(record_type)]
     return "\n".join(lines) + "\n"
 
 

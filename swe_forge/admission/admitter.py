@@ -1,8 +1,9 @@
 """One candidate's admission: a task manifest, or a rejection with one reason.
 
 The checks run cheapest first: the verifier's static guards on the gold patch (no engine
-needed), then the images, the 6-run gate, the sufficiency audit, the image audit, calibration
-and the gold patch graded through the very verifier that grades agents.
+needed), then the images, the 6-run gate, the sufficiency audit, the image audit, calibration,
+the gold patch graded through the very verifier that grades agents, and last the test-strength
+gate (wrong variants of the gold fix graded the same way).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 from swe_forge import __version__
 from swe_forge.admission.base_view import BaseView
+from swe_forge.admission.strength import StrengthSettings
+from swe_forge.admission.strength import measure as measure_strength
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.ecosystems import DEFAULT_ECOSYSTEM, Ecosystem, detect_ecosystem, ecosystem_named
@@ -39,8 +42,16 @@ from swe_forge.images.registry import needs_of_record, provide
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mining.sources import RepoSource, materialize
 from swe_forge.mining.statement import GENERATED_SOURCE, assess_statement, statement_from_failures
+from swe_forge.mutation import Mutant
 from swe_forge.progress import NoteReporter, NullReporter, Reporter
-from swe_forge.records import HIDDEN_FROM_POLICY, Candidate, ImageRecord, Rejection, TaskManifest
+from swe_forge.records import (
+    HIDDEN_FROM_POLICY,
+    Candidate,
+    ImageRecord,
+    Rejection,
+    TaskManifest,
+    VerifyResult,
+)
 from swe_forge.verify.guards import PatchGuard, protected_paths
 from swe_forge.verify.settings import VerifySettings
 from swe_forge.verify.verifier import Verifier
@@ -388,6 +399,45 @@ class Admitter:
             "seconds": graded.timings.get("total"),
             "canaries": graded.verifier.get("canaries"),
         }
+        return self._test_strength(cand, manifest, eco, timings)
+
+    def _test_strength(
+        self, cand: Candidate, manifest: TaskManifest, eco: Ecosystem, timings: dict[str, float]
+    ) -> tuple[TaskManifest | Rejection, dict[str, float]]:
+        """The test-strength gate (:mod:`swe_forge.admission.strength`): the gold patch's
+        mutants graded by the verifier as candidate patches; recorded as
+        ``audit.test_strength``, and a score under ``admit.test_strength.min_score`` (when
+        above 0) rejects the task as ``weak_tests``."""
+        ts = self.config.admit.test_strength
+        if not ts.enabled:
+            return manifest, timings
+        view = self.base_view(cand)
+
+        def grade(patch: str, m: Mutant) -> VerifyResult:
+            with self.test_slots:
+                return self.verifier.verify(manifest, patch, f"mutant:{m.id}")
+
+        t = time.perf_counter()
+        measured = measure_strength(
+            language=eco.name,
+            gold_patch=cand.patch,
+            base_read=view.read if view is not None else (lambda _path: None),
+            grade=grade,
+            settings=StrengthSettings(max_mutants=ts.max_mutants, seconds=ts.seconds, seed=ts.seed),
+        )
+        timings["test_strength"] = time.perf_counter() - t
+        record = measured.to_dict()
+        manifest.audit["test_strength"] = record
+        score = measured.score
+        if ts.min_score > 0 and score is not None and score < ts.min_score:
+            return self._reject(
+                cand,
+                "weak_tests",
+                f"test strength {score:.2f} < {ts.min_score:.2f}: {measured.survived} of "
+                f"{measured.killed + measured.survived} wrong variants of the gold fix pass "
+                "every FAIL_TO_PASS and PASS_TO_PASS test",
+                {"test_strength": record},
+            ), timings
         return manifest, timings
 
     def _statement(self, cand: Candidate, verdict: GateVerdict) -> tuple[str, dict[str, Any]]:

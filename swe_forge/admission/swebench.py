@@ -57,7 +57,8 @@ def swebench_image(image: dict[str, Any]) -> str:
 
 def swebench_row(task: TaskManifest) -> dict[str, Any]:
     """One SWE-bench 5 instance: SWE-bench's fields (FAIL_TO_PASS/PASS_TO_PASS as JSON
-    strings) plus ``image``, ``eval_script``, ``log_parser`` and ``eval_type``.
+    strings) plus ``image``, ``eval_script``, ``log_parser`` and ``eval_type``, and our
+    ``test_strength`` (the score of ``audit.test_strength``, null when unmeasured).
 
     Raises:
         InputError: the task names no image, does not run pytest, or its test patch does not
@@ -71,6 +72,9 @@ def swebench_row(task: TaskManifest) -> dict[str, Any]:
         str(task.harness.get("runner") or "")
     ).swebench_eval(task)
     row["eval_type"] = EVAL_TYPE
+    # Not SWE-bench's: the share of wrong variants of the gold fix the tests reject (null when
+    # unmeasured). SWE-bench's harness ignores fields it does not read.
+    row["test_strength"] = task.test_strength()
     return row
 
 

@@ -66,7 +66,8 @@ def export(
     swebench: the rows SWE-bench 5's harness grades with our images (`image`: the pinned
     registry reference, else the local image id; `eval_script`: resets the test files to HEAD,
     applies the test patch, runs the gates' tests between SWE-bench's markers; `log_parser`;
-    `eval_type`). For comparison with SWE-bench's numbers: rewards come from `swe-forge
+    `eval_type`; and `test_strength`, the score of the task's test-strength gate, null when
+    unmeasured). For comparison with SWE-bench's numbers: rewards come from `swe-forge
     verify` (see the README).
 
     parquet: tasks, candidates, rejections or verify results, one type per file, with

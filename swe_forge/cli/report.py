@@ -49,12 +49,14 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """The funnel from mined PRs to admitted tasks, with rejection reasons per stage.
+    """The funnel from mined PRs to admitted tasks, with rejection reasons per stage, and the
+    distribution of the admitted tasks' test-strength scores (1.0, [0.5,1), <0.5, unmeasured;
+    tasks with at least one surviving mutant).
 
     Example: swe-forge report */candidates.jsonl */mine-rejected.jsonl */tasks.jsonl
     */admit-rejected.jsonl */results.jsonl --by-repo --markdown
     """
-    from swe_forge.commands.report import funnel, funnel_by_repo, funnel_markdown
+    from swe_forge.commands.report import funnel, funnel_by_repo, funnel_markdown, strength_line
 
     if markdown and not by_repo:
         raise UsageError("--markdown needs --by-repo", hint="add --by-repo")
@@ -109,3 +111,4 @@ def report(
         reasons = ", ".join(f"{k}: {v}" for k, v in row["rejected"].items())
         table.add_row(row["stage"], str(row["count"]), reasons or "-")
     _out.print(table)
+    _out.print(strength_line(data["test_strength"]), markup=False, highlight=False)

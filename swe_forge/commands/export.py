@@ -36,7 +36,8 @@ def run_export(
     in the input's order, atomically; return how many.
 
     ``swebench``: SWE-bench 5 instances, the same rows as ``admit --format swebench``
-    (SWE-bench's fields plus ``image``, ``eval_script``, ``log_parser``, ``eval_type``).
+    (SWE-bench's fields plus ``image``, ``eval_script``, ``log_parser``, ``eval_type``, and
+    ``test_strength``: the score of ``audit.test_strength``, null when unmeasured).
     ``parquet``: see :func:`run_export_parquet` (any record type).
 
     Raises:

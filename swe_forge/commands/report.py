@@ -43,17 +43,20 @@ def funnel(files: list[Path]) -> dict[str, Any]:
     """Count records of every kind across files, and rejection reasons per stage.
 
     Stages: PRs mined (candidates + PR-level mining rejections), candidates, tasks admitted.
-    A record seen twice (same kind and instance id) is counted once.
+    A record seen twice (same kind and instance id) is counted once. ``test_strength``: the
+    distribution of the admitted tasks' scores (:class:`StrengthTally`).
     """
     candidates = 0
     tasks = 0
     rejected: dict[str, Counter[str]] = {"mine": Counter(), "admit": Counter()}
     repos_blocked = 0
+    strength = StrengthTally()
     for kind, data in unique_records(files):
         if kind == "candidate":
             candidates += 1
         elif kind == "task":
             tasks += 1
+            strength.add(data)
         elif kind == "rejection":
             stage = str(data.get("stage", "mine"))
             if data.get("pr_number") is None and stage == "mine":
@@ -83,7 +86,54 @@ def funnel(files: list[Path]) -> dict[str, Any]:
         "admitted": tasks,
         "yield": round(tasks / admit_seen, 4) if admit_seen else 0.0,
         "repos_blocklisted": repos_blocked,
+        "test_strength": strength.to_dict(),
     }
+
+
+#: The bins of the test-strength line, in order.
+STRENGTH_BINS = ("1.0", "[0.5,1)", "<0.5", "unmeasured")
+
+
+class StrengthTally:
+    """The distribution of admitted tasks' test-strength scores (``audit.test_strength``):
+    how many score 1.0, at least 0.5, under 0.5, or were not measured (no block, or no
+    mutant killed or survived), and how many have at least one surviving mutant."""
+
+    def __init__(self) -> None:
+        self.bins: Counter[str] = Counter({b: 0 for b in STRENGTH_BINS})
+        self.with_survivors = 0
+
+    def add(self, task: dict[str, Any]) -> None:
+        """Count one task record (plain data)."""
+        audit = task.get("audit")
+        block = audit.get("test_strength") if isinstance(audit, dict) else None
+        block = block if isinstance(block, dict) else {}
+        score = block.get("score")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            self.bins["unmeasured"] += 1
+        elif score >= 1.0:
+            self.bins["1.0"] += 1
+        elif score >= 0.5:
+            self.bins["[0.5,1)"] += 1
+        else:
+            self.bins["<0.5"] += 1
+        survived = block.get("survived")
+        if isinstance(survived, int) and not isinstance(survived, bool) and survived > 0:
+            self.with_survivors += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"scores": {bin: tasks}, "with_survivors": tasks}``."""
+        return {
+            "scores": {b: self.bins[b] for b in STRENGTH_BINS},
+            "with_survivors": self.with_survivors,
+        }
+
+
+def strength_line(tally: dict[str, Any]) -> str:
+    """The one-line histogram of :meth:`StrengthTally.to_dict`."""
+    scores = tally["scores"]
+    bins = ", ".join(f"{b}: {scores[b]}" for b in STRENGTH_BINS)
+    return f"test strength of admitted tasks: {bins}; >=1 survivor: {tally['with_survivors']}"
 
 
 #: Admission rejections that mean the candidate got no environment.

@@ -93,7 +93,8 @@ class TaskManifest:
     provenance: dict[str, Any]
     """The candidate's provenance, and the swe-forge version that admitted it."""
     audit: dict[str, Any]
-    """Sufficiency flags, capabilities and the image audit."""
+    """Sufficiency flags, capabilities, the image audit and the test strength (mutants of the
+    gold fix the tests kill: ``test_strength``)."""
     environment: dict[str, Any] = field(default_factory=dict)
     """What an RL trainer needs to run the task alone: the image, platform, work dir, user,
     PATH, the entrypoint and the command that resets the work tree, network (none), CPU,
@@ -125,6 +126,16 @@ class TaskManifest:
         pins = self.registry_pins()
         pin = pins.instance if pins else None
         return pin.reference if pin else str(self.image.get("id") or "")
+
+    def test_strength(self) -> float | None:
+        """The score of ``audit.test_strength``: the share of the gold fix's graded mutants
+        the task's tests kill (None when unmeasured: no block, or nothing killed or
+        survived)."""
+        block = self.audit.get("test_strength")
+        score = block.get("score") if isinstance(block, dict) else None
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            return None
+        return float(score)
 
     def to_swebench(self) -> dict[str, Any]:
         """SWE-bench's exact encoding: its fields only, F2P and P2P as JSON strings."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from swe_forge import mutation
 from swe_forge.admission.swebench import swebench_line
 from swe_forge.commands.admit import run_admit
 from swe_forge.commands.report import funnel
@@ -105,7 +106,14 @@ def test_swebench_format_and_rerun_is_stable(
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["instance_id"] for r in rows] == only
     for row in rows:
-        assert set(row) == {*SWEBENCH_FIELDS, "image", "eval_script", "log_parser", "eval_type"}
+        assert set(row) == {
+            *SWEBENCH_FIELDS,
+            "image",
+            "eval_script",
+            "log_parser",
+            "eval_type",
+            "test_strength",
+        }
         assert isinstance(row["FAIL_TO_PASS"], str)
         first = tasks[int(row["instance_id"].rsplit("-", 1)[1])]
         assert json.loads(row["FAIL_TO_PASS"]) == first["FAIL_TO_PASS"]
@@ -129,6 +137,10 @@ def test_swebench_format_and_rerun_is_stable(
         t["gates"].pop("seconds")
         t["gates"].pop("order_seeds")
         t["audit"]["gold_verification"].pop("seconds")
+        strength = t["audit"]["test_strength"]
+        strength.pop("seconds")
+        for m in strength["mutants"]:
+            m.pop("seconds")
         # The decoys' values are random by design (drawn at each admission, recorded in the
         # manifest: a task's decoys are not predictable from its inputs), and so is which of
         # them the gold patch fails.
@@ -217,3 +229,26 @@ def test_report_funnel(
     data = funnel([tmp_path / "c.jsonl", mine_rej, tasks, rejected])
     assert [s["count"] for s in data["stages"]] == [14, 7, 5]
     assert data["stages"][1]["rejected"] == {"flaky_test": 1, "no_fail_to_pass": 1}
+
+
+def test_admitted_tasks_carry_their_test_strength(
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+) -> None:
+    """Every admitted task's gold fix was mutated and each mutant graded by the verifier
+    (issue 25): audit.test_strength with mutants generated and every graded one classified."""
+    try:
+        mutation.generate("python", {}, {}, seed=0, limit=1)
+    except NotImplementedError:
+        pytest.skip("the mutation engine is not on this branch yet (issue 25)")
+    tasks, _, _, _ = admitted
+    assert tasks
+    for n, task in tasks.items():
+        ts = task["audit"]["test_strength"]
+        assert ts["error"] is None, (n, ts["error"])
+        assert ts["generated"] > 0, n
+        graded = ts["killed"] + ts["survived"] + ts["invalid"]
+        assert graded == len(ts["mutants"]) and 0 < graded <= ts["generated"]
+        assert len(ts["survivors"]) == ts["survived"]
+        judged = ts["killed"] + ts["survived"]
+        assert ts["score"] == (round(ts["killed"] / judged, 4) if judged else None)
+        assert ts["budget"] == {"max_mutants": 8, "seconds": 600.0} and ts["seed"] == 0

@@ -79,7 +79,15 @@ def test_row_carries_what_swebench_5_reads() -> None:
     row = swebench_row(manifest())
     # make_test_spec: instance_id, image, repo, version, FAIL_TO_PASS, PASS_TO_PASS,
     # log_parser, eval_type, eval_script; the gold predictions read `patch`.
-    assert set(row) == {*SWEBENCH_FIELDS, "image", "eval_script", "log_parser", "eval_type"}
+    # ... and our own test_strength, which its harness does not read.
+    assert set(row) == {
+        *SWEBENCH_FIELDS,
+        "image",
+        "eval_script",
+        "log_parser",
+        "eval_type",
+        "test_strength",
+    }
     assert row["image"] == ID
     assert row["log_parser"] == "parse_log_pytest" and row["eval_type"] == "pass_and_fail"
     assert json.loads(row["FAIL_TO_PASS"]) == ["tests/test_new.py::test_fix"]
