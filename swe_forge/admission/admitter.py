@@ -146,6 +146,19 @@ class Admitter:
             self.engine, self.classifier, self.verify_settings, cache_dir=cache_root(self.config)
         )
 
+    @functools.cached_property
+    def mutant_verifier(self) -> Verifier:
+        """The verifier that grades the gold patch's mutants: the same judge, without decoy
+        twins. Decoys catch a patch that recognises the held-out tests and answers them
+        alone; a mutant is one operator applied to the gold fix, made here, and cannot, so
+        the honest run decides it (at a third of the time or less)."""
+        return Verifier(
+            self.engine,
+            self.classifier,
+            replace(self.verify_settings, decoys=0),
+            cache_dir=cache_root(self.config),
+        )
+
     def _reject(
         self, cand: Candidate, reason: str, detail: str, extra: dict[str, Any] | None = None
     ) -> Rejection:
@@ -415,7 +428,7 @@ class Admitter:
 
         def grade(patch: str, m: Mutant) -> VerifyResult:
             with self.test_slots:
-                return self.verifier.verify(manifest, patch, f"mutant:{m.id}")
+                return self.mutant_verifier.verify(manifest, patch, f"mutant:{m.id}")
 
         t = time.perf_counter()
         measured = measure_strength(

@@ -10,6 +10,7 @@ import difflib
 import hashlib
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -366,7 +367,7 @@ def _admitter(tmp_path: Path, by_line: dict[str, VerifyResult], **ts: object) ->
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(json.dumps({"admit": {"test_strength": ts}}))
     admitter = Admitter(load_config(cfg))
-    admitter.verifier = FakeVerifier(by_line)  # type: ignore[assignment]
+    admitter.mutant_verifier = FakeVerifier(by_line)  # type: ignore[assignment]
     admitter.base_view = lambda _cand: SimpleNamespace(read=SAMPLE_BASE.get)  # type: ignore[method-assign,assignment,return-value]
     return admitter
 
@@ -411,8 +412,8 @@ def test_admission_records_the_score_and_rejects_only_above_a_min_score(
     assert (block["killed"], block["survived"], block["score"]) == (2, 2, 0.5)
     assert [s["id"] for s in block["survivors"]] == ["x = 3", "x = 20"]
     assert out.test_strength() == 0.5
-    # Every mutant was graded by the admitter's own verifier.
-    assert admitter.verifier.models == [  # type: ignore[attr-defined]
+    # Every mutant was graded by the admitter's mutant verifier.
+    assert admitter.mutant_verifier.models == [  # type: ignore[attr-defined]
         "mutant:x = 3",
         "mutant:x = 0",
         "mutant:x = -2",
@@ -531,3 +532,12 @@ def test_report_shows_the_distribution_of_scores(tmp_path: Path) -> None:
         "test strength of admitted tasks: 1.0: 1, [0.5,1): 2, <0.5: 1, unmeasured: 1; "
         ">=1 survivor: 3"
     )
+
+
+def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> None:
+    # A mutant is made here and cannot recognise the held-out tests: the honest run decides
+    # it; everything else of the judge is the gold verifier's.
+    admitter = Admitter(load_config())
+    gold, mutants = admitter.verify_settings, admitter.mutant_verifier.settings
+    assert gold.decoys > 0 and mutants.decoys == 0
+    assert replace(mutants, decoys=gold.decoys) == gold
