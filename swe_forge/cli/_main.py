@@ -30,7 +30,17 @@ __all__ = ["app", "run"]
 
 # Importing a command module registers its commands on ``app``; the order is the order of
 # ``--help`` (the pipeline's order), so it is spelled out rather than left to import sorting.
-_COMMAND_MODULES = ("mine", "example", "images", "admit", "export", "verify", "run", "report")
+_COMMAND_MODULES = (
+    "mine",
+    "example",
+    "images",
+    "admit",
+    "audit_tests",
+    "export",
+    "verify",
+    "run",
+    "report",
+)
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"swe_forge.cli.{_name}")
 

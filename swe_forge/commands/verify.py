@@ -405,8 +405,16 @@ def _provide(
     that is not the pinned one) ends the run with its own exit code instead of becoming an
     infrastructure error of each prediction.
     """
-    ids = sorted({p.instance_id for p in preds})
-    needs = [need for i in ids for need in needs_of_task(tasks[i])]
+    provide_tasks(engine, [tasks[i] for i in sorted({p.instance_id for p in preds})], reporter)
+
+
+def provide_tasks(engine: Engine, tasks: list[TaskManifest], reporter: Reporter) -> None:
+    """Pull by digest the pinned images of ``tasks`` that are not on this engine.
+
+    Raises:
+        DigestError: an image is refused, or absent with no registry pin to pull it from.
+    """
+    needs = [need for task in tasks for need in needs_of_task(task)]
     got = provide(engine, needs, reporter)
     absent = set(got.unpinned)
     if absent:

@@ -541,3 +541,79 @@ def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> 
     gold, mutants = admitter.verify_settings, admitter.mutant_verifier.settings
     assert gold.decoys > 0 and mutants.decoys == 0
     assert replace(mutants, decoys=gold.decoys) == gold
+
+
+class ImageFiles:
+    """An engine whose images hold SAMPLE_BASE under /testbed (copy_out as Docker's)."""
+
+    def __init__(self) -> None:
+        self.copied: list[tuple[str, str]] = []
+
+    def copy_out(self, image: str, path: str, dest: Path) -> None:
+        from swe_forge.errors import DockerError
+
+        self.copied.append((image, path))
+        rel = path.removeprefix("/testbed/")
+        if rel not in SAMPLE_BASE:
+            raise DockerError(f"{path} does not exist in {image}")
+        (dest / Path(rel).name).write_bytes(SAMPLE_BASE[rel])
+
+
+def test_audit_tests_scores_admitted_tasks_from_their_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No repository, no admission: the base files come from the task's image, each mutant
+    # is graded by a verifier without decoys, and every task is written again, in order,
+    # with its score (an --instance filter keeps only the tasks asked for).
+    from swe_forge.commands import audit_tests, verify
+
+    _sample_mutants(monkeypatch)
+    graders: list[Any] = []
+
+    class Judge(FakeVerifier):
+        def __init__(self, engine: Any, classifier: Any, settings: Any) -> None:
+            super().__init__(VERDICTS)
+            self.settings = settings
+            graders.append(self)
+
+        def ecosystem_of(self, task: TaskManifest) -> Any:
+            return SimpleNamespace(name="python")
+
+    monkeypatch.setattr(audit_tests, "Verifier", Judge)
+    monkeypatch.setattr(verify, "provide_tasks", lambda *_a: None)
+    rows = []
+    for n in (1, 2, 3):
+        data = samples.task()
+        data["instance_id"] = f"o__r-{n}"
+        data["patch"] = (
+            "diff --git a/src/r/a.py b/src/r/a.py\n--- a/src/r/a.py\n+++ b/src/r/a.py\n"
+            "@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        )
+        rows.append(json.dumps(data))
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "scored.jsonl"
+    engine = ImageFiles()
+    run = audit_tests.run_audit_tests(
+        tasks,
+        out,
+        config=load_config(),
+        instances=["o__r-3", "o__r-1"],
+        engine=engine,  # type: ignore[arg-type]
+    )
+    written = [TaskManifest.from_dict(json.loads(x)) for x in out.read_text().splitlines()]
+    assert [t.instance_id for t in written] == ["o__r-1", "o__r-3"]
+    assert [t.test_strength() for t in written] == [0.5, 0.5]
+    assert written[0].audit["test_strength"]["survivors"][0]["id"] == "x = 3"
+    assert run.summary()["scores"] == {"1.0": 0, "[0.5,1)": 2, "<0.5": 0}
+    assert run.with_survivors == 2 and run.measured == 2
+    assert graders[0].settings.decoys == 0 and len(graders[0].models) == 8
+    assert {p for _i, p in engine.copied} == {"/testbed/src/r/a.py"}
+    with pytest.raises(Exception, match="not in"):
+        audit_tests.run_audit_tests(
+            tasks,
+            tmp_path / "x.jsonl",
+            config=load_config(),
+            instances=["o__r-9"],
+            engine=engine,  # type: ignore[arg-type]
+        )
