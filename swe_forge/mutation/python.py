@@ -77,9 +77,15 @@ _COMMENT = re.compile(rb"#[^\n]*")
 def _normal(source: bytes) -> str | None:
     """The normal form of a source (its AST dump), None when it does not parse."""
     try:
-        return ast.dump(ast.parse(source))
+        return ast.dump(ast.parse(_decoded(source)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _decoded(source: bytes) -> str:
+    # Parsed as text, not bytes: a coding cookie (``latin-1``) must not re-decode the UTF-8
+    # the caller gave, and the AST's columns are then UTF-8 byte offsets of that text.
+    return source.decode("utf-8", "surrogateescape")
 
 
 def mutations(path: str, source: bytes, lines: set[int]) -> FileMutations | None:
@@ -88,7 +94,7 @@ def mutations(path: str, source: bytes, lines: set[int]) -> FileMutations | None
     if len(source) > MAX_SOURCE_BYTES or not lines:
         return None
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(_decoded(source))
         original = ast.dump(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
@@ -207,7 +213,10 @@ class _Finder:
             yield from self.slice(node.slice)
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             test = node.test
-            if not (isinstance(test, ast.Constant) and isinstance(node, ast.While)):
+            # `while True` is a loop, not a condition; a `not c` or `a == b` condition is
+            # negated already by removing its `not` or flipping its operator.
+            constant_loop = isinstance(test, ast.Constant) and isinstance(node, ast.While)
+            if not constant_loop and not _negated_already(test):
                 yield self.candidate(
                     self.start(test),
                     self.end(test),
@@ -226,7 +235,7 @@ class _Finder:
                 "return_default",
                 "`return x` -> `return None`",
             )
-        if isinstance(node, _REMOVABLE) and not _is_docstring_like(node):
+        if _removable(node):
             yield self.candidate(
                 self.start(node),
                 self.end(node),
@@ -385,3 +394,22 @@ def _short(text: bytes) -> str:
 def _is_none(node: ast.AST | None) -> bool:
     """No value, or the literal ``None``: nothing to default."""
     return node is None or (isinstance(node, ast.Constant) and node.value is None)
+
+
+def _removable(node: ast.AST) -> bool:
+    """A statement whose removal changes behaviour: not a docstring or ``...``, and not a
+    bare annotation (``x: int`` declares, a dataclass reads it)."""
+    if isinstance(node, ast.AnnAssign):
+        return node.value is not None
+    return isinstance(node, _REMOVABLE) and not _is_docstring_like(node)
+
+
+def _negated_already(test: ast.AST) -> bool:
+    """A condition another operator negates exactly: ``not c``, ``a == b``, ``a is b``..."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and not isinstance(test.ops[0], _ORDERING)
+    )

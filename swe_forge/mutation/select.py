@@ -23,6 +23,10 @@ from swe_forge.mutation import Mutant
 #: from a mined repository, and parsing it for every mutant would not be bounded).
 MAX_SOURCE_BYTES = 2 << 20
 
+#: Candidates tried per mutant asked for, at most (beyond, a file full of candidates that do
+#: not parse or are equivalent stops costing parses).
+ATTEMPTS_PER_MUTANT = 20
+
 #: Lines of one enclosing function the second tier reads at most (beyond, it is skipped).
 MAX_FUNCTION_LINES = 2000
 
@@ -204,6 +208,7 @@ def choose(files: Sequence[FileMutations], *, seed: int, limit: int) -> list[Mut
     ordered = sorted(files, key=lambda f: f.path)
     seen: dict[str, set[object]] = {f.path: {f.original} for f in ordered}
     out: list[Mutant] = []
+    attempts = limit * ATTEMPTS_PER_MUTANT
     depth = max((len(f.tiers) for f in ordered), default=0)
     for tier in range(depth):
         owners: list[FileMutations] = []
@@ -214,8 +219,9 @@ def choose(files: Sequence[FileMutations], *, seed: int, limit: int) -> list[Mut
                 groups.append(group)
         index = {id(group): owner for group, owner in zip(groups, owners, strict=True)}
         for group, candidate in round_robin(groups, rng):
-            if len(out) >= limit:
+            if len(out) >= limit or attempts <= 0:
                 return out
+            attempts -= 1
             owner = index[id(group)]
             mutated = candidate.apply(owner.source)
             if mutated == owner.source:

@@ -28,6 +28,7 @@ from swe_forge.mutation.select import (
     MAX_SOURCE_BYTES,
     Candidate,
     FileMutations,
+    Lines,
     LineSet,
     group_of,
     hunks,
@@ -293,6 +294,7 @@ class _Finder:
     def __init__(self, grammar: Grammar, source: bytes, *, typescript: bool, go: bool) -> None:
         self.g = grammar
         self.source = source
+        self.lines = Lines(source)
         self.typescript = typescript
         self.go = go
         self.functions: list[tuple[int, int]] = []
@@ -300,8 +302,8 @@ class _Finder:
     def candidate(
         self, start: int, end: int, replacement: bytes, operator: str, description: str
     ) -> Candidate:
-        line = self.source.count(b"\n", 0, start) + 1
-        col = start - (self.source.rfind(b"\n", 0, start) + 1)
+        line = self.lines.line_of(start)
+        col = start - self.lines.offset(line, 0)
         return Candidate(line, col, operator, description, start, end, replacement)
 
     def replace(self, node: Any, replacement: bytes, operator: str, description: str) -> Candidate:
@@ -368,6 +370,9 @@ class _Finder:
         elif kind in self.g.calls:
             yield from self.swap(node)
             yield from self.slicer(node)
+        elif _negation(node):
+            bang = node.children[0]
+            yield self.candidate(bang.start_byte, bang.end_byte, b"", "negate", "`!c` -> `c`")
         elif kind in ("slice_expression", "range_expression"):
             yield from self.slice(node)
         if kind in self.g.removable and self.removable(node):
@@ -383,7 +388,7 @@ class _Finder:
             new = _BOUNDARY.get(token) or _COMPARISON[token]
             operator = "boundary" if token in _BOUNDARY else "comparison"
             yield self.replace(op, new.encode(), operator, f"`{token}` -> `{new}`")
-            if token in _BOUNDARY and right.type not in self.g.ints:
+            if token in _BOUNDARY and not _literal(right):
                 for sign in ("+", "-"):
                     text = self.operand(right) + f" {sign} 1".encode()
                     yield self.replace(
@@ -393,7 +398,7 @@ class _Finder:
                         _describe(syntax.text(right), text),
                     )
         elif token in _ARITHMETIC:
-            if left.type in self.g.strings or right.type in self.g.strings:
+            if token == "+" and (self.stringish(left) or self.stringish(right)):
                 return  # concatenation
             new = _ARITHMETIC[token]
             yield self.replace(op, new.encode(), "arithmetic", f"`{token}` -> `{new}`")
@@ -401,7 +406,25 @@ class _Finder:
             new = _BOOLEAN[token]
             yield self.replace(op, new.encode(), "boolean", f"`{token}` -> `{new}`")
 
+    def stringish(self, node: Any) -> bool:
+        """A string literal, or a ``+`` chain holding one (``name + ": " + cause``): ``+``
+        is concatenation there. Parenthesised operands are looked through."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in self.g.strings:
+                return True
+            if current.type == "parenthesized_expression":
+                stack.extend(_named(current))
+            elif current.type == "binary_expression":
+                op = current.child_by_field_name("operator")
+                if op is not None and syntax.text(op) == "+":
+                    stack.extend(_named(current))
+        return False
+
     def integer(self, node: Any) -> Iterator[Candidate]:
+        if node.parent is not None and node.parent.type == "field_expression":
+            return  # Rust's tuple field `self.0`: a name, not a number
         text = syntax.text(node)
         form = self.g.int_form.fullmatch(text)
         if form is None:
@@ -421,6 +444,8 @@ class _Finder:
             if len(inner) != 1:
                 return
             cond = inner[0]
+        if _negation(cond) or _equality(cond):
+            return  # removing its `!`, flipping its `==`, is the same mutant
         text = b"!(" + bytes(cond.text or b"") + b")"
         yield self.replace(cond, text, "negate", "`if c` -> `if !(c)`")
 
@@ -437,6 +462,10 @@ class _Finder:
             block = inner[0]
         if block.type in self.g.ifs:
             return  # an else-if chain
+        if node.type == "if_expression" and (
+            node.parent is None or node.parent.type != "expression_statement"
+        ):
+            return  # a Rust `if` whose value is used needs its else to type-check
         else_token = next((c for c in node.children if c.type == "else"), None)
         if else_token is None and alt.type == "else_clause":
             else_token = alt
@@ -527,6 +556,8 @@ class _Finder:
         first, second = bytes(items[0].text or b""), bytes(items[1].text or b"")
         if first == second:
             return
+        if _literal(items[0]) and _literal(items[1]) and items[0].type != items[1].type:
+            return  # `f("abc", 10)` -> `f(10, "abc")` cannot type-check
         between = self.source[items[0].end_byte : items[1].start_byte]
         yield self.candidate(
             items[0].start_byte,
@@ -567,6 +598,11 @@ class _Finder:
         inner = _named(node)
         if not inner:
             return False
+        # A Rust macro call outside a function defines items: not a statement to drop.
+        if inner[0].type == "macro_invocation" and not any(
+            a.type in self.g.functions for a in syntax.ancestors(node)
+        ):
+            return False
         head = inner[0]
         # A return is defaulted, not removed; a block-like expression statement (Rust's
         # `if`/`match`/loops) is a branch, not a statement; a Go/JS `x := ...` is a
@@ -598,3 +634,27 @@ def _short(text: str) -> str:
 
 def _describe(old: str, new: bytes) -> str:
     return f"`{_short(old)}` -> `{_short(new.decode('utf-8', 'replace'))}`"
+
+
+_LITERAL_WORDS = frozenset(
+    {"true", "false", "nil", "null", "undefined", "none", "number", "string"}
+)
+
+
+def _literal(node: Any) -> bool:
+    """A literal of any kind (a number, string, char, boolean, nil...)."""
+    kind = str(node.type)
+    return kind.endswith("literal") or kind in _LITERAL_WORDS or kind == "template_string"
+
+
+def _negation(node: Any) -> bool:
+    """``!c``."""
+    return bool(node.type == "unary_expression" and node.children and node.children[0].type == "!")
+
+
+def _equality(node: Any) -> bool:
+    """``a == b`` and the like, whose operator flip is the condition's negation."""
+    if node.type != "binary_expression":
+        return False
+    op = node.child_by_field_name("operator")
+    return op is not None and syntax.text(op) in _COMPARISON

@@ -281,6 +281,7 @@ JS = """import { g } from "./g";
 
 function f(a, x) {
   if (x === 0) { g(1, x); } else { h(); }
+  if (x < a.length && !a[x]) { x = 2; }
   return a.slice(x) + "2";
 }
 """
@@ -338,7 +339,8 @@ CASES = {
         JS,
         [
             "if (x !== 0)",
-            "if (!(x === 0))",
+            "if (!(x < a.length && !a[x]))",
+            "if (x < a.length && a[x])",
             "g(x, 1)",
             "return undefined;",
             "a.slice(x + 1)",
@@ -370,6 +372,8 @@ def test_tree_sitter_operators(language: str) -> None:
     for fragment in expected:
         assert any(fragment in t for t in texts), fragment
     assert any(m.operator == "remove_statement" for m in mutants)
+    # An equality's negation is its operator flip: not proposed twice.
+    assert not any("!(x === 0)" in t or "!(x != 0)" in t for t in texts)
     for m in mutants:
         assert m.new_text != src and m.path == path
     # Comments, imports and strings are never touched.
