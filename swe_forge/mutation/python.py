@@ -171,7 +171,7 @@ class _Finder:
         stack: list[ast.AST] = [tree]
         while stack:
             node = stack.pop()
-            if isinstance(node, _SKIP_NODES):
+            if isinstance(node, _SKIP_NODES) or _exports(node):
                 continue
             lineno = getattr(node, "lineno", None)
             if lineno is not None:
@@ -413,3 +413,13 @@ def _negated_already(test: ast.AST) -> bool:
         and len(test.ops) == 1
         and not isinstance(test.ops[0], _ORDERING)
     )
+
+
+def _exports(node: ast.AST) -> bool:
+    """``__all__ = [...]``: only star-imports read it, tests almost never."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)

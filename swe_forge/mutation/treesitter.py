@@ -370,6 +370,14 @@ class _Finder:
         elif kind in self.g.calls:
             yield from self.swap(node)
             yield from self.slicer(node)
+        elif kind == "ternary_expression":
+            yield from self.negate(node)
+        elif kind == "block" and node.parent is not None and node.parent.type == "function_item":
+            yield from self.default_tail(node)
+        elif kind == "arrow_function" and not self.typescript:
+            body = node.child_by_field_name("body")
+            if body is not None and body.type != "statement_block":
+                yield self.replace(body, b"undefined", "return_default", "`=> x` -> `=> undefined`")
         elif _negation(node):
             bang = node.children[0]
             yield self.candidate(bang.start_byte, bang.end_byte, b"", "negate", "`!c` -> `c`")
@@ -495,6 +503,28 @@ class _Finder:
         yield self.candidate(
             start, end, zero.encode(), "return_default", f"`return x` -> `return {zero}`"
         )
+
+    def default_tail(self, block: Any) -> Iterator[Candidate]:
+        """A Rust function's value is its block's last expression (no ``;``): the implicit
+        return, defaulted like an explicit one."""
+        items = _named(block)
+        if not items:
+            return
+        tail = items[-1]
+        if tail.type.endswith(("statement", "declaration", "item")) or tail.type in (
+            "if_expression",
+            "match_expression",
+            "loop_expression",
+            "while_expression",
+            "for_expression",
+            "block",
+            "unsafe_block",
+            "return_expression",
+        ):
+            return  # not a value, or a branch whose arms are mutated instead
+        zero = self.zero_value(block)
+        if zero is not None and syntax.text(tail) != zero:
+            yield self.replace(tail, zero.encode(), "return_default", f"tail `x` -> `{zero}`")
 
     def zero_value(self, node: Any) -> str | None:
         """The zero value of the enclosing function's result, None when not plain."""

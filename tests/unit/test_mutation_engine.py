@@ -162,8 +162,14 @@ def test_python_operators_each_produce_their_mutant() -> None:
 
 
 def test_python_never_mutates_docstrings_comments_imports() -> None:
-    src = '"""Module doc: 1 > 0."""\nimport os  # 1 > 0\nfrom x import (a,\n  b)\n'
-    assert generate("python", {"m.py": src}, {"m.py": {1, 2, 3, 4}}, seed=0, limit=50) == []
+    src = '"""Module doc: 1 > 0."""\nimport os  # 1 > 0\nfrom x import (a,\n  b)\n__all__ = ["a", "b"]\n'
+    assert generate("python", {"m.py": src}, {"m.py": {1, 2, 3, 4, 5}}, seed=0, limit=50) == []
+    func = 'def f(x: "int" = 1) -> "int":\n    """Doc: 1 > 0."""\n    return x  # x > 0\n'
+    mutants = generate("python", {"f.py": func}, {"f.py": {2, 3}}, seed=0, limit=50)
+    # Lines 2-3: only the return; the rest of the function (line 1) is the default's value,
+    # never the string annotations.
+    assert [m.operator for m in mutants if m.line in (2, 3)] == ["return_default"]
+    assert mutants and all(m.new_text.count('"int"') == 2 for m in mutants)
 
 
 def test_python_equivalent_mutants_are_dropped() -> None:
@@ -275,6 +281,10 @@ pub fn f(a: &[u8], x: usize) -> bool {
     let y = &a[x..];
     return x == 1u32;
 }
+
+pub fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
 """
 
 JS = """import { g } from "./g";
@@ -300,7 +310,7 @@ class A {
     return x * 2L;
   }
   String s(String t, int i) {
-    return t.substring(i);
+    return t.isEmpty() ? t : t.substring(i);
   }
 }
 """
@@ -332,6 +342,7 @@ CASES = {
             "return false;",
             "return x != 1u32;",
             "return x == 2u32;",
+            "-> Vec<&str> {\n    Vec::new()\n}",
         ],
     ),
     "js": (
@@ -357,6 +368,7 @@ CASES = {
             "return 0;",
             "return null;",
             "t.substring(i + 1)",
+            "return !(t.isEmpty()) ? t",
             "if (x != 0) { g(1, x); }\n",
         ],
     ),
