@@ -74,11 +74,53 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMMENT = re.compile(rb"#[^\n]*")
 
 
-def _normal(source: bytes) -> str | None:
-    """The normal form of a source (its AST dump), None when it does not parse."""
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+class _Normaliser:
+    """The normal form of a mutated source, None when it does not parse or equals the
+    original after normalisation (an equivalent mutant).
+
+    The edit lies inside one top-level statement (its decorators included), and the text
+    around it is the original's: the lines of that statement are parsed on their own and
+    their ``ast.dump`` is the form. A statement sequence followed and preceded by the same
+    whole statements parses as a module when it parses alone, so this is the whole file's
+    answer at the cost of one statement (a large module costs its changed function only).
+    """
+
+    def __init__(self, source: bytes, tree: ast.Module) -> None:
+        self.source = source
+        lines = Lines(source)
+        self.spans: list[tuple[int, int]] = []
+        for stmt in tree.body:
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+            self.spans.append((lines.span(first)[0], lines.span(stmt.end_lineno or first)[1]))
+        self.originals: dict[tuple[int, int], str | None] = {}
+
+    def __call__(self, mutated: bytes, candidate: Candidate) -> object | None:
+        inside = [
+            i
+            for i, (lo, hi) in enumerate(self.spans)
+            if lo <= candidate.start < hi or lo < candidate.end <= hi
+        ]
+        if not inside:
+            return None  # not within a statement: nothing the operators propose
+        lo, hi = self.spans[inside[0]][0], self.spans[inside[-1]][1]
+        key = (lo, hi)
+        if key not in self.originals:
+            self.originals[key] = _dump(self.source[lo:hi])
+        delta = len(candidate.replacement) - (candidate.end - candidate.start)
+        form = _dump(mutated[lo : hi + delta])
+        if form is None or form == self.originals[key]:
+            return None
+        return key, form
+
+
+def _dump(source: bytes) -> str | None:
+    """The ``ast.dump`` of a source, None when it does not parse."""
     try:
         return ast.dump(ast.parse(_decoded(source)))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except _PARSE_ERRORS:
         return None
 
 
@@ -95,8 +137,7 @@ def mutations(path: str, source: bytes, lines: set[int]) -> FileMutations | None
         return None
     try:
         tree = ast.parse(_decoded(source))
-        original = ast.dump(tree)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except _PARSE_ERRORS:
         return None
     finder = _Finder(source)
     changed = LineSet(lines)
@@ -121,8 +162,8 @@ def mutations(path: str, source: bytes, lines: set[int]) -> FileMutations | None
         path=path,
         source=source,
         tiers=[[g for g in tier1 if g], [g for g in tier2 if g]],
-        accept=_normal,
-        original=original,
+        accept=_Normaliser(source, tree),
+        original=None,
     )
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from swe_forge.mutation import Mutant
 
 #: Bytes of a file the mutators read at most: a larger file gives no mutants (its text comes
-#: from a mined repository, and parsing it for every mutant would not be bounded).
-MAX_SOURCE_BYTES = 2 << 20
+#: from a mined repository, every mutant costs a parse of the whole file, and a source file
+#: over a megabyte is generated code, not what a fix is about).
+MAX_SOURCE_BYTES = 1 << 20
 
 #: Candidates tried per mutant asked for, at most (beyond, a file full of candidates that do
 #: not parse or are equivalent stops costing parses).
@@ -193,10 +194,10 @@ class FileMutations:
     path: str
     source: bytes
     tiers: list[list[list[Candidate]]]
-    #: The normal form of a mutated source (an AST dump, the text), None when it must not be
-    #: kept (it does not parse).
-    accept: Callable[[bytes], object | None]
-    #: The original's normal form: a mutant with the same one is equivalent.
+    #: The normal form of a source mutated by a candidate (an AST dump, the text), None when
+    #: it must not be kept (it does not parse, or it is the original's).
+    accept: Callable[[bytes, Candidate], object | None]
+    #: The original's normal form, when ``accept`` does not refuse it itself.
     original: object
 
 
@@ -226,7 +227,7 @@ def choose(files: Sequence[FileMutations], *, seed: int, limit: int) -> list[Mut
             mutated = candidate.apply(owner.source)
             if mutated == owner.source:
                 continue
-            form = owner.accept(mutated)
+            form = owner.accept(mutated, candidate)
             if form is None or form in seen[owner.path]:
                 continue
             seen[owner.path].add(form)

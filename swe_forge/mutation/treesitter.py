@@ -5,8 +5,8 @@ The same operators as the Python engine, on each grammar's nodes: the operator t
 ``return`` values (the zero value of the function's declared result type where the grammar
 says it plainly, else none), the first two arguments of a call, an ``else`` block, the bounds
 of a slice. Edits are byte spans of the source; a result the parser has to recover from
-(``ERROR`` or missing nodes) is dropped, and so is one whose token sequence (comments and
-whitespace aside) equals the original's or an earlier mutant's. Whether a mutant compiles is
+(``ERROR`` or missing nodes) is dropped, and so is one whose text (whitespace aside) equals
+the original's or an earlier mutant's. Whether a mutant compiles is
 finally told by building it; the operators avoid the obviously ill-typed (a string never
 becomes a number, ``+`` on a string literal is never swapped, a return is only defaulted
 when the result type is known).
@@ -229,14 +229,13 @@ def _grammar_name(language: str, path: str) -> str:
     return syntax.grammar_for_path(path) if language == "js" else language
 
 
-def _tokens(tree: Any) -> tuple[tuple[str, bytes], ...]:
-    """The leaves of a tree, comments aside: equal for two sources that differ only in
-    whitespace, comments or layout."""
-    return tuple(
-        (n.type, bytes(n.text or b""))
-        for n in syntax.walk(tree.root_node)
-        if not n.children and "comment" not in n.type
-    )
+_WHITESPACE = b" \t\r\n\f\v"
+
+
+def _normal(source: bytes) -> bytes:
+    """A source without its whitespace: two mutants that differ only in layout are one (the
+    operators never edit comments or strings, where whitespace would matter)."""
+    return source.translate(None, _WHITESPACE)
 
 
 def mutations(language: str, path: str, source: bytes, lines: set[int]) -> FileMutations | None:
@@ -250,9 +249,10 @@ def mutations(language: str, path: str, source: bytes, lines: set[int]) -> FileM
     if syntax.has_errors(tree):
         return None
 
-    def accept(mutated: bytes) -> object | None:
-        other = syntax.parse(name, mutated)
-        return None if syntax.has_errors(other) else _tokens(other)
+    def accept(mutated: bytes, candidate: Candidate) -> object | None:
+        if syntax.has_errors(syntax.parse(name, mutated)):
+            return None
+        return _normal(mutated)
 
     changed = LineSet(lines)
     finder = _Finder(grammar, source, typescript=name in ("typescript", "tsx"), go=language == "go")
@@ -280,7 +280,7 @@ def mutations(language: str, path: str, source: bytes, lines: set[int]) -> FileM
         source=source,
         tiers=[[g for g in tier1 if g], [g for g in tier2 if g]],
         accept=accept,
-        original=_tokens(tree),
+        original=_normal(source),
     )
 
 

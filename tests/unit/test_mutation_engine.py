@@ -439,3 +439,41 @@ def test_every_diff_applies_with_git_apply(tmp_path: Path) -> None:
             (tree / path).write_bytes(src.encode())
             git_apply(tree, [m.diff])
             assert (tree / path).read_bytes().decode() == m.new_text, (language, m.description)
+
+
+# ---------------------------------------------------------------------------- bounded work
+
+
+def test_a_huge_file_costs_only_its_changed_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    funcs = [
+        f"def f{i}(a):\n    if a > {i}:\n        return a - {i}\n    return a\n"
+        for i in range(3000)
+    ]
+    src = "".join(funcs)
+    target = 4 * 1500 + 2  # the `if` of f1500
+    visited: list[int] = []
+    propose = python_mutator._Finder.propose
+
+    def counting(self: python_mutator._Finder, node: ast.AST) -> object:
+        visited.append(getattr(node, "lineno", 0))
+        return propose(self, node)
+
+    monkeypatch.setattr(python_mutator._Finder, "propose", counting)
+    mutants = generate("python", {"big.py": src}, {"big.py": {target}}, seed=0, limit=100)
+    assert mutants and {m.line for m in mutants} <= set(range(target - 1, target + 3))
+    assert any(m.line == target for m in mutants)
+    # Only the module node, f1500's own nodes (twice: its lines, then its function) are seen.
+    assert 0 < len(visited) < 100
+    assert {n for n in visited if n} <= set(range(target - 1, target + 3))
+
+
+def test_tree_sitter_huge_file_mutants_stay_in_the_changed_function() -> None:
+    funcs = [
+        f"func F{i}(a int) int {{\n\tif a > {i} {{\n\t\treturn a - {i}\n\t}}\n\treturn a\n}}\n"
+        for i in range(3000)
+    ]
+    src = "package p\n\n" + "".join(funcs)
+    target = 2 + 6 * 2000 + 2  # the `if` of F2000
+    mutants = generate("go", {"big.go": src}, {"big.go": {target}}, seed=0, limit=100)
+    assert any(m.line == target for m in mutants)
+    assert {m.line for m in mutants} <= set(range(target - 1, target + 5))
