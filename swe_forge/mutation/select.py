@@ -101,12 +101,17 @@ class LineSet:
         return index < len(self.sorted) and self.sorted[index] <= last
 
 
+#: Unchanged lines between two changes that git's default diff (3 lines of context on each
+#: side) still shows in one hunk.
+HUNK_GAP = 6
+
+
 def hunks(lines: Iterable[int]) -> list[tuple[int, int]]:
-    """Runs of consecutive lines as (first, last), in order: the hunks of a patch as the new
-    file sees them (a context line between two changes splits them, as it would a review)."""
+    """The changed lines grouped as git's hunks group them, as (first, last) in order: two
+    changes with at most :data:`HUNK_GAP` unchanged lines between them are one hunk."""
     out: list[tuple[int, int]] = []
     for line in sorted(set(lines)):
-        if out and line == out[-1][1] + 1:
+        if out and line - out[-1][1] - 1 <= HUNK_GAP:
             out[-1] = (out[-1][0], line)
         else:
             out.append((line, line))
@@ -114,9 +119,12 @@ def hunks(lines: Iterable[int]) -> list[tuple[int, int]]:
 
 
 def group_of(line: int, groups: Sequence[tuple[int, int]]) -> int:
-    """Index of the (first, last) group that holds ``line`` (the nearest one before it when
-    none does; groups are sorted and disjoint)."""
+    """Index of the innermost sorted (first, last) group that holds ``line`` (groups may
+    nest, as functions do), else the nearest one starting before it."""
     index = bisect.bisect_right([first for first, _ in groups], line) - 1
+    for candidate in range(index, -1, -1):
+        if groups[candidate][0] <= line <= groups[candidate][1]:
+            return candidate
     return max(index, 0)
 
 

@@ -477,3 +477,11 @@ def test_tree_sitter_huge_file_mutants_stay_in_the_changed_function() -> None:
     mutants = generate("go", {"big.go": src}, {"big.go": {target}}, seed=0, limit=100)
     assert any(m.line == target for m in mutants)
     assert {m.line for m in mutants} <= set(range(target - 1, target + 5))
+
+
+def test_changed_lines_group_as_git_hunks() -> None:
+    from swe_forge.mutation.select import hunks
+
+    # Six unchanged lines between two changes: git shows one hunk; seven: two.
+    assert hunks({1, 2, 9, 17, 30}) == [(1, 9), (17, 17), (30, 30)]
+    assert hunks([]) == []
