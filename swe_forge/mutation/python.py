@@ -175,6 +175,8 @@ class _Finder:
         self.source = source
         self.lines = Lines(source)
         self.functions: list[tuple[int, int]] = []
+        #: Constants inside error and log messages (their strings are not mutated).
+        self.messages: set[int] = set()
 
     # ------------------------------------------------------------------ spans and text
     def start(self, node: ast.AST) -> int:
@@ -221,6 +223,8 @@ class _Finder:
                     continue
                 if isinstance(node, _FUNCTIONS):
                     self.functions.append((lineno, last))
+            if _is_message(node):
+                self.messages.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Constant))
             yield from self.propose(node)
             children: list[ast.AST] = []
             for name, value in ast.iter_fields(node):
@@ -344,7 +348,7 @@ class _Finder:
                 yield self.candidate(
                     start, end, text.encode(), "boundary", f"`{value}` -> `{other}`"
                 )
-        elif isinstance(value, (str, bytes)):
+        elif isinstance(value, (str, bytes)) and id(node) not in self.messages:
             prefix = b"b" if isinstance(value, bytes) else b""
             empty = prefix + (b'"x"' if not value else b'""')
             yield self.candidate(
@@ -464,3 +468,21 @@ def _exports(node: ast.AST) -> bool:
     elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         targets = [node.target]
     return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+#: Calls whose string arguments are messages for people (logs, warnings, output).
+_MESSAGE_CALLS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"}
+)
+
+
+def _is_message(node: ast.AST) -> bool:
+    """A ``raise`` or a logging/warning/print call: changing its message text is a mutant
+    hardly any test (or reviewer) would call a wrong fix, and it would spend the budget."""
+    if isinstance(node, ast.Raise):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _MESSAGE_CALLS

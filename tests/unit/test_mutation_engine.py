@@ -485,3 +485,18 @@ def test_changed_lines_group_as_git_hunks() -> None:
     # Six unchanged lines between two changes: git shows one hunk; seven: two.
     assert hunks({1, 2, 9, 17, 30}) == [(1, 9), (17, 17), (30, 30)]
     assert hunks([]) == []
+
+
+def test_python_messages_keep_their_text() -> None:
+    src = (
+        "def f(x, log):\n"
+        '    log.info("seen %s", x)\n'
+        "    if x < 0:\n"
+        '        raise ValueError("negative: " + str(x))\n'
+        '    return "ok"\n'
+    )
+    mutants = generate("python", {"m.py": src}, {"m.py": {2, 3, 4, 5}}, seed=0, limit=100)
+    constants = [m for m in mutants if m.operator == "constant"]
+    # Only the returned value's string is a mutant; the log and error messages are not.
+    assert [m.line for m in constants] == [5]
+    assert any(m.operator == "remove_statement" and m.line == 4 for m in mutants)
