@@ -83,6 +83,12 @@ def generate(
     """At most ``limit`` mutants of ``files`` restricted to ``lines`` (and, where that gives
     too few, the functions enclosing them). ``language`` is an ecosystem name: python, go,
     rust, js, java. Mutants equal to the original after normalisation are not returned.
+
+    Every hunk of changed lines (across files, sorted by path) gets a mutant before any gets
+    a second; then the enclosing functions' other lines. The same inputs and ``seed`` give
+    the same list; the seed only orders candidates of one line among themselves. Files that
+    do not parse, or are not sources of ``language``, give none; the text is only parsed
+    (``ast``, tree-sitter), never compiled or run. A UsageError for an unknown language.
     """
     from swe_forge.mutation.select import choose
 
@@ -92,8 +98,10 @@ def generate(
         wanted = lines.get(path)
         if not wanted or not _is_source(language, path):
             continue
-        text = files[path]
-        source = text.encode("utf-8", "surrogateescape")
+        try:
+            source = files[path].encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            continue  # a lone surrogate no decoder made: not text from a file
         job = mutate(path, source, set(wanted))
         if job is not None:
             found.append(job)

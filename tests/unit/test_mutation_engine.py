@@ -500,3 +500,8 @@ def test_python_messages_keep_their_text() -> None:
     # Only the returned value's string is a mutant; the log and error messages are not.
     assert [m.line for m in constants] == [5]
     assert any(m.operator == "remove_statement" and m.line == 4 for m in mutants)
+
+
+def test_text_that_cannot_be_a_file_gives_no_mutants() -> None:
+    # A lone surrogate (no decoder of a real file makes one) must not raise.
+    assert generate("python", {"a.py": "x = 1  # \ud800\n"}, {"a.py": {1}}, seed=0, limit=5) == []
