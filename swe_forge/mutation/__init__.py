@@ -14,8 +14,13 @@ Interface (shared by the engine and the gate):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swe_forge.mutation.select import FileMutations
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,27 @@ class Mutant:
 
 
 def changed_lines(gold_patch: str) -> dict[str, set[int]]:
-    """Per file of ``gold_patch``: the new-file line numbers it adds (``+`` lines)."""
-    raise NotImplementedError  # the engine's branch implements this
+    """Per file of ``gold_patch``: the new-file line numbers it adds (``+`` lines).
+
+    Added files are included (every line), deleted files are not; a patch that does not parse
+    gives ``{}``. A file whose hunks only remove lines maps to an empty set.
+    """
+    from swe_forge.ecosystems.base import ADDED, REMOVED, parse_patch
+
+    out: dict[str, set[int]] = {}
+    for fp in parse_patch(gold_patch):
+        if not fp.new_path or fp.is_binary:
+            continue
+        lines = out.setdefault(fp.new_path, set())
+        for hunk in fp.hunks:
+            number = hunk.new_start
+            for tag, _body in hunk.lines:
+                if tag == REMOVED:
+                    continue
+                if tag == ADDED:
+                    lines.add(number)
+                number += 1
+    return out
 
 
 def generate(
@@ -59,5 +83,55 @@ def generate(
     """At most ``limit`` mutants of ``files`` restricted to ``lines`` (and, where that gives
     too few, the functions enclosing them). ``language`` is an ecosystem name: python, go,
     rust, js, java. Mutants equal to the original after normalisation are not returned.
+
+    Every hunk of changed lines (across files, sorted by path) gets a mutant before any gets
+    a second; then the enclosing functions' other lines. The same inputs and ``seed`` give
+    the same list; the seed only orders candidates of one line among themselves. Files that
+    do not parse, or are not sources of ``language``, give none; the text is only parsed
+    (``ast``, tree-sitter), never compiled or run. A UsageError for an unknown language.
     """
-    raise NotImplementedError  # the engine's branch implements this
+    from swe_forge.mutation.select import choose
+
+    mutate = _mutator(language)
+    found: list[FileMutations] = []
+    for path in sorted(files):
+        wanted = lines.get(path)
+        if not wanted or not _is_source(language, path):
+            continue
+        try:
+            source = files[path].encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            continue  # a lone surrogate no decoder made: not text from a file
+        job = mutate(path, source, set(wanted))
+        if job is not None:
+            found.append(job)
+    return choose(found, seed=seed, limit=max(limit, 0))
+
+
+#: The source files each ecosystem mutates, by extension.
+_EXTENSIONS = {
+    "python": (".py",),
+    "go": (".go",),
+    "rust": (".rs",),
+    "js": (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+    "java": (".java",),
+}
+
+
+def _is_source(language: str, path: str) -> bool:
+    return path.endswith(_EXTENSIONS.get(language, ())) and not path.endswith(".d.ts")
+
+
+def _mutator(language: str) -> Callable[[str, bytes, set[int]], FileMutations | None]:
+    """The candidate finder of an ecosystem (a UsageError for an unknown one)."""
+    if language == "python":
+        from swe_forge.mutation import python
+
+        return python.mutations
+    if language in ("go", "rust", "js", "java"):
+        from swe_forge.mutation import treesitter
+
+        return functools.partial(treesitter.mutations, language)
+    from swe_forge.errors import UsageError
+
+    raise UsageError(f"no mutation engine for {language!r}", hint=", ".join(sorted(_EXTENSIONS)))
