@@ -21,7 +21,7 @@ from typing import Any
 
 from swe_forge import __version__
 from swe_forge.admission.base_view import BaseView
-from swe_forge.admission.strength import StrengthSettings
+from swe_forge.admission.strength import StrengthSettings, mutant_settings
 from swe_forge.admission.strength import measure as measure_strength
 from swe_forge.config import Config, load_repo_overrides
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
@@ -106,6 +106,7 @@ class Admitter:
             judge_command=a.judge_command,
         )
         self.verify_settings = VerifySettings.from_config(config.verify)
+        self._mutant_verifiers: dict[VerifySettings, Verifier] = {}
         self._repos: dict[str, GitRepository | None] = {}
         # The base tree of the candidate being admitted (one at a time: see the class doc).
         self._view: tuple[tuple[str, str], BaseView | None] | None = None
@@ -146,18 +147,16 @@ class Admitter:
             self.engine, self.classifier, self.verify_settings, cache_dir=cache_root(self.config)
         )
 
-    @functools.cached_property
-    def mutant_verifier(self) -> Verifier:
+    def mutant_verifier(self, gold_seconds: float | None) -> Verifier:
         """The verifier that grades the gold patch's mutants: the same judge, without decoy
-        twins. Decoys catch a patch that recognises the held-out tests and answers them
-        alone; a mutant is one operator applied to the gold fix, made here, and cannot, so
-        the honest run decides it (at a third of the time or less)."""
-        return Verifier(
-            self.engine,
-            self.classifier,
-            replace(self.verify_settings, decoys=0),
-            cache_dir=cache_root(self.config),
-        )
+        twins, with a time limit scaled on the gold patch's verification
+        (:func:`~swe_forge.admission.strength.mutant_settings`)."""
+        settings = mutant_settings(self.verify_settings, gold_seconds)
+        if settings not in self._mutant_verifiers:
+            self._mutant_verifiers[settings] = Verifier(
+                self.engine, self.classifier, settings, cache_dir=cache_root(self.config)
+            )
+        return self._mutant_verifiers[settings]
 
     def _reject(
         self, cand: Candidate, reason: str, detail: str, extra: dict[str, Any] | None = None
@@ -425,10 +424,12 @@ class Admitter:
         if not ts.enabled:
             return manifest, timings
         view = self.base_view(cand)
+        gold = manifest.audit.get("gold_verification") or {}
+        verifier = self.mutant_verifier(gold.get("seconds"))
 
         def grade(patch: str, m: Mutant) -> VerifyResult:
             with self.test_slots:
-                return self.mutant_verifier.verify(manifest, patch, f"mutant:{m.id}")
+                return verifier.verify(manifest, patch, f"mutant:{m.id}")
 
         t = time.perf_counter()
         measured = measure_strength(

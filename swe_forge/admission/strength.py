@@ -23,12 +23,13 @@ import difflib
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from swe_forge import mutation
 from swe_forge.diffs import DiffParseError, PatchApplyError, apply_file_patch, parse_diff
 from swe_forge.records import VerifyResult
+from swe_forge.verify.settings import VerifySettings
 
 #: Verdicts of one mutant.
 KILLED, SURVIVED, INVALID = "killed", "survived", "invalid"
@@ -41,6 +42,27 @@ class StrengthSettings:
     max_mutants: int = 8
     seconds: float = 600.0
     seed: int = 0
+
+
+#: A mutant's verification may take this many times the gold patch's (plus a minute) before
+#: it is ended as a timeout (invalid): a mutant can loop forever (a swapped loop condition),
+#: and the verifier's own limit is sized for an agent's patch on a slow suite.
+MUTANT_TIME_FACTOR = 4.0
+
+
+def mutant_settings(settings: VerifySettings, gold_seconds: float | None) -> VerifySettings:
+    """The verifier settings a mutant is graded with: no decoy twins (a mutant is made here
+    and cannot recognise the held-out tests: the honest run decides it), and a time limit
+    scaled on the gold patch's verification (when known) instead of the verifier's own."""
+    timeout = settings.timeout_seconds
+    if gold_seconds and gold_seconds > 0:
+        timeout = min(timeout, max(120.0, MUTANT_TIME_FACTOR * gold_seconds + 60.0))
+    return replace(
+        settings,
+        decoys=0,
+        timeout_seconds=timeout,
+        test_timeout_seconds=min(settings.test_timeout_seconds, timeout),
+    )
 
 
 @dataclass

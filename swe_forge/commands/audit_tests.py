@@ -15,11 +15,11 @@ import json
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_forge.admission.strength import StrengthSettings, measure
+from swe_forge.admission.strength import StrengthSettings, measure, mutant_settings
 from swe_forge.config import Config
 from swe_forge.ecosystems.base import touched_paths
 from swe_forge.engine import Engine
@@ -113,17 +113,18 @@ def run_audit_tests(
         max_mutants=ts.max_mutants, seconds=ts.seconds, seed=ts.seed
     )
     engine = engine or Engine()
-    verifier = Verifier(
-        engine,
-        PathClassifier(config.classify),
-        replace(VerifySettings.from_config(config.verify), decoys=0),
-    )
+    classifier = PathClassifier(config.classify)
+    verify_settings = VerifySettings.from_config(config.verify)
     out = AtomicWriter(output)
     run = AuditTestsRun(tasks=len(todo))
     try:
         provide_tasks(engine, todo, reporter)
         reporter.start("audit-tests", len(todo))
         for task in todo:
+            gold = task.audit.get("gold_verification") or {}
+            verifier = Verifier(
+                engine, classifier, mutant_settings(verify_settings, gold.get("seconds"))
+            )
             record = _measure_one(engine, verifier, task, settings)
             task.audit["test_strength"] = record
             score = record.get("score")

@@ -367,7 +367,8 @@ def _admitter(tmp_path: Path, by_line: dict[str, VerifyResult], **ts: object) ->
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(json.dumps({"admit": {"test_strength": ts}}))
     admitter = Admitter(load_config(cfg))
-    admitter.mutant_verifier = FakeVerifier(by_line)  # type: ignore[assignment]
+    fake = FakeVerifier(by_line)
+    admitter.mutant_verifier = lambda _seconds: fake  # type: ignore[method-assign,assignment,return-value]
     admitter.base_view = lambda _cand: SimpleNamespace(read=SAMPLE_BASE.get)  # type: ignore[method-assign,assignment,return-value]
     return admitter
 
@@ -413,7 +414,7 @@ def test_admission_records_the_score_and_rejects_only_above_a_min_score(
     assert [s["id"] for s in block["survivors"]] == ["x = 3", "x = 20"]
     assert out.test_strength() == 0.5
     # Every mutant was graded by the admitter's mutant verifier.
-    assert admitter.mutant_verifier.models == [  # type: ignore[attr-defined]
+    assert admitter.mutant_verifier(None).models == [  # type: ignore[attr-defined]
         "mutant:x = 3",
         "mutant:x = 0",
         "mutant:x = -2",
@@ -536,11 +537,19 @@ def test_report_shows_the_distribution_of_scores(tmp_path: Path) -> None:
 
 def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> None:
     # A mutant is made here and cannot recognise the held-out tests: the honest run decides
-    # it; everything else of the judge is the gold verifier's.
+    # it; and a mutant may loop forever, so its time limit follows the gold patch's
+    # verification, not the verifier's limit for an agent's patch. The rest is the judge's.
     admitter = Admitter(load_config())
-    gold, mutants = admitter.verify_settings, admitter.mutant_verifier.settings
-    assert gold.decoys > 0 and mutants.decoys == 0
-    assert replace(mutants, decoys=gold.decoys) == gold
+    gold = admitter.verify_settings
+    plain = admitter.mutant_verifier(None).settings
+    assert gold.decoys > 0 and plain.decoys == 0
+    assert replace(plain, decoys=gold.decoys) == gold
+    quick = admitter.mutant_verifier(5.0).settings
+    assert quick.timeout_seconds == 120 and quick.test_timeout_seconds == 120
+    slow = admitter.mutant_verifier(100.0).settings
+    assert slow.timeout_seconds == 460
+    assert admitter.mutant_verifier(1e6).settings.timeout_seconds == gold.timeout_seconds
+    assert admitter.mutant_verifier(5.0) is admitter.mutant_verifier(5.0)
 
 
 class ImageFiles:
@@ -607,7 +616,8 @@ def test_audit_tests_scores_admitted_tasks_from_their_images(
     assert written[0].audit["test_strength"]["survivors"][0]["id"] == "x = 3"
     assert run.summary()["scores"] == {"1.0": 0, "[0.5,1)": 2, "<0.5": 0}
     assert run.with_survivors == 2 and run.measured == 2
-    assert graders[0].settings.decoys == 0 and len(graders[0].models) == 8
+    assert all(g.settings.decoys == 0 for g in graders)
+    assert sum(len(g.models) for g in graders) == 8
     assert {p for _i, p in engine.copied} == {"/testbed/src/r/a.py"}
     with pytest.raises(Exception, match="not in"):
         audit_tests.run_audit_tests(
