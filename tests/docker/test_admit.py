@@ -247,3 +247,13 @@ def test_admitted_tasks_carry_their_test_strength(
         judged = ts["killed"] + ts["survived"]
         assert ts["score"] == (round(ts["killed"] / judged, 4) if judged else None)
         assert ts["budget"] == {"max_mutants": 8, "seconds": 600.0} and ts["seed"] == 0
+    # The wrong fix of wrap (`> width + 1`: lines one character too long pass) is a
+    # survivor of the wrap task: its tests never look at an overlong line.
+    wrap = tasks[1]["audit"]["test_strength"]
+    assert any(
+        s["path"] == "src/textkit/wrap.py" and s["description"] == "`width` -> `width + 1`"
+        for s in wrap["survivors"]
+    ), wrap["survivors"]
+    assert wrap["score"] is not None and wrap["score"] < 1.0
+    # A task with strong tests: every mutant killed.
+    assert max(t["audit"]["test_strength"]["score"] for t in tasks.values()) == 1.0
