@@ -23,7 +23,7 @@ from swe_forge.admission.strength import StrengthSettings, measure, mutant_setti
 from swe_forge.config import Config
 from swe_forge.ecosystems.base import touched_paths
 from swe_forge.engine import Engine
-from swe_forge.errors import DockerError, InputError
+from swe_forge.errors import InputError
 from swe_forge.jsonl import AtomicWriter
 from swe_forge.mining.classify import PathClassifier
 from swe_forge.mutation import Mutant
@@ -64,18 +64,22 @@ class AuditTestsRun:
 
 
 def image_reader(engine: Engine, image: str, paths: list[str], scratch: Path) -> dict[str, bytes]:
-    """The base bytes of ``paths`` in ``image`` (a path the base does not have is absent)."""
+    """The base bytes of ``paths`` in ``image`` (a path the base does not have is absent).
+
+    An instance image keeps the base tree in ``/testbed/.git`` only (its files are written
+    from it when a container starts): the repository is copied out and read with the git
+    module, never run.
+    """
+    from swe_forge.git.repo import GitRepository
+
+    engine.copy_out(image, f"{TESTBED}/.git", scratch)
+    repo = GitRepository(scratch / ".git")
+    head = repo.head()
     found: dict[str, bytes] = {}
-    for i, path in enumerate(paths):
-        dest = scratch / str(i)
-        dest.mkdir()
-        try:
-            engine.copy_out(image, f"{TESTBED}/{path}", dest)
-        except DockerError:
-            continue  # a file the gold patch adds: not in the base tree
-        got = dest / Path(path).name
-        if got.is_file() and not got.is_symlink():
-            found[path] = got.read_bytes()
+    for path in paths:
+        blob = repo.blob_at(head, path)
+        if blob is not None:
+            found[path] = blob[1]
     return found
 
 

@@ -166,6 +166,17 @@ class GitRepository:
                 return None
         return None
 
+    def head(self) -> str:
+        """The commit ``HEAD`` names.
+
+        Raises:
+            RepositoryError: the repository has no commit at HEAD.
+        """
+        try:
+            return str(self._repo.revparse_single("HEAD").peel(pygit2.Commit).id)
+        except (KeyError, pygit2.GitError, ValueError) as exc:
+            raise RepositoryError(f"{self.path} has no commit at HEAD") from exc
+
     def branch_head(self, name: str) -> str:
         """The commit sha a branch points to."""
         commit = self._resolve_branch(name)

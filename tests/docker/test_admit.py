@@ -257,3 +257,27 @@ def test_admitted_tasks_carry_their_test_strength(
     assert wrap["score"] is not None and wrap["score"] < 1.0
     # A task with strong tests: every mutant killed.
     assert max(t["audit"]["test_strength"]["score"] for t in tasks.values()) == 1.0
+
+
+def test_audit_tests_scores_admitted_tasks_again(
+    admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
+    tmp_path: Path,
+) -> None:
+    """`audit-tests` on admitted manifests alone (base files from the image's git, no
+    repository): the same mutants as admission's for the same seed and budget, the same
+    verdicts, the task otherwise unchanged."""
+    from swe_forge.commands.audit_tests import run_audit_tests
+
+    tasks, _, path, _ = admitted
+    out = tmp_path / "scored.jsonl"
+    run = run_audit_tests(path, out, config=load_config(), instances=["swe-forge__textkit-1"])
+    (again,) = [json.loads(x) for x in out.read_text().splitlines()]
+    first, second = tasks[1]["audit"]["test_strength"], again["audit"]["test_strength"]
+
+    def verdicts(block: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(m["id"], m["verdict"]) for m in block["mutants"]]
+
+    assert verdicts(second) == verdicts(first) and second["score"] == first["score"]
+    assert run.measured == 1 and run.with_survivors == 1
+    for key in set(again) - {"audit"}:
+        assert again[key] == tasks[1][key], key

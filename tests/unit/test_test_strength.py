@@ -553,19 +553,27 @@ def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> 
 
 
 class ImageFiles:
-    """An engine whose images hold SAMPLE_BASE under /testbed (copy_out as Docker's)."""
+    """An engine whose instance images keep SAMPLE_BASE in /testbed/.git only (as ours do:
+    the files are written from it when a container starts)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tmp: Path) -> None:
         self.copied: list[tuple[str, str]] = []
+        self.tree = tmp / "testbed"
+        self.tree.mkdir()
+        for rel, data in SAMPLE_BASE.items():
+            (self.tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.tree / rel).write_bytes(data)
+        git = ["git", "-C", str(self.tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "scrubbed base"], check=True)
 
     def copy_out(self, image: str, path: str, dest: Path) -> None:
-        from swe_forge.errors import DockerError
+        import shutil
 
         self.copied.append((image, path))
-        rel = path.removeprefix("/testbed/")
-        if rel not in SAMPLE_BASE:
-            raise DockerError(f"{path} does not exist in {image}")
-        (dest / Path(rel).name).write_bytes(SAMPLE_BASE[rel])
+        assert path == "/testbed/.git"
+        shutil.copytree(self.tree / ".git", dest / ".git")
 
 
 def test_audit_tests_scores_admitted_tasks_from_their_images(
@@ -602,7 +610,7 @@ def test_audit_tests_scores_admitted_tasks_from_their_images(
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(rows) + "\n")
     out = tmp_path / "scored.jsonl"
-    engine = ImageFiles()
+    engine = ImageFiles(tmp_path)
     run = audit_tests.run_audit_tests(
         tasks,
         out,
@@ -618,7 +626,7 @@ def test_audit_tests_scores_admitted_tasks_from_their_images(
     assert run.with_survivors == 2 and run.measured == 2
     assert all(g.settings.decoys == 0 for g in graders)
     assert sum(len(g.models) for g in graders) == 8
-    assert {p for _i, p in engine.copied} == {"/testbed/src/r/a.py"}
+    assert {p for _i, p in engine.copied} == {"/testbed/.git"}
     with pytest.raises(Exception, match="not in"):
         audit_tests.run_audit_tests(
             tasks,
