@@ -916,3 +916,36 @@ def test_a_run_plan_without_targets_is_refused_on_the_host(tmp_path: Path) -> No
     why = runner.unplanned(["tests/common/util.rs"])
     assert why is not None and "tests/common/util.rs" in why and "tests/a.rs" in why
     assert runner.unplanned(["tests/a.rs"]) is None
+
+
+def test_admit_refuses_a_run_plan_without_targets_before_any_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from swe_forge.admission import admitter as admitter_mod
+    from swe_forge.config import load_config
+    from swe_forge.records import ImageRecord
+
+    tree = _tree(
+        tmp_path,
+        {"Cargo.toml": '[package]\nname = "z"\nversion = "0.1.0"\n', "tests/a.rs": ""},
+    )
+    rec = ImageRecord("z-1", "o/z", "c")
+    rec.status = "ok"
+    rec.project_name = "z"
+    rec.recipe = {"harness": {"layout": scan_targets(tree)}}
+    ran: list[str] = []
+    monkeypatch.setattr(admitter_mod, "provide", lambda *a, **k: None)
+    monkeypatch.setattr(admitter_mod, "run_gate", lambda *a, **k: ran.append("gate"))
+    monkeypatch.setattr(admitter_mod.Admitter, "engine", property(lambda self: None))
+    adm = admitter_mod.Admitter(load_config())
+    monkeypatch.setattr(adm, "gold_guard", lambda cand: "")
+    monkeypatch.setattr(adm, "ecosystem", lambda cand: ECO)
+    cand = SimpleNamespace(
+        repo="o/z",
+        instance_id="z-1",
+        test_patch=diff("tests/common/util.rs", [], ["pub fn f() {}"], create=True),
+        provenance=SimpleNamespace(pr_number=1, merge_commit="m"),
+    )
+    got, _ = adm.admit(cand, rec)  # type: ignore[arg-type]
+    assert getattr(got, "reason", None) == "no_test_target"
+    assert "tests/common/util.rs" in got.detail and not ran
