@@ -215,6 +215,13 @@ class Admitter:
                 cand, "no_test_files", "the test patch touches no test file"
             ), timings
         runner = eco.runner_for(rec)
+        # A runner that can tell on the host that it would run nothing for these files
+        # (Rust: no test target compiles them) says so here: run anyway, its empty output
+        # read as the PR's no_test_report.
+        unplanned = getattr(runner, "unplanned", None)
+        why = unplanned(files) if unplanned is not None and self.gate.scope == "touched" else None
+        if why:
+            return self._reject(cand, "no_test_target", why), timings
         t = time.perf_counter()
         with self.test_slots:
             verdict = run_gate(

@@ -824,3 +824,128 @@ def test_scan_targets_enables_the_features_a_targets_tests_are_gated_on(tmp_path
     targets = scan_targets(tree)["targets"]
     assert targets["tests/macros.rs"]["features"] == ["kv", "serde", "std"]
     assert targets["tests/plain.rs"]["features"] == []
+
+
+# ------------------------------------------------------------------ module paths (issue 23)
+
+
+def test_scope_keys_a_new_modules_functions_by_its_module_path() -> None:
+    # A new src/tests/flag_name.rs declaring `fn cases`: its test is tests::flag_name::cases,
+    # not every `cases` of the other modules of the library (bitflags: 35 old tests were
+    # taken for the PR's own).
+    patch = diff(
+        "src/tests/flag_name.rs",
+        [],
+        ["#[test]", "fn cases() {", "    assert!(true);", "}"],
+        create=True,
+    )
+    base = {"src/lib.rs": b"#[cfg(test)]\nmod tests;\n", "src/tests.rs": b"mod all;\n"}
+    scope = ECO.scope(patch, base.get)
+    assert scope.covers_directly("src/lib.rs::tests::flag_name::cases")
+    assert not scope.covers_directly("src/lib.rs::tests::all::cases")
+    assert not scope.covers("src/lib.rs::tests::bits::cases")
+    # Without the base the file's place still names the module.
+    assert not ECO.scope(patch).covers("src/lib.rs::tests::all::cases")
+
+
+def test_scope_module_path_takes_inline_modules_and_outer_wrappers() -> None:
+    old = [
+        "mod a {",
+        "    #[test]",
+        "    fn t() {",
+        "        x();",
+        "    }",
+        "}",
+        "mod b {",
+        "    #[test]",
+        "    fn t() {",
+        "        x();",
+        "    }",
+        "}",
+    ]
+    text = ("\n".join(old) + "\n").encode()
+    patch = (
+        "diff --git a/tests/it.rs b/tests/it.rs\n--- a/tests/it.rs\n+++ b/tests/it.rs\n"
+        "@@ -9,3 +9,3 @@\n     fn t() {\n-        x();\n+        y();\n     }\n"
+    )
+    scope = ECO.scope(patch, {"tests/it.rs": text}.get)
+    assert scope.covers("tests/it.rs::b::t")
+    assert not scope.covers("tests/it.rs::a::t")
+    # A module of tests/<dir>/ keyed below the target: an outer module the place does not
+    # show (a `mod x { automod::dir!(..) }` wrapper) still matches.
+    sub = diff("tests/words/edge.rs", [], ["#[test]", "fn empty() {}"], create=True)
+    scope = ECO.scope(sub, {"tests/words/main.rs": b"mod edge;\n"}.get)
+    assert scope.covers_directly("tests/words/main.rs::edge::empty")
+    assert scope.covers_directly("tests/words/main.rs::outer::edge::empty")
+    assert not scope.covers_directly("tests/words/main.rs::other::empty")
+
+
+def test_a_module_dir_whose_target_is_the_sibling_file(tmp_path: Path) -> None:
+    # tests/regression.rs includes tests/regression/*.rs (a macro such as automod::dir!, or
+    # the non-mod.rs layout): a new file there belongs to target "regression", not to a
+    # tests/regression/main.rs that does not exist (serde_json ran no cargo at all).
+    tree = _tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "sj"\nversion = "0.1.0"\n',
+            "src/lib.rs": "",
+            "tests/regression.rs": 'mod regression {\n    automod::dir!("tests/regression");\n}\n',
+            "tests/regression/issue1.rs": "#[test]\nfn test() {}\n",
+        },
+    )
+    layout = scan_targets(tree)
+    new = "tests/regression/issue2.rs"
+    script = RustRunner("sj", "1.80.0", layout).argv([new], order_seed=1)[2]
+    assert "--test regression" in script
+    assert RustRunner("sj", "1.80.0", layout).unplanned([new]) is None
+    exists = {"tests/regression.rs": b"", "tests/regression/issue1.rs": b""}
+    assert target_file(new, lambda p: p in exists) == "tests/regression.rs"
+    assert target_file("tests/words/x.rs", lambda p: False) == "tests/words/main.rs"
+    patch = diff(new, [], ["#[test]", "fn test() {}"], create=True)
+    scope = ECO.scope(patch, exists.get)
+    assert scope.covers_directly("tests/regression.rs::regression::issue2::test")
+    assert not scope.covers("tests/regression.rs::regression::issue1::test")
+
+
+def test_a_run_plan_without_targets_is_refused_on_the_host(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {"Cargo.toml": '[package]\nname = "z"\nversion = "0.1.0"\n', "tests/a.rs": ""},
+    )
+    runner = RustRunner("z", "1.80.0", scan_targets(tree))
+    why = runner.unplanned(["tests/common/util.rs"])
+    assert why is not None and "tests/common/util.rs" in why and "tests/a.rs" in why
+    assert runner.unplanned(["tests/a.rs"]) is None
+
+
+def test_admit_refuses_a_run_plan_without_targets_before_any_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from swe_forge.admission import admitter as admitter_mod
+    from swe_forge.config import load_config
+    from swe_forge.records import ImageRecord
+
+    tree = _tree(
+        tmp_path,
+        {"Cargo.toml": '[package]\nname = "z"\nversion = "0.1.0"\n', "tests/a.rs": ""},
+    )
+    rec = ImageRecord("z-1", "o/z", "c")
+    rec.status = "ok"
+    rec.project_name = "z"
+    rec.recipe = {"harness": {"layout": scan_targets(tree)}}
+    ran: list[str] = []
+    monkeypatch.setattr(admitter_mod, "provide", lambda *a, **k: None)
+    monkeypatch.setattr(admitter_mod, "run_gate", lambda *a, **k: ran.append("gate"))
+    monkeypatch.setattr(admitter_mod.Admitter, "engine", property(lambda self: None))
+    adm = admitter_mod.Admitter(load_config())
+    monkeypatch.setattr(adm, "gold_guard", lambda cand: "")
+    monkeypatch.setattr(adm, "ecosystem", lambda cand: ECO)
+    cand = SimpleNamespace(
+        repo="o/z",
+        instance_id="z-1",
+        test_patch=diff("tests/common/util.rs", [], ["pub fn f() {}"], create=True),
+        provenance=SimpleNamespace(pr_number=1, merge_commit="m"),
+    )
+    got, _ = adm.admit(cand, rec)  # type: ignore[arg-type]
+    assert getattr(got, "reason", None) == "no_test_target"
+    assert "tests/common/util.rs" in got.detail and not ran

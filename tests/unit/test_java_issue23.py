@@ -260,3 +260,65 @@ def test_host_resolves_with_the_images_jdk_major(tmp_path: Path) -> None:
     (tmp_path / "java-1.17.0-openjdk-amd64").symlink_to(tmp_path / "java-17-openjdk-amd64")
     assert host_jdk_of_major(21, tmp_path) == ""
     assert host_jdk_of_major(17, tmp_path) == str(tmp_path / "java-17-openjdk-amd64")
+
+
+# ------------------------------------------------- source/target below what the JDK compiles
+def _pom(props: str = "", plugin: str = "", managed: str = "") -> str:
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><groupId>g</groupId>'
+        f"<artifactId>a</artifactId><properties>{props}</properties><build>"
+        f"<pluginManagement><plugins>{managed}</plugins></pluginManagement>"
+        f"<plugins>{plugin}</plugins></build></project>"
+    )
+
+
+def _compiler(version: str = "", conf: str = "") -> str:
+    return (
+        "<plugin><groupId>org.apache.maven.plugins</groupId>"
+        "<artifactId>maven-compiler-plugin</artifactId>"
+        + (f"<version>{version}</version>" if version else "")
+        + (f"<configuration>{conf}</configuration>" if conf else "")
+        + "</plugin>"
+    )
+
+
+def test_an_implicit_old_source_is_raised_to_what_the_jdk_compiles() -> None:
+    from swe_forge.ecosystems.java.toolchain import compiler_levels
+
+    # Nothing set, Maven 3.6 binds maven-compiler-plugin 3.1: its default 1.5, which JDK 11
+    # refuses ("Source option 5 is no longer supported").
+    opts, info = compiler_levels(_pom(), 11, "3.6.3")
+    assert opts == ("-Dmaven.compiler.source=6", "-Dmaven.compiler.target=6")
+    assert info["levels"] == {"source": 5, "target": 5} and "pinned" not in info
+    # JDK 17 compiles 7 at least.
+    opts, _ = compiler_levels(_pom(), 17, "3.6.3")
+    assert opts == ("-Dmaven.compiler.source=7", "-Dmaven.compiler.target=7")
+    # A plugin version whose default is new enough, named in the pom (managed or not) or
+    # bound by Maven 3.9: nothing raised, nothing lowered.
+    assert compiler_levels(_pom(plugin=_compiler("3.11.0")), 11, "3.6.3")[0] == ()
+    assert compiler_levels(_pom(managed=_compiler("3.13.0")), 17, "3.6.3")[0] == ()
+    assert compiler_levels(_pom(), 17, "3.9.9")[0] == ()
+    # Properties set high enough, or a JDK that compiles 1.5: left alone.
+    high = "<maven.compiler.source>1.8</maven.compiler.source>"
+    high += "<maven.compiler.target>1.8</maven.compiler.target>"
+    assert compiler_levels(_pom(props=high), 21, "3.6.3")[0] == ()
+    assert compiler_levels(_pom(), 8, "3.6.3")[0] == ()
+    # A low property is raised by the same property.
+    low = "<maven.compiler.source>1.5</maven.compiler.source>"
+    low += "<maven.compiler.target>1.8</maven.compiler.target>"
+    assert compiler_levels(_pom(props=low), 11, "3.8.8")[0] == ("-Dmaven.compiler.source=6",)
+
+
+def test_a_source_pinned_in_the_plugins_configuration_is_said() -> None:
+    from swe_forge.ecosystems.java.toolchain import compiler_levels
+
+    # A property the configuration names is raised through that property...
+    props = "<jdk.level>1.5</jdk.level>"
+    conf = "<source>${jdk.level}</source><target>${jdk.level}</target>"
+    opts, info = compiler_levels(_pom(props=props, plugin=_compiler("3.1", conf)), 11, "3.6.3")
+    assert opts == ("-Djdk.level=6",) and "pinned" not in info
+    # ...a literal cannot be: said, not raised.
+    conf = "<source>1.5</source><target>1.5</target>"
+    opts, info = compiler_levels(_pom(plugin=_compiler("3.1", conf)), 11, "3.6.3")
+    assert opts == ()
+    assert "<source>1.5</source>" in info["pinned"] and "-D" in info["pinned"]

@@ -328,3 +328,12 @@ def test_identity_of_values_whose_type_the_file_does_not_say() -> None:
 def test_a_variable_given_its_own_element_does_not_loop() -> None:
     src = "class A { boolean f(Object[] b) { Object a = a[0]; Object c = c.d; return a == c; } }"
     assert isinstance(caps(src), set)  # read to the end, no RecursionError
+
+
+def test_unicode_escapes_of_characters_beyond_the_bmp() -> None:
+    # An emoji escaped as its UTF-16 surrogate pair is one character; a lone surrogate (legal
+    # in a Java string) stays an escape; neither may crash the scan (emoji-java's admit).
+    assert unicode_escapes(b'"\\uD83D\\uDE00"') == '"\U0001f600"'.encode()
+    assert unicode_escapes(b'"\\ud83d!"') == b'"\\ud83d!"'
+    assert unicode_escapes(b'"\\ud83d" \xff') == b'"\\ud83d" \xff'
+    assert scan(b'class A { String s = "\\uD83D\\uDE00\\uD83D"; }', "A.java") == {}

@@ -34,6 +34,7 @@ from swe_forge.ecosystems.java.toolchain import (
     choose_maven,
     ci_files,
     ci_java_versions,
+    compiler_levels,
     fetch_maven,
     host_jdk_of_major,
     image_jdk_on_host,
@@ -91,7 +92,8 @@ def build_images(
         got = repo.blob_at(candidate.base_commit, "pom.xml")
         if got is None:
             raise BuildError("no pom.xml at the base commit")
-        info = pom_info(got[1].decode("utf-8", "replace"))
+        pom_text = got[1].decode("utf-8", "replace")
+        info = pom_info(pom_text)
         module = f"{info['group']}:{info['artifact']}".strip(":")
         date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
         ci = ci_java_versions(ci_files(repo, candidate.base_commit))
@@ -151,13 +153,27 @@ def build_images(
             }
             env = describe(jdk, distro)
         base_tag = bases[jdk]
+        # A source/target below what the JDK compiles (an old pom on the compiler plugin's
+        # implicit 1.5) is raised for resolution, build, gate and verifier alike: the options
+        # go where the configured ones do (the manifest's harness.build_options).
+        raised, levels = compiler_levels(pom_text, jdk, maven_version)
+        if levels.get("raised") or levels.get("pinned"):
+            rec.recipe["compiler_levels"] = levels
+        if raised:
+            options = (*options, *raised)
+            rec.recipe["harness"] = {"build_options": list(options)}
         stage = "resolve"
         t = time.perf_counter()
         with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="java-") as tmp:
             ctx = Path(tmp)
             m2 = ctx / "m2"
             m2.mkdir()
-            resolve(repo, candidate, maven, jhome, ctx, m2, test_files, options=options)
+            try:
+                resolve(repo, candidate, maven, jhome, ctx, m2, test_files, options=options)
+            except BuildError as exc:
+                if levels.get("pinned"):
+                    raise BuildError(f"{exc.message}\n{levels['pinned']}", exc.hint) from exc
+                raise
             rec.lock_digest = digest_text(
                 f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
             )

@@ -71,7 +71,14 @@ def unicode_escapes(source: bytes) -> bytes:
                 continue
         out.append("\\")
         i = run
-    return "".join(out).encode("utf-8", "surrogateescape")
+    # A character beyond the BMP is escaped as a surrogate pair (``\\uD83D\\uDE00``, an
+    # emoji): the pair is one character; a lone surrogate, which UTF-8 cannot hold, is
+    # left as the escape it was (an undecodable byte of the file goes back as that byte).
+    text = "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return "".join(
+        f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff" else c
+        for c in text
+    ).encode("utf-8", "surrogateescape")
 
 
 def scan(source: bytes, path: str, *, fragment: bool = False) -> Findings:

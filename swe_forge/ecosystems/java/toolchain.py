@@ -119,6 +119,132 @@ def pom_info(text: str) -> dict[str, Any]:
     return out
 
 
+#: Maven's default binding of maven-compiler-plugin when a pom names no version, by the
+#: Maven lines :data:`MAVEN_RELEASES` pins (its lifecycle mappings).
+_COMPILER_BOUND = {"3.6": "3.1", "3.8": "3.1", "3.9": "3.13.0"}
+
+
+def _compiler_default(plugin_version: str) -> int:
+    """The source/target maven-compiler-plugin uses when none is set: 1.5 before 3.8.0,
+    then 6, 7 from 3.9.0, 8 from 3.11.0 (its documentation's defaults)."""
+    nums = [int(x) for x in re.findall(r"\d+", plugin_version)[:3]]
+    key = (*nums, 0, 0, 0)[:3]
+    if key >= (3, 11, 0):
+        return 8
+    if key >= (3, 9, 0):
+        return 7
+    if key >= (3, 8, 0):
+        return 6
+    return 5
+
+
+def oldest_source(jdk: int) -> int:
+    """The oldest ``-source``/``-target`` the JDK's javac accepts (0: any we would meet)."""
+    if jdk >= 20:
+        return 8
+    if jdk >= 12:
+        return 7
+    if jdk >= 9:
+        return 6
+    return 0
+
+
+def compiler_levels(
+    text: str, jdk: int, maven_version: str
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Options that raise the pom's Java source/target/release to the oldest ``jdk``
+    compiles, when it is below that, and what was found (for the recipe).
+
+    Old poms often set nothing and rely on maven-compiler-plugin's implicit default (1.5
+    before 3.8.0), which JDK 9 and later refuse ("Source option 5 is no longer supported").
+    The level is read where Maven takes it from: the compiler plugin's configuration, the
+    ``maven.compiler.*`` properties, else the default of the plugin version the pom names
+    or Maven binds. A user property (``-D``) overrides the pom's properties, including one
+    the plugin's configuration names (``<source>${java.version}</source>``), but not a
+    literal value in that configuration: then nothing can be raised from the command line
+    and the result's ``pinned`` says so."""
+    floor = oldest_source(jdk)
+    info: dict[str, Any] = {}
+    if not floor:
+        return (), info
+    try:
+        root = ET.fromstring(text.encode("utf-8", "replace"))
+    except ET.ParseError:
+        return (), info
+    ns = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+
+    def find(el: ET.Element, path: str) -> ET.Element | None:
+        return el.find("/".join(ns + p for p in path.split("/")))
+
+    props: dict[str, str] = {}
+    pel = find(root, "properties")
+    for child in pel if pel is not None else []:
+        props[child.tag.removeprefix(ns)] = _text(child)
+    version = ""
+    conf: dict[str, str] = {}
+    for where in ("build/pluginManagement/plugins", "build/plugins"):
+        plugins = find(root, where)
+        for plugin in plugins if plugins is not None else []:
+            if _text(find(plugin, "artifactId")) != "maven-compiler-plugin":
+                continue
+            version = _text(find(plugin, "version")) or version
+            cel = find(plugin, "configuration")
+            for key in ("source", "target", "release"):
+                got = _text(find(cel, key)) if cel is not None else ""
+                if got:
+                    conf[key] = got
+    ref = re.compile(r"\$\{([^}]+)\}")
+    m = ref.fullmatch(version)
+    version = props.get(m.group(1), "") if m else version
+    if not version:
+        line = ".".join(maven_version.split(".")[:2])
+        version = _COMPILER_BOUND.get(line, "3.1")
+    default = _compiler_default(version)
+    options: list[str] = []
+    pinned: list[str] = []
+    levels: dict[str, int] = {}
+    for key in ("source", "target", "release"):
+        prop = f"maven.compiler.{key}"
+        value = conf.get(key)
+        if value is None:
+            if key == "release":
+                value = props.get(prop, "")
+                if not value:
+                    continue  # no release: source and target decide
+            else:
+                value = props.get(prop) or str(default)
+        else:
+            m = ref.fullmatch(value)
+            if m:
+                prop = m.group(1)
+                value = props.get(prop) or (str(default) if prop == f"maven.compiler.{key}" else "")
+            else:
+                prop = ""
+        m = ref.fullmatch(value)
+        if m:  # a property naming another
+            prop, value = m.group(1), props.get(m.group(1), "")
+        level = java_release(value)
+        if not level:
+            continue
+        levels[key] = level
+        if level >= floor:
+            continue
+        if not prop:
+            pinned.append(f"<{key}>{value}</{key}>")
+        elif f"-D{prop}={floor}" not in options:
+            options.append(f"-D{prop}={floor}")
+    info = {"plugin": version, "levels": levels, "oldest": floor}
+    if options:
+        info["raised"] = options
+    if pinned:
+        info["pinned"] = (
+            f"the pom's maven-compiler-plugin configuration sets {', '.join(pinned)}, below "
+            f"the {floor} JDK {jdk} compiles at least; a literal in the plugin's "
+            "configuration cannot be raised from the command line (-D)"
+        )
+    return tuple(options), info
+
+
 def java_release(value: str) -> int:
     """``1.8`` -> 8, ``11`` -> 11, anything else -> 0."""
     m = re.fullmatch(r"(?:1\.)?(\d+)", value.strip())

@@ -56,7 +56,9 @@ from swe_forge.ecosystems.rust.runner import scan_targets as scan_targets
 from swe_forge.ecosystems.rust.scope import (
     RustScope,
     _enclosing_fns,
+    enclosing_mods,
     macro_reach,
+    module_path,
 )
 from swe_forge.ecosystems.rust.toolchain import cargo_info as cargo_info
 from swe_forge.ecosystems.rust.toolchain import choose_toolchain as choose_toolchain
@@ -114,11 +116,15 @@ class RustEcosystem(HostCanaries):
         for fp in parse_patch(test_patch):
             if not fp.new_path or not self.is_test_file(fp.new_path):
                 continue
-            root = target_file(fp.new_path)
+            root = target_file(
+                fp.new_path,
+                None if read_base is None else (lambda p: read_base(p) is not None),
+            )
             if root is None:
                 continue
             if fp.old_path is None and root == fp.new_path:
                 new_files.add(root)
+            mods = module_path(fp.new_path, root)
             base = read_base(fp.old_path) if read_base is not None and fp.old_path else None
             if base is not None:
                 try:
@@ -133,11 +139,13 @@ class RustEcosystem(HostCanaries):
                         if 1 <= n <= len(lines) and lines[n - 1].strip()
                     }
                     for n in sorted(touched):
-                        names.update((root, f) for f in _enclosing_fns(lines, n))
+                        qual = "::".join([*mods, *enclosing_mods(lines, n), ""])
+                        names.update((root, qual + f) for f in _enclosing_fns(lines, n))
                     reached, direct = macro_reach(lines, touched)
                     macro_names.update((root, x) for x in reached)
                     macro_direct.update((root, x) for x in direct)
                     continue
+            qual = "::".join([*mods, ""])
             for hunk in fp.hunks:
                 current = ""
                 for tag, body in hunk.lines:
@@ -146,9 +154,9 @@ class RustEcosystem(HostCanaries):
                     if m:
                         current = m.group(1)
                         if tag == ADDED:
-                            names.add((root, current))
+                            names.add((root, qual + current))
                     elif tag in (ADDED, REMOVED) and current and line.strip():
-                        names.add((root, current))
+                        names.add((root, qual + current))
                     if line.rstrip() == "}" and not line.startswith(" "):
                         current = ""
         return RustScope(

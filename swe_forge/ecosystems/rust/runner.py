@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from swe_forge.gates.runner import RunResult
 
 from swe_forge.ecosystems.rust.toolchain import _vkey
@@ -133,9 +135,27 @@ def target_of(path: str) -> tuple[str, str] | None:
     return None
 
 
-def target_file(path: str) -> str | None:
-    """The file that is the root of the target a test file belongs to (itself, or
-    ``tests/<dir>/main.rs`` for a module in ``tests/<dir>/``; None when unknown)."""
+def target_file(path: str, exists: Callable[[str], bool] | None = None) -> str | None:
+    """The file that is the root of the target a test file belongs to (itself, or for a
+    module in ``tests/<dir>/`` the target ``tests/<dir>/main.rs`` or, when ``exists`` says
+    only it is there, the sibling ``tests/<dir>.rs`` of the non-mod.rs layout, which
+    declares or includes the directory's files: serde_json's ``tests/regression.rs`` with
+    ``automod::dir!("tests/regression")``; None when unknown)."""
+    main = _dir_target(path)
+    if (
+        main is not None
+        and main != path
+        and main.endswith("/main.rs")
+        and exists is not None
+        and not exists(main)
+    ):
+        sibling = main.rsplit("/", 1)[0] + ".rs"
+        if exists(sibling):
+            return sibling
+    return main
+
+
+def _dir_target(path: str) -> str | None:
     if target_of(path):
         return path
     unit = _unit_member(path)
@@ -425,7 +445,7 @@ def _roots(file: str, layout: dict[str, Any] | None) -> list[str]:
         return [file]
     if file in (layout.get("modules") or {}):
         return list(layout["modules"][file])
-    root = target_file(file)
+    root = target_file(file, lambda p: p in targets)
     return [root] if root and root in targets else []
 
 
@@ -487,6 +507,23 @@ class RustRunner:
             "-c",
             _script(_entries(test_files, self.layout), seed=seed, threads=threads),
         ]
+
+    def unplanned(self, test_files: list[str]) -> str | None:
+        """Why a run of ``test_files`` would run no test target at all (None: it runs some).
+
+        Such a run executes no cargo command and exits 0 with no output; run anyway, it
+        read as the PR's ``no_test_report``, when it is the harness that does not know
+        where these files are compiled (a layout it does not follow)."""
+        if not test_files or _entries(test_files, self.layout):
+            return None
+        known = sorted((self.layout or {}).get("targets") or {})
+        return (
+            f"no cargo test target compiles the test file(s) {', '.join(test_files[:5])}: "
+            "the harness maps a test file to a target by its path (tests/<name>.rs, "
+            "tests/<dir>/main.rs or its sibling tests/<dir>.rs, src/ for the library) and "
+            "by the mod declarations of the base tree"
+            + (f"; the tree's targets: {', '.join(known[:8])}" if known else "")
+        )
 
     def command(self, test_files: list[str], *, order_seed: int) -> str:
         """The command as one shell line (recorded in manifests)."""

@@ -15,7 +15,11 @@ class RustScope:
     generates (``macro_rules! test`` and ``test! { name(1, "1") ... }``) where the patch
     changes the macro or its invocation."""
 
-    names: frozenset[tuple[str, str]]  # (target file, function name)
+    #: (target file, ``module::path::function``): the module path as far as it is known
+    #: (from the file's place in the target and the inline ``mod`` blocks around the
+    #: function); a test's own path, which may have more outer modules than the file's
+    #: place says (a ``mod x { automod::dir!(..) }`` wrapper), ends with it.
+    names: frozenset[tuple[str, str]]
     new_files: frozenset[str]
     #: (target file, identifier) of the macro invocations the patch reaches: a test generated
     #: by one has one of them as a segment of its path. Reached through a changed
@@ -28,7 +32,7 @@ class RustScope:
     def covers(self, test: str) -> bool:
         """Is ``test`` (``tests/x.rs::mod::name``) defined or changed by the test patch?"""
         file, _, name = test.partition("::")
-        if file in self.new_files or (file, name.rsplit("::", 1)[-1]) in self.names:
+        if file in self.new_files or self._named(file, name):
             return True
         return any((file, seg) in self.macro_names for seg in name.split("::"))
 
@@ -36,9 +40,60 @@ class RustScope:
         """Does the test patch add or change ``test``'s own code (not only a macro or a
         sibling line of the invocation that generates it)?"""
         file, _, name = test.partition("::")
-        if file in self.new_files or (file, name.rsplit("::", 1)[-1]) in self.names:
+        if file in self.new_files or self._named(file, name):
             return True
         return any((file, seg) in self.macro_direct for seg in name.split("::"))
+
+    def _named(self, file: str, name: str) -> bool:
+        # By module path, not the bare function name: every module of a target may have a
+        # ``fn cases`` (bitflags' src/tests/*.rs), and a new one is not the others.
+        segs = name.split("::")
+        return any((file, "::".join(segs[i:])) in self.names for i in range(len(segs)))
+
+
+def module_path(path: str, root: str) -> list[str]:
+    """The module path of the Rust file ``path`` within the target whose root file is
+    ``root``, from its place alone (the crate's ``src/`` for a library, the directory the
+    root is in or, for a non-mod.rs root ``tests/x.rs``, ``tests/x/``): ``src/map/tests.rs``
+    -> ``map::tests``, ``tests/words/edge/mod.rs`` -> ``edge``, the root itself -> nothing.
+    A ``#[path]`` attribute or a macro that includes files (``automod``) may add outer
+    modules the place does not show; :meth:`RustScope.covers` allows for them."""
+    if path == root:
+        return []
+    parent = root.rsplit("/", 1)[0] if "/" in root else ""
+    stem = root.rsplit("/", 1)[-1]
+    if stem not in ("lib.rs", "main.rs", "mod.rs"):
+        parent = f"{parent}/{stem[:-3]}" if parent else stem[:-3]
+    if not path.startswith(parent + "/") or not path.endswith(".rs"):
+        return []
+    parts = path[len(parent) + 1 : -3].split("/")
+    if parts[-1] == "mod":
+        parts.pop()
+    return [p for p in parts if p]
+
+
+def enclosing_mods(lines: list[str], index: int) -> list[str]:
+    """The inline modules (``mod tests {``) ``lines[index]`` is in, outermost first; by
+    indentation, as :func:`_enclosing_fns` finds functions."""
+    found: list[str] = []
+    deepest = len(lines[index]) - len(lines[index].lstrip())
+    for j in range(index - 1, -1, -1):
+        line = lines[j]
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        m = _INLINE_MOD.match(line)
+        if m and indent < deepest:
+            found.append(m.group(1))
+        deepest = min(deepest, indent)
+        if deepest == 0:
+            break
+    return found[::-1]
+
+
+_INLINE_MOD = re.compile(
+    r"^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*\{"
+)
 
 
 #: A macro's definition (``macro_rules! name {``) or an item-level invocation
