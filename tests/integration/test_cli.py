@@ -285,7 +285,8 @@ def test_verify_refuses_bad_input_in_one_line(tmp_path: Path, case: str, expect:
 
 
 ALL_COMMANDS = [
-    ["mine"], ["license"], ["admit"], ["verify"], ["run"], ["merge"], ["report"], ["export"],
+    ["mine"], ["license"], ["admit"], ["audit-tests"], ["verify"], ["run"], ["merge"], ["report"],
+    ["export"],
     ["schema"], ["example", "create"], ["example", "expected"], ["images", "base"],
     ["images", "build"], ["images", "ls"], ["images", "audit"], ["images", "prune"],
     ["images", "push"], ["images", "pull"], ["images", "export"], ["images", "import"],
