@@ -56,7 +56,7 @@ def mutant_settings(settings: VerifySettings, gold_seconds: float | None) -> Ver
     scaled on the gold patch's verification (when known) instead of the verifier's own."""
     timeout = settings.timeout_seconds
     if gold_seconds and gold_seconds > 0:
-        timeout = min(timeout, max(120.0, MUTANT_TIME_FACTOR * gold_seconds + 60.0))
+        timeout = min(timeout, MUTANT_TIME_FACTOR * gold_seconds + 60.0)
     return replace(
         settings,
         decoys=0,

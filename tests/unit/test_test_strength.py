@@ -545,7 +545,7 @@ def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> 
     assert gold.decoys > 0 and plain.decoys == 0
     assert replace(plain, decoys=gold.decoys) == gold
     quick = admitter.mutant_verifier(5.0).settings
-    assert quick.timeout_seconds == 120 and quick.test_timeout_seconds == 120
+    assert quick.timeout_seconds == 80 and quick.test_timeout_seconds == 80
     slow = admitter.mutant_verifier(100.0).settings
     assert slow.timeout_seconds == 460
     assert admitter.mutant_verifier(1e6).settings.timeout_seconds == gold.timeout_seconds
