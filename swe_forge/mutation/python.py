@@ -14,14 +14,12 @@ import re
 from collections.abc import Iterator
 
 from swe_forge.mutation.select import (
-    MAX_FUNCTION_LINES,
     MAX_SOURCE_BYTES,
     Candidate,
     FileMutations,
     Lines,
     LineSet,
-    group_of,
-    hunks,
+    tiers,
 )
 
 # Comparison operators: (token pattern in the gap between operands, replacement, operator).
@@ -143,25 +141,13 @@ def mutations(path: str, source: bytes, lines: set[int]) -> FileMutations | None
     changed = LineSet(lines)
     first = [c for c in finder.visit(tree, changed) if c.line in changed]
     # The innermost function around each changed line: its other lines are tier 2.
-    around: set[tuple[int, int]] = set()
-    for line in changed.sorted:
-        spans = [s for s in finder.functions if s[0] <= line <= s[1]]
-        if spans:
-            around.add(min(spans, key=lambda s: s[1] - s[0]))
-    spans = sorted(s for s in around if s[1] - s[0] < MAX_FUNCTION_LINES)
-    wider = LineSet(n for s in spans for n in range(s[0], s[1] + 1) if n not in changed)
-    second = [c for c in _Finder(source).visit(tree, wider) if c.line in wider] if wider else []
-    groups = hunks(changed.sorted)
-    tier1: list[list[Candidate]] = [[] for _ in groups]
-    for c in first:
-        tier1[group_of(c.line, groups)].append(c)
-    tier2: list[list[Candidate]] = [[] for _ in spans]
-    for c in second:
-        tier2[group_of(c.line, spans)].append(c)
+    found = tiers(
+        changed, finder.functions, first, lambda wider: _Finder(source).visit(tree, wider)
+    )
     return FileMutations(
         path=path,
         source=source,
-        tiers=[[g for g in tier1 if g], [g for g in tier2 if g]],
+        tiers=found,
         accept=_Normaliser(source, tree),
         original=None,
     )

@@ -128,6 +128,34 @@ def group_of(line: int, groups: Sequence[tuple[int, int]]) -> int:
     return max(index, 0)
 
 
+def tiers(
+    changed: LineSet,
+    functions: Iterable[tuple[int, int]],
+    first: Sequence[Candidate],
+    find: Callable[[LineSet], Iterable[Candidate]],
+) -> list[list[list[Candidate]]]:
+    """The candidates of one file as tiers of groups: tier 1 ``first`` (on the changed
+    lines) grouped by hunk; tier 2 what ``find`` gives on the other lines of the innermost
+    function (of ``functions``' line spans) around each changed line, grouped by function."""
+    spans_of = list(functions)
+    around: set[tuple[int, int]] = set()
+    for line in changed.sorted:
+        spans = [s for s in spans_of if s[0] <= line <= s[1]]
+        if spans:
+            around.add(min(spans, key=lambda s: s[1] - s[0]))
+    spans = sorted(s for s in around if s[1] - s[0] < MAX_FUNCTION_LINES)
+    wider = LineSet(n for s in spans for n in range(s[0], s[1] + 1) if n not in changed)
+    second = [c for c in find(wider) if c.line in wider] if wider else []
+    groups = hunks(changed.sorted)
+    tier1: list[list[Candidate]] = [[] for _ in groups]
+    for c in first:
+        tier1[group_of(c.line, groups)].append(c)
+    tier2: list[list[Candidate]] = [[] for _ in spans]
+    for c in second:
+        tier2[group_of(c.line, spans)].append(c)
+    return [[g for g in tier1 if g], [g for g in tier2 if g]]
+
+
 def _interleave(queues: Sequence[Sequence[Candidate]]) -> Iterator[tuple[int, Candidate]]:
     """(queue index, candidate): the first of every queue, then the second of every queue..."""
     depth = 0

@@ -18,20 +18,18 @@ lines meet the wanted lines are visited.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from swe_forge.ecosystems import syntax
 from swe_forge.mutation.select import (
-    MAX_FUNCTION_LINES,
     MAX_SOURCE_BYTES,
     Candidate,
     FileMutations,
     Lines,
     LineSet,
-    group_of,
-    hunks,
+    tiers,
 )
 
 _COMPARISON = {"==": "!=", "!=": "==", "===": "!==", "!==": "==="}
@@ -257,28 +255,16 @@ def mutations(language: str, path: str, source: bytes, lines: set[int]) -> FileM
     changed = LineSet(lines)
     finder = _Finder(grammar, source, typescript=name in ("typescript", "tsx"), go=language == "go")
     first = [c for c in finder.visit(tree.root_node, changed) if c.line in changed]
-    around: set[tuple[int, int]] = set()
-    for line in changed.sorted:
-        spans = [s for s in finder.functions if s[0] <= line <= s[1]]
-        if spans:
-            around.add(min(spans, key=lambda s: s[1] - s[0]))
-    spans = sorted(s for s in around if s[1] - s[0] < MAX_FUNCTION_LINES)
-    wider = LineSet(n for s in spans for n in range(s[0], s[1] + 1) if n not in changed)
-    second = []
-    if wider:
+
+    def find(wider: LineSet) -> Iterable[Candidate]:
         again = _Finder(grammar, source, typescript=finder.typescript, go=finder.go)
-        second = [c for c in again.visit(tree.root_node, wider) if c.line in wider]
-    groups = hunks(changed.sorted)
-    tier1: list[list[Candidate]] = [[] for _ in groups]
-    for c in first:
-        tier1[group_of(c.line, groups)].append(c)
-    tier2: list[list[Candidate]] = [[] for _ in spans]
-    for c in second:
-        tier2[group_of(c.line, spans)].append(c)
+        return again.visit(tree.root_node, wider)
+
+    found = tiers(changed, finder.functions, first, find)
     return FileMutations(
         path=path,
         source=source,
-        tiers=[[g for g in tier1 if g], [g for g in tier2 if g]],
+        tiers=found,
         accept=accept,
         original=_normal(source),
     )
