@@ -467,3 +467,54 @@ def test_runner_commands() -> None:
         assert "--no-color" not in argv and "--exit" in argv
     spec = JsRunner("mocha@10.2.0").run_spec(files, order_seed=1, hash_seed=0)
     assert spec["report"]["format"] == "mocha-json" and spec["env"]["CI"] == "true"
+
+
+# ------------------------------------------------------------ test directories, --config
+
+
+def test_files_under_test_directories_are_test_modules() -> None:
+    """A suite that names its files plainly under ``test/``/``tests/`` (Jest ``testMatch``
+    ``**/tests/**``, Vitest ``include``, Mocha's ``test/``) is mined, its helpers never run."""
+    from swe_forge.config import load_config
+    from swe_forge.ecosystems.js.detect import is_js_test_file
+    from swe_forge.git.repo import FileChange
+    from swe_forge.mining.classify import PathClassifier
+    from swe_forge.mining.split import SplitRejection, check_kinds
+
+    for path in ("tests/doc/parse.ts", "packages/x/test/foo.ts", "test/lib/router.js"):
+        assert is_js_test_file(path), path
+    for path in (
+        "tests/fixtures/a.js",
+        "tests/_utils.ts",
+        "test/setup.js",
+        "test/helpers/server.js",
+        "tests/index.ts",
+        "test/jest.config.js",
+        "tests/types.d.ts",
+        "src/test.ts.txt",
+        "src/parse.ts",
+    ):
+        assert not is_js_test_file(path), path
+
+    def change(path: str) -> FileChange:
+        return FileChange(
+            status="M",
+            old_path=path,
+            new_path=path,
+            old_mode=0o100644,
+            new_mode=0o100644,
+            old_blob="1" * 40,
+            new_blob="2" * 40,
+            is_binary=False,
+            additions=1,
+            deletions=1,
+            patch=b"",
+        )
+
+    classifier = PathClassifier(load_config().classify)
+    kinds = check_kinds([change("src/parse/parser.ts"), change("tests/doc/parse.ts")], classifier)
+    assert not isinstance(kinds, SplitRejection)
+    helper_only = check_kinds([change("src/a.ts"), change("tests/fixtures/x.js")], classifier)
+    assert isinstance(helper_only, SplitRejection) and helper_only.reason.value == "no_test_module"
+    patch = _new("tests/doc/parse.ts") + _new("tests/_helpers.ts") + _new("tests/fixtures/y.js")
+    assert ECO.test_files(patch) == ["tests/doc/parse.ts"]
