@@ -600,3 +600,28 @@ def test_jest_cli_version_is_the_one_jest_runs(tmp_path: Path) -> None:
     nested.mkdir(parents=True)
     nested.joinpath("package.json").write_text('{"version": "29.3.1"}')
     assert jest_cli_version(tmp_path) == "29.3.1"
+
+
+def test_a_test_name_no_argument_can_carry_is_escaped_in_the_filter() -> None:
+    """Test names with NUL, control characters or a lone surrogate (cookie values with
+    "\\0", a YAML "\\udead") reach the name filter as ``\\uXXXX``: as they are, the
+    supervisor could not start the runner (embedded null byte)."""
+    import random
+    import re
+    from types import SimpleNamespace
+    from typing import Any
+
+    names = ["t > a\x00b", "t > x\udead y", "t > tab\there"]
+    task: Any = SimpleNamespace(
+        test_patch="",
+        FAIL_TO_PASS=[f"src/a.test.js::{n}" for n in names],
+        PASS_TO_PASS=[],
+        harness={"module": "jest@29.7.0"},
+    )
+    argv = ECO.run_job(task, "/p", timeout=60, output_limit=1, rng=random.Random(1))["run"]["argv"]
+    grep = argv[argv.index("-t") + 1]
+    assert all(a.encode("utf-8") and "\x00" not in a for a in argv)
+    assert "\\u0000" in grep and "\\udead" in grep and "\\u0009" in grep
+    for name in ("t a\x00b", "t x\udead y", "t tab\there"):
+        assert re.fullmatch(grep, name), name
+    assert not re.fullmatch(grep, "t ab")

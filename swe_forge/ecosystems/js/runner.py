@@ -154,10 +154,24 @@ class JsRunner:
         }
 
 
+#: Characters no command-line argument can carry (NUL ends a C string; a lone surrogate is
+#: no UTF-8), and other control characters, which are kept readable.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
 def _grep(names: Iterable[str], framework: str) -> str:
-    """An anchored regex of full test names (Jest and Vitest join titles with a space)."""
-    parts = sorted({re.escape(n) for n in names})
+    """An anchored regex of full test names (Jest and Vitest join titles with a space).
+
+    A control character or lone surrogate in a name (jshttp/cookie tests "\\0" in cookie
+    values, eemeli/yaml "\\udead") is written as a ``\\uXXXX`` escape, which JavaScript's
+    RegExp reads as that code unit: as it is, the argument cannot be passed (``execve``)."""
+    parts = sorted({"".join(_escape(c) for c in n) for n in names})
     return "^(" + "|".join(parts) + ")$"
+
+
+def _escape(char: str) -> str:
+    """One character of a name as a regex that JavaScript's RegExp and Python's read alike."""
+    return f"\\u{ord(char):04x}" if _UNPRINTABLE.match(char) else re.escape(char)
 
 
 def _full_name(title: str, framework: str) -> str:
