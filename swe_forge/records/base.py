@@ -103,4 +103,12 @@ class Reason(StrEnum):
 
 
 def dump_line(data: dict[str, Any]) -> str:
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """One record as a JSONL line: UTF-8 text, or ASCII with ``\\u`` escapes when the record
+    holds a lone surrogate (a test titled ``"\\udead"`` in a Jest report, which Python's
+    JSON reader turns into one), which no UTF-8 file can hold; readers get it back as is."""
+    line = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return line

@@ -467,3 +467,161 @@ def test_runner_commands() -> None:
         assert "--no-color" not in argv and "--exit" in argv
     spec = JsRunner("mocha@10.2.0").run_spec(files, order_seed=1, hash_seed=0)
     assert spec["report"]["format"] == "mocha-json" and spec["env"]["CI"] == "true"
+
+
+# ------------------------------------------------------------ test directories, --config
+
+
+def test_files_under_test_directories_are_test_modules() -> None:
+    """A suite that names its files plainly under ``test/``/``tests/`` (Jest ``testMatch``
+    ``**/tests/**``, Vitest ``include``, Mocha's ``test/``) is mined, its helpers never run."""
+    from swe_forge.config import load_config
+    from swe_forge.ecosystems.js.detect import is_js_test_file
+    from swe_forge.git.repo import FileChange
+    from swe_forge.mining.classify import PathClassifier
+    from swe_forge.mining.split import SplitRejection, check_kinds
+
+    for path in ("tests/doc/parse.ts", "packages/x/test/foo.ts", "test/lib/router.js"):
+        assert is_js_test_file(path), path
+    for path in (
+        "tests/fixtures/a.js",
+        "tests/_utils.ts",
+        "test/setup.js",
+        "test/helpers/server.js",
+        "tests/index.ts",
+        "test/jest.config.js",
+        "tests/types.d.ts",
+        "src/test.ts.txt",
+        "src/parse.ts",
+    ):
+        assert not is_js_test_file(path), path
+
+    def change(path: str) -> FileChange:
+        return FileChange(
+            status="M",
+            old_path=path,
+            new_path=path,
+            old_mode=0o100644,
+            new_mode=0o100644,
+            old_blob="1" * 40,
+            new_blob="2" * 40,
+            is_binary=False,
+            additions=1,
+            deletions=1,
+            patch=b"",
+        )
+
+    classifier = PathClassifier(load_config().classify)
+    kinds = check_kinds([change("src/parse/parser.ts"), change("tests/doc/parse.ts")], classifier)
+    assert not isinstance(kinds, SplitRejection)
+    helper_only = check_kinds([change("src/a.ts"), change("tests/fixtures/x.js")], classifier)
+    assert isinstance(helper_only, SplitRejection) and helper_only.reason.value == "no_test_module"
+    patch = _new("tests/doc/parse.ts") + _new("tests/_helpers.ts") + _new("tests/fixtures/y.js")
+    assert ECO.test_files(patch) == ["tests/doc/parse.ts"]
+
+
+def test_runner_config_from_the_test_script() -> None:
+    """The runner's ``--config``/``-c`` in the test script, through the scripts it runs; a
+    path that is not a file of the repository is never taken."""
+    from swe_forge.ecosystems.js.toolchain import runner_config
+
+    read = _reader({"config/jest.config.js": "x", "vitest.config.ts": "x", ".mocharc.yml": "x"})
+
+    def config(test: str, framework: str = "jest", **more: str) -> str:
+        return runner_config({"scripts": {"test": test, **more}}, framework, read)
+
+    assert config("jest --config config/jest.config.js") == "config/jest.config.js"
+    assert config("jest --ci --config=./config/jest.config.js") == "config/jest.config.js"
+    assert (
+        config(
+            "npm run lint && npm run unit", unit="cross-env TZ=UTC jest -c config/jest.config.js"
+        )
+        == "config/jest.config.js"
+    )
+    assert config("node --expose-gc node_modules/.bin/jest -c config/jest.config.js") == (
+        "config/jest.config.js"
+    )
+    assert config("vitest run --config vitest.config.ts", "vitest") == "vitest.config.ts"
+    assert config("mocha --config .mocharc.yml", "mocha") == ".mocharc.yml"
+    for hostile in (
+        "jest --config ../outside/jest.config.js",
+        "jest --config /etc/jest.config.js",
+        "jest --config $(touch /tmp/x)",
+        "jest --config '{\"testMatch\": []}'",
+        "jest --config missing.config.js",
+        "jest --config",
+        "mocha -c .mocharc.yml",
+        "npm run test",
+        "jest --config 'config/jest.config.js",
+    ):
+        assert config(hostile, "mocha" if "mocha" in hostile else "jest") == "", hostile
+
+
+def test_jest_config_and_randomize_follow_the_cli() -> None:
+    """``--config`` reaches every framework's command; ``--randomize`` only a jest-cli that
+    takes it (29.5: 29.3.1 and 29.4.3 refuse it)."""
+    import random
+    from types import SimpleNamespace
+    from typing import Any
+
+    from swe_forge.records import ImageRecord
+
+    for version, randomized in (("29.3.1", False), ("29.4.3", False), ("29.5.0", True)):
+        argv = JsRunner(f"jest@{version}").argv(["a.test.js"], order_seed=7)
+        assert ("--randomize" in argv) is randomized and ("--seed=7" in argv) is randomized
+    rec = ImageRecord("x__y-1", "x/y", "0" * 40)
+    rec.project_name = "jest@29.3.1"
+    rec.recipe = {"harness": {"config": "config/jest.config.js"}}
+    argv = ECO.runner_for(rec).argv(["tests/a.ts"], order_seed=1)
+    assert argv[2:4] == ["--config", "config/jest.config.js"] and "--randomize" not in argv
+    assert "--config" not in JsRunner("jest@29.7.0").argv(["a.test.js"], order_seed=1)
+    vitest = JsRunner("vitest@1.6.0", None, "vitest.config.ts").argv(["a.ts"], order_seed=1)
+    assert vitest[vitest.index("--config") + 1] == "vitest.config.ts"
+    assert "--config" not in JsRunner("mocha@5.2.0", None, ".mocharc.yml").argv([], order_seed=1)
+    task: Any = SimpleNamespace(
+        test_patch="",
+        FAIL_TO_PASS=["tests/a.ts::t"],
+        PASS_TO_PASS=[],
+        harness={"module": "jest@29.5.0", "config": "config/jest.config.js"},
+    )
+    job = ECO.run_job(task, "/p", timeout=60, output_limit=1, rng=random.Random(1))
+    assert "config/jest.config.js" in job["protect"]["files"]
+    assert job["run"]["argv"][2:4] == ["--config", "config/jest.config.js"]
+
+
+def test_jest_cli_version_is_the_one_jest_runs(tmp_path: Path) -> None:
+    from swe_forge.ecosystems.js.image import jest_cli_version
+
+    assert jest_cli_version(tmp_path) == ""
+    (tmp_path / "jest-cli").mkdir()
+    (tmp_path / "jest-cli" / "package.json").write_text('{"version": "29.5.0"}')
+    assert jest_cli_version(tmp_path) == "29.5.0"
+    nested = tmp_path / "jest" / "node_modules" / "jest-cli"
+    nested.mkdir(parents=True)
+    nested.joinpath("package.json").write_text('{"version": "29.3.1"}')
+    assert jest_cli_version(tmp_path) == "29.3.1"
+
+
+def test_a_test_name_no_argument_can_carry_is_escaped_in_the_filter() -> None:
+    """Test names with NUL, control characters or a lone surrogate (cookie values with
+    "\\0", a YAML "\\udead") reach the name filter as ``\\uXXXX``: as they are, the
+    supervisor could not start the runner (embedded null byte)."""
+    import random
+    import re
+    from types import SimpleNamespace
+    from typing import Any
+
+    names = ["t > a\x00b", "t > x\udead y", "t > tab\there"]
+    task: Any = SimpleNamespace(
+        test_patch="",
+        FAIL_TO_PASS=[f"src/a.test.js::{n}" for n in names],
+        PASS_TO_PASS=[],
+        harness={"module": "jest@29.7.0"},
+    )
+    argv = ECO.run_job(task, "/p", timeout=60, output_limit=1, rng=random.Random(1))["run"]["argv"]
+    grep = argv[argv.index("-t") + 1]
+    assert all(a.encode("utf-8") and "\x00" not in a for a in argv)
+    assert "\\u0000" in grep and "\\udead" in grep and "\\u0009" in grep
+    for name in ("t a\x00b", "t x\udead y", "t tab\there"):
+        assert re.fullmatch(grep, name), name
+    assert not re.fullmatch(grep, "t ab")

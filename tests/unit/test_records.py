@@ -59,6 +59,19 @@ def test_the_json_format_is_pinned() -> None:
     )
 
 
+def test_a_lone_surrogate_is_written_escaped_and_read_back(tmp_path: Path) -> None:
+    # A Jest report's test titled "\udead" (eemeli/yaml) reaches a rejection's detail as a
+    # lone surrogate, which no UTF-8 file can hold: admit crashed writing the line.
+    rej = Rejection("admit", "o/r", "collection_error", "x \udead é", "o__r-1")
+    line = rej.to_json()
+    path = tmp_path / "r.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert "\\udead" in line and "\\u00e9" in line
+    assert Rejection.from_dict(json.loads(path.read_text(encoding="utf-8"))).detail == rej.detail
+    # Without one, the bytes stay as they have always been (non-ASCII as is).
+    assert "é" in Rejection("admit", "o/r", "collection_error", "é").to_json()
+
+
 def test_old_files_still_read() -> None:
     # A candidate from before statement_quality existed reads as None (and is written with
     # a null, as it always was).

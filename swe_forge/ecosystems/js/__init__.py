@@ -23,9 +23,17 @@
   (``harness/swe_forge_mocha_reporter.js``: Mocha's JSON shape with each test's file, which
   Mocha's own reporter lacks before version 8); read by
   the supervisor (``swe_forge_polyglot.parse_jest_json``/``parse_mocha_json``). Random order:
-  Jest >= 29.2 ``--randomize --seed``, Vitest ``--sequence.shuffle --sequence.seed``, Mocha
-  the order of its files. Test ids are ``<file>::<describe> > <test>`` (Mocha: the full
-  title). ``harness.module`` is ``<framework>@<version>``.
+  jest-cli >= 29.5 ``--randomize --seed`` (the jest-cli that jest runs, which parses the
+  options; 29.2-29.4 know ``--seed`` but refuse ``--randomize``), Vitest
+  ``--sequence.shuffle --sequence.seed``, Mocha the order of its files. Test ids are
+  ``<file>::<describe> > <test>`` (Mocha: the full title). ``harness.module`` is
+  ``<framework>@<version>`` (Jest: jest-cli's version). A configuration file the ``test``
+  script gives the runner (``jest --config config/jest.config.js``, also through the scripts
+  it runs with ``npm run``; read as text, never run; only a file of the repository) is
+  ``harness.config`` and passed with ``--config``.
+- **Test modules.** Files named as tests (``*.test.*``, ``*.spec.*``, ``*-test.*``) and the
+  JS/TS files under ``__tests__/``, ``test/`` or ``tests/`` at any depth, except helpers there
+  (``fixtures/``, ``helpers/``, ``_utils.ts``, ``setup.js``...): :mod:`.detect`.
 - **Judge's files.** Test files and the framework's configuration (``jest.config.*``,
   ``vitest.config.*``, ``vite.config.*``, ``.mocharc*``, Babel and TypeScript configuration,
   setup files, ``__mocks__/``), locks, ``.npmrc``, ``node_modules/`` and package.json lines

@@ -110,8 +110,10 @@ class JsEcosystem(HostCanaries):
         return JsRunner(module, packages)
 
     def runner_for(self, rec: ImageRecord) -> JsRunner:
-        """The gate's runner for the images of ``rec`` (its project's name is all it needs)."""
-        return self.runner(str(rec.project_name or ""))
+        """The gate's runner for the images of ``rec``: its project's name and the runner's
+        configuration file its test script names (the recipe's ``harness.config``)."""
+        harness = (rec.recipe or {}).get("harness") or {}
+        return JsRunner(str(rec.project_name or ""), None, str(harness.get("config") or ""))
 
     # -------------------------------------------------------------- judge's files, capabilities
     def patch_violations(
@@ -239,16 +241,20 @@ class JsEcosystem(HostCanaries):
         copies ``extra`` names included), as twins or as one run."""
         rng = rng or random.SystemRandom()
         module = str(task.harness.get("module") or "jest")
-        runner = JsRunner(module)
+        runner = JsRunner(module, None, str(task.harness.get("config") or ""))
         expected = list(task.FAIL_TO_PASS) + list(task.PASS_TO_PASS) + sorted(extra or {})
         test_files = sorted({t.split("::", 1)[0] for t in expected if "::" in t})
         names = {_full_name(t.split("::", 1)[1], runner.framework) for t in expected if "::" in t}
         grep = _grep(names, runner.framework)
         if len(grep) > 60_000:
             grep = ""  # too long for one argument: every test of the files runs
+        protect = self.protect(task.test_patch)
+        if runner.config:
+            # The configuration the test script names is the judge's as much as a root one.
+            protect["files"] = sorted({*protect["files"], runner.config})
         return verify_job(
             test_patch_path,
-            self.protect(task.test_patch),
+            protect,
             argv=runner.argv(
                 test_files, order_seed=rng.randrange(2**31 - 1), grep=grep, timeout=test_timeout
             ),

@@ -23,7 +23,12 @@ from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.js.deps import resolve
 from swe_forge.ecosystems.js.runner import JS_ENV, NODE_MODULES
-from swe_forge.ecosystems.js.toolchain import choose_node, detect_framework, read_package_json
+from swe_forge.ecosystems.js.toolchain import (
+    choose_node,
+    detect_framework,
+    read_package_json,
+    runner_config,
+)
 from swe_forge.engine import LABEL_PREFIX
 from swe_forge.errors import BuildError, DockerError, SweForgeError
 from swe_forge.records import ImageRecord
@@ -101,9 +106,16 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                 raise BuildError(f"{framework} is not installed by the project's package.json")
             fw_info = json.loads(fw_pkg.read_text())
             fw_version = str(fw_info.get("version") or "")
+            cli_version = fw_version
+            if framework == "jest":
+                # jest's bin runs jest-cli, which parses the options, and jest X.Y asks for
+                # jest-cli ^X.Y: the runner's options follow the CLI that is installed (the
+                # copy nested under jest first, as Node resolves it).
+                cli_version = jest_cli_version(ctx / "node_modules") or fw_version
             fw_engines = str((fw_info.get("engines") or {}).get("node") or "")
             distro, node = choose_node(date, node_range, fw_engines)
-            module = f"{framework}@{fw_version}"
+            module = f"{framework}@{cli_version}"
+            config = runner_config(pkg, framework, read)
             rec.project_name = module
             rec.recipe = {
                 "ecosystem": "js",
@@ -120,6 +132,8 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                 "base_date": date,
                 "env": dict(JS_ENV),
             }
+            if config:
+                rec.recipe["harness"] = {"config": config}
             rec.lock_digest = digest_text(f"node{node}", distro, resolved["lock_text"])
             rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
@@ -144,7 +158,7 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
             },
         )
         stage = "runner"
-        runner_starts(builder, rec.instance_image, framework)
+        runner_starts(builder, rec.instance_image, framework, config=config)
     except DockerError:
         raise
     except (SweForgeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
@@ -168,13 +182,30 @@ START_PROBES: dict[str, list[str]] = {
 }
 
 
-def runner_starts(builder: Builder, image: str, framework: str, timeout: float = 600) -> None:
+def jest_cli_version(modules: Path) -> str:
+    """The version of the jest-cli that ``modules``' jest runs ("" when none is there)."""
+    for pkg in (modules / "jest" / "node_modules" / "jest-cli", modules / "jest-cli"):
+        try:
+            info = json.loads((pkg / "package.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and info.get("version"):
+            return str(info["version"])
+    return ""
+
+
+def runner_starts(
+    builder: Builder, image: str, framework: str, timeout: float = 600, config: str = ""
+) -> None:
     """Fail the environment (a BuildError) when the test runner cannot start in ``image``
-    at the base commit, offline: no task could be judged on it, and its gate runs would
-    otherwise be taken for the PR's ``no_test_report``."""
+    at the base commit, offline, with the configuration file its test script names
+    (``config``): no task could be judged on it, and its gate runs would otherwise be taken
+    for the PR's ``no_test_report``."""
     argv = START_PROBES.get(framework)
     if not argv:
         return
+    if config:
+        argv = [*argv[:2], "--config", config, *argv[2:]]
     out = builder.engine.run_locked(
         image, argv, timeout=timeout, environment={**JS_ENV, "HOME": "/tmp"}
     )

@@ -29,6 +29,11 @@ MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
 JEST_GUARD = f"{MOUNT}/bin/swe_forge_jest_guard.js"
 
 
+#: The first jest-cli release whose CLI takes ``--randomize`` (read in each release's
+#: ``build/args.js``: 29.4.3 has ``seed`` only).
+JEST_RANDOMIZE = (29, 5)
+
+
 #: The environment of every test run.
 JS_ENV = {
     "CI": "true",
@@ -51,10 +56,21 @@ class JsRunner:
 
     name = "node-test"
 
-    def __init__(self, module: str, packages: list[str] | None = None) -> None:
+    def __init__(self, module: str, packages: list[str] | None = None, config: str = "") -> None:
         self.module = module
         self.framework, self.version = split_module(module)
         self.packages = packages
+        #: The runner's configuration file the project's test script names (a repository
+        #: path, :func:`swe_forge.ecosystems.js.toolchain.runner_config`), "" for the default.
+        self.config = config
+
+    def _config(self) -> list[str]:
+        """The configuration option (Mocha reads ``--config`` from version 6)."""
+        if not self.config:
+            return []
+        if self.framework == "mocha" and self.version and _vtuple(self.version) < (6,):
+            return []
+        return ["--config", self.config]
 
     def argv(
         self, files: list[str], *, order_seed: int = 0, grep: str = "", timeout: float = 0.0
@@ -64,7 +80,8 @@ class JsRunner:
         fw = self.framework
         ms = str(int(timeout * 1000)) if timeout > 0 else ""
         if fw == "vitest":
-            cmd = ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=json"]
+            cmd = ["node", "node_modules/vitest/vitest.mjs", "run", *self._config()]
+            cmd.append("--reporter=json")
             cmd += ["--sequence.shuffle", f"--sequence.seed={order_seed}", "--watch=false"]
             if ms:
                 cmd.append(f"--testTimeout={ms}")
@@ -78,7 +95,8 @@ class JsRunner:
             # since 9; before, bin/mocha); --no-color is not an option before Mocha 6 (and
             # the JSON report has no colour: NO_COLOR and FORCE_COLOR=0 are set anyway).
             # Our reporter: Mocha's JSON shape with each test's file at every version.
-            cmd = ["node", "node_modules/mocha/bin/_mocha", "--reporter", MOCHA_REPORTER]
+            cmd = ["node", "node_modules/mocha/bin/_mocha", *self._config()]
+            cmd += ["--reporter", MOCHA_REPORTER]
             if ms:
                 cmd += ["--timeout", ms]
             # --exit (force the process to end after the run) exists from Mocha 4, which made
@@ -89,7 +107,8 @@ class JsRunner:
             if grep:
                 cmd += ["--grep", grep]
             return cmd + ordered
-        cmd = ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--runInBand"]
+        cmd = ["node", "node_modules/jest/bin/jest.js", *self._config()]
+        cmd += ["--ci", "--json", "--runInBand"]
         cmd += ["--no-watchman", "--forceExit", "--cacheDirectory=/tmp/jest-cache"]
         # A project's coverage thresholds (coverageThreshold with collectCoverage) make Jest
         # exit 1 when every test passed, since a run of a few files covers little: coverage
@@ -97,7 +116,9 @@ class JsRunner:
         cmd.append("--coverage=false")
         if ms:
             cmd.append(f"--testTimeout={ms}")
-        if _vtuple(self.version or "0") >= (29, 2):
+        # --seed came in jest-cli 29.2 but --randomize, which orders the tests by it, only in
+        # 29.5 (29.3.1 and 29.4.3 refuse it: "Unrecognized option"; their build/args.js).
+        if _vtuple(self.version or "0") >= JEST_RANDOMIZE:
             cmd += ["--randomize", f"--seed={order_seed}"]
         if grep:
             cmd += ["-t", grep]
@@ -133,10 +154,24 @@ class JsRunner:
         }
 
 
+#: Characters no command-line argument can carry (NUL ends a C string; a lone surrogate is
+#: no UTF-8), and other control characters, which are kept readable.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
 def _grep(names: Iterable[str], framework: str) -> str:
-    """An anchored regex of full test names (Jest and Vitest join titles with a space)."""
-    parts = sorted({re.escape(n) for n in names})
+    """An anchored regex of full test names (Jest and Vitest join titles with a space).
+
+    A control character or lone surrogate in a name (jshttp/cookie tests "\\0" in cookie
+    values, eemeli/yaml "\\udead") is written as a ``\\uXXXX`` escape, which JavaScript's
+    RegExp reads as that code unit: as it is, the argument cannot be passed (``execve``)."""
+    parts = sorted({"".join(_escape(c) for c in n) for n in names})
     return "^(" + "|".join(parts) + ")$"
+
+
+def _escape(char: str) -> str:
+    """One character of a name as a regex that JavaScript's RegExp and Python's read alike."""
+    return f"\\u{ord(char):04x}" if _UNPRINTABLE.match(char) else re.escape(char)
 
 
 def _full_name(title: str, framework: str) -> str:

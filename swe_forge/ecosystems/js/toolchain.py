@@ -5,7 +5,9 @@ the test framework a project uses.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import (
@@ -108,3 +110,96 @@ def _vtuple(version: str) -> tuple[int, ...]:
     for part in re.split(r"[.+-]", version)[:3]:
         out.append(int(part) if part.isdigit() else 0)
     return tuple(out)
+
+
+#: A script that runs another of package.json's scripts (``npm run test:unit``,
+#: ``yarn test:unit``, ``pnpm run -s unit``).
+_RUN_SCRIPT = re.compile(r"^(npm|pnpm|yarn|bun)$")
+#: Options that name the runner's configuration file, per framework (Mocha's ``-c`` is
+#: ``--colors``).
+_CONFIG_OPTIONS = {"jest": ("--config", "-c"), "vitest": ("--config", "-c"), "mocha": ("--config",)}
+#: Shell words that separate commands in a script.
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+
+
+def _commands(script: str) -> list[list[str]]:
+    """A script's commands as word lists (split as a shell would, run by nothing)."""
+    try:
+        lex = shlex.shlex(script, posix=True, punctuation_chars=";&|")
+        lex.whitespace_split = True
+        words = list(lex)
+    except ValueError:
+        return []
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _SEPARATORS:
+            out.append([])
+        else:
+            out[-1].append(word)
+    return [c for c in out if c]
+
+
+def _program(words: list[str]) -> tuple[str, list[str]]:
+    """The program a command runs and its arguments, past variable assignments and the
+    launchers before it (``cross-env A=1 npx jest``, ``node node_modules/.bin/jest``)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        base = word.rsplit("/", 1)[-1]
+        if re.match(r"^[A-Za-z_]\w*=", word) or base in ("cross-env", "npx", "env", "exec"):
+            i += 1
+        elif base in ("node", "nodejs"):
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 1  # Node's own options (``--expose-gc``)
+        else:
+            return base.removesuffix(".js"), words[i + 1 :]
+    return "", []
+
+
+def _safe_path(value: str, read: Reader) -> str:
+    """``value`` as a repository file path, or "" when it is not one: absolute, leaving the
+    tree, a JSON literal, shell expansions, or a file the base tree does not have."""
+    value = value.strip()
+    if not value or value.startswith(("/", "{", "~", "-")) or re.search(r"[$`\\*?<>\s]", value):
+        return ""
+    norm = posixpath.normpath(value)
+    if norm == "." or norm.startswith("..") or norm.startswith("/"):
+        return ""
+    return norm if read(norm) is not None else ""
+
+
+def runner_config(pkg: dict[str, Any], framework: str, read: Reader) -> str:
+    """The runner's configuration file the ``test`` script gives it (``jest --config
+    config/jest.config.js``), following the scripts it runs (``npm run test:unit``); "" when
+    none. The scripts are text to read, never run: only a file of the repository counts."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    names = _CONFIG_OPTIONS.get(framework, ())
+    todo: list[str] = ["test"]
+    seen: set[str] = set()
+    while todo and len(seen) < 8:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        for words in _commands(str((scripts or {}).get(name) or "")):
+            prog, args = _program(words)
+            if _RUN_SCRIPT.match(prog):
+                rest = [a for a in args if not a.startswith("-")]
+                if rest and rest[0] in ("run", "run-script"):
+                    rest = rest[1:]
+                if rest:
+                    todo.append(rest[0])
+                continue
+            if prog != framework:
+                continue
+            for i, arg in enumerate(args):
+                opt, eq, val = arg.partition("=")
+                if opt not in names:
+                    continue
+                if not eq:
+                    val = args[i + 1] if i + 1 < len(args) else ""
+                path = _safe_path(val, read)
+                if path:
+                    return path
+    return ""
