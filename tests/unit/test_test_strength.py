@@ -535,21 +535,34 @@ def test_report_shows_the_distribution_of_scores(tmp_path: Path) -> None:
     )
 
 
-def test_mutants_are_graded_without_decoys_by_the_same_judge(tmp_path: Path) -> None:
+def test_mutants_are_graded_without_decoys_by_the_same_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # A mutant is made here and cannot recognise the held-out tests: the honest run decides
     # it; and a mutant may loop forever, so its time limit follows the gold patch's
     # verification, not the verifier's limit for an agent's patch. The rest is the judge's.
+    from swe_forge.admission import admitter as admitter_module
+    from swe_forge.admission.strength import mutant_settings
+
+    made: list[Any] = []
+
+    class Judge:
+        def __init__(self, engine: Any, classifier: Any, settings: Any, **_kw: Any) -> None:
+            self.settings = settings
+            made.append(self)
+
+    monkeypatch.setattr(admitter_module, "Verifier", Judge)
     admitter = Admitter(load_config())
+    monkeypatch.setattr(Admitter, "engine", None)
     gold = admitter.verify_settings
     plain = admitter.mutant_verifier(None).settings
     assert gold.decoys > 0 and plain.decoys == 0
     assert replace(plain, decoys=gold.decoys) == gold
     quick = admitter.mutant_verifier(5.0).settings
     assert quick.timeout_seconds == 80 and quick.test_timeout_seconds == 80
-    slow = admitter.mutant_verifier(100.0).settings
-    assert slow.timeout_seconds == 460
-    assert admitter.mutant_verifier(1e6).settings.timeout_seconds == gold.timeout_seconds
-    assert admitter.mutant_verifier(5.0) is admitter.mutant_verifier(5.0)
+    assert mutant_settings(gold, 100.0).timeout_seconds == 460
+    assert mutant_settings(gold, 1e6).timeout_seconds == gold.timeout_seconds
+    assert admitter.mutant_verifier(5.0) is admitter.mutant_verifier(5.0) and len(made) == 2
 
 
 class ImageFiles:
