@@ -139,7 +139,14 @@ def mine_and_admit(
     run_mine([str(repo)], cands, config=load_config(), options=MineOptions())
     tasks, rejected = root / "tasks.jsonl", root / "rejected.jsonl"
     run_admit(cands, tasks, config=load_config(), rejected=rejected)
-    return AdmittedExample(root, repo, cands, tasks, rejected)
+    made = AdmittedExample(root, repo, cands, tasks, rejected)
+    # Every admitted task of every example was measured by the test-strength gate (issue
+    # 25): mutants of its gold fix made and each graded to a verdict the score counts.
+    for task in made.tasks.values():
+        ts = task.audit["test_strength"]
+        assert ts["error"] is None and ts["generated"] > 0, (task.instance_id, ts)
+        assert ts["killed"] + ts["survived"] > 0 and ts["score"] is not None, task.instance_id
+    return made
 
 
 @pytest.fixture(scope="module")
