@@ -20,6 +20,7 @@ The score is killed / (killed + survived), ``None`` when both are 0. The record 
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -81,6 +82,8 @@ class StrengthRecord:
     mutants: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     budget_exhausted: bool = False
+    #: Files of the gold patch left unmutated: benchmarks, examples, docs, scripts.
+    skipped: list[str] = field(default_factory=list)
     #: Why no mutant could be made ("" when the engine answered).
     error: str = ""
 
@@ -110,6 +113,7 @@ class StrengthRecord:
             "seed": self.settings.seed,
             "engine_version": engine_version(),
             "error": self.error or None,
+            "skipped": self.skipped,
         }
 
 
@@ -275,6 +279,21 @@ def gold_files(gold_patch: str, base_read: Callable[[str], bytes | None]) -> dic
     return files
 
 
+#: Code the gold patch may change that no task test runs by design: benchmarks, examples,
+#: documentation and scripts (top-level folders; benchmark files anywhere). A mutant there
+#: survives whatever the tests are (cookie's benchmark suites gave 9 of its 12 survivors),
+#: so it says nothing about them.
+_OUTSIDE_LIBRARY = re.compile(
+    r"^(benches|bench|benchmarks?|examples?|docs?|scripts|tools)/"
+    r"|[._-]bench(mark)?s?\.[A-Za-z]+$|(^|/)bench(mark)?_[^/]*$"
+)
+
+
+def outside_library(path: str) -> bool:
+    """Is ``path`` a benchmark, an example, documentation or a script (never mutated)?"""
+    return _OUTSIDE_LIBRARY.search(path) is not None
+
+
 def measure(
     *,
     language: str,
@@ -297,7 +316,8 @@ def measure(
     try:
         lines = mutation.changed_lines(gold_patch)
         files = gold_files(gold_patch, base_read)
-        wanted = {p: ls for p, ls in lines.items() if p in files and ls}
+        out.skipped = sorted(p for p in lines if p in files and outside_library(p))
+        wanted = {p: ls for p, ls in lines.items() if p in files and ls and not outside_library(p)}
         mutants = mutation.generate(
             language,
             {p: files[p] for p in wanted},

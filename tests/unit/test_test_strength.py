@@ -648,3 +648,51 @@ def test_audit_tests_scores_admitted_tasks_from_their_images(
             instances=["o__r-9"],
             engine=engine,  # type: ignore[arg-type]
         )
+
+
+@pytest.mark.parametrize(
+    ("path", "outside"),
+    [
+        ("benchmark/parse.js", True),
+        ("src/stringify-cookie.bench.ts", True),
+        ("benches/throughput.rs", True),
+        ("examples/demo.py", True),
+        ("docs/conf.py", True),
+        ("scripts/release.py", True),
+        ("src/index.js", False),
+        ("src/textkit/wrap.py", False),
+        ("pkg/tools/parse.go", False),
+        ("src/benchmarks_helper/x.py", False),
+    ],
+)
+def test_benchmarks_examples_and_docs_are_not_mutated(path: str, outside: bool) -> None:
+    from swe_forge.admission.strength import outside_library
+
+    assert outside_library(path) is outside
+
+
+def test_a_gold_patch_that_also_edits_a_benchmark_mutates_only_the_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # jshttp/cookie: a mutant in a benchmark suite survives whatever the tests are (9 of 12
+    # survivors there): it says nothing about them, and the budget goes to the library.
+    seen: dict[str, Any] = {}
+
+    def generate(language: str, files: Any, lines: Any, **_kw: Any) -> list[Mutant]:
+        seen["files"] = sorted(files)
+        return []
+
+    monkeypatch.setattr(mutation, "generate", generate)
+    patch = "".join(
+        f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        for p in ("benchmark/parse.js", "src/index.js")
+    )
+    record = measure(
+        language="js",
+        gold_patch=patch,
+        base_read=lambda _p: b"x = 1\n",
+        grade=lambda *_a: _result("resolved", 1.0),
+        settings=StrengthSettings(),
+    )
+    assert seen["files"] == ["src/index.js"]
+    assert record.to_dict()["skipped"] == ["benchmark/parse.js"]
