@@ -290,6 +290,18 @@ class Verifier:
             # already changes is allowed); its capabilities once the base files are in view
             # (see _prepare_job).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
+            named = str(task.harness.get("config") or "")
+            if named and named in touched_paths(patch) and named not in touched_paths(task.patch):
+                # The runner configuration the test script names, whatever its name (no name
+                # rule knows `config/unit.js`): it decides how the held-out tests are loaded.
+                found = [
+                    *found,
+                    {
+                        "code": "runner_config",
+                        "detail": f"{named}: the test runner's configuration (the test script "
+                        "names it); only the reference fix may change it",
+                    },
+                ]
             if found:
                 result.violations = found
                 detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])

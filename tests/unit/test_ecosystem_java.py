@@ -679,3 +679,21 @@ def test_a_framework_project_may_change_its_own_package() -> None:
     other = gold.replace("JSONCompare", "JSONAssert")
     assert JAVA.patch_violations(other, gold_patch=gold, read_base=None) == []
     assert JAVA.patch_violations(other, gold_patch="", read_base=None)
+
+
+def test_a_setting_behind_a_comment_is_not_a_comment() -> None:
+    # Red team, session 19: any pom line ending in `-->` passed as a comment line, so
+    # `<maven.test.failure.ignore>true</...> <!-- -->` changed the build unguarded.
+    for line in (
+        "    <maven.test.failure.ignore>true</maven.test.failure.ignore> <!-- -->",
+        "    <!-- --> <skipTests>true</skipTests>",
+        "    <name>x</name><skipTests>true</skipTests>",
+    ):
+        got = JAVA.patch_violations(
+            _diff("pom.xml", ["  <name>a</name>"], [line]), gold_patch="", read_base=None
+        )
+        assert [v["code"] for v in got] == ["runner_config"], line
+    comments = _diff("pom.xml", [], ["  <!-- starts", "  more text", "  ends -->"])
+    got = JAVA.patch_violations(comments, gold_patch="", read_base=None)
+    # The middle line of a comment is not known to be one: refused, as before.
+    assert [v["code"] for v in got] == ["runner_config"]

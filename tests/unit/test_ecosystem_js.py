@@ -625,3 +625,35 @@ def test_a_test_name_no_argument_can_carry_is_escaped_in_the_filter() -> None:
     for name in ("t a\x00b", "t x\udead y", "t tab\there"):
         assert re.fullmatch(grep, name), name
     assert not re.fullmatch(grep, "t ab")
+
+
+def test_the_named_runner_config_and_the_files_it_loads_are_the_judges() -> None:
+    # Red team, session 19: a test script naming `jest --config jest.unit.config.js` made
+    # that file editable (no name rule knew it), and a `transform` added there rewrote the
+    # held-out test as Jest loaded it (1.0 without a fix). The named file, whatever its name,
+    # and the repository files it and the root configurations name are refused.
+    base = {
+        "package.json": b'{"scripts": {"test": "jest --config config/unit.js"}}',
+        "config/unit.js": (
+            b"module.exports = { setupFiles: ['<rootDir>/config/setup-env.js'],"
+            b" transform: {'\\\\.js$': './tools/loader'} };"
+        ),
+        "config/setup-env.js": b"process.env.TZ = 'UTC';\n",
+        "config/tools/loader.js": b"module.exports = { process: (s) => ({ code: s }) };\n",
+        "jest.config.js": b"module.exports = { preset: './jest-preset.js' };\n",
+        "jest-preset.js": b"module.exports = {};\n",
+        "src/index.js": b"module.exports = 1;\n",
+    }
+    read = base.get
+    for path in (
+        "config/unit.js",
+        "config/setup-env.js",
+        "config/tools/loader.js",
+        "jest-preset.js",
+        "jest.unit.config.js",
+        "vitest.e2e.config.ts",
+    ):
+        found = ECO.patch_violations(_new(path), gold_patch="", read_base=read)
+        assert found and found[0]["code"] == "runner_config", path
+    assert ECO.patch_violations(_new("src/index.js"), gold_patch="", read_base=read) == []
+    assert ECO.patch_violations(_new("src/loader.js"), gold_patch="", read_base=read) == []

@@ -95,8 +95,11 @@ FRAMEWORK_DIRS = (
 
 
 #: pom.xml lines a candidate may change although the gold patch does not (metadata).
+#: A comment's lines only: one whole comment, the first line of one (nothing closes it), or
+#: its last (no markup before the close): `<x>true</x> <!-- -->` is a setting, not a comment.
 _POM_FREE = re.compile(
-    r"^\s*(<(name|description|url|inceptionYear)>.*</\2>|<!--.*-->|<!--.*|.*-->|)\s*$"
+    r"^\s*(<(name|description|url|inceptionYear)>[^<]*</\2>|<!--(?:(?!-->).)*-->"
+    r"|<!--(?:(?!-->).)*|[^<]*-->|)\s*$"
 )
 
 

@@ -1,0 +1,34 @@
+"""The runner configuration a task's test script names (``harness.config``, any file name)
+is the judge's: a candidate that edits it is refused before anything runs (red team, session
+19: a `transform` added to `jest --config jest.unit.config.js` rewrote the held-out test as
+Jest loaded it and scored 1.0 without a fix)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from swe_forge.config import load_config
+from swe_forge.mining.classify import PathClassifier
+from swe_forge.records import TaskManifest
+from swe_forge.verify.verifier import Verifier
+from tests import record_samples as samples
+
+
+def _edit(path: str) -> str:
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def test_a_candidate_editing_the_named_runner_config_is_refused() -> None:
+    # No engine is reached: the refusal comes before any image or container.
+    verifier = Verifier(
+        SimpleNamespace(reap_orphans=lambda: 0),  # type: ignore[arg-type]
+        PathClassifier(load_config().classify),
+    )
+    data = samples.task()
+    data["harness"]["runner"] = "node-test"
+    data["harness"]["config"] = "config/unit.js"
+    task = TaskManifest.from_dict(data)
+    result = verifier.verify(task, _edit("config/unit.js"), "m")
+    assert result.status == "invalid_patch" and result.reward == 0.0
+    assert [v["code"] for v in result.violations] == ["runner_config"]
+    assert "config/unit.js" in result.violations[0]["detail"]
