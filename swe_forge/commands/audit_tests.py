@@ -119,6 +119,8 @@ def run_audit_tests(
     engine = engine or Engine()
     classifier = PathClassifier(config.classify)
     verify_settings = VerifySettings.from_config(config.verify)
+    # One verifier per time limit (its judge's digest is hashed once, not once per task).
+    verifiers: dict[VerifySettings, Verifier] = {}
     out = AtomicWriter(output)
     run = AuditTestsRun(tasks=len(todo))
     try:
@@ -126,9 +128,10 @@ def run_audit_tests(
         reporter.start("audit-tests", len(todo))
         for task in todo:
             gold = task.audit.get("gold_verification") or {}
-            verifier = Verifier(
-                engine, classifier, mutant_settings(verify_settings, gold.get("seconds"))
-            )
+            limits = mutant_settings(verify_settings, gold.get("seconds"))
+            if limits not in verifiers:
+                verifiers[limits] = Verifier(engine, classifier, limits)
+            verifier = verifiers[limits]
             record = _measure_one(engine, verifier, task, settings)
             task.audit["test_strength"] = record
             score = record.get("score")
