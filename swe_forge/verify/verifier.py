@@ -290,18 +290,7 @@ class Verifier:
             # already changes is allowed); its capabilities once the base files are in view
             # (see _prepare_job).
             found = eco.patch_violations(patch, gold_patch=task.patch, read_base=None)
-            named = str(task.harness.get("config") or "")
-            if named and named in touched_paths(patch) and named not in touched_paths(task.patch):
-                # The runner configuration the test script names, whatever its name (no name
-                # rule knows `config/unit.js`): it decides how the held-out tests are loaded.
-                found = [
-                    *found,
-                    {
-                        "code": "runner_config",
-                        "detail": f"{named}: the test runner's configuration (the test script "
-                        "names it); only the reference fix may change it",
-                    },
-                ]
+            found = [*found, *judge_file_violations(task, patch)]
             if found:
                 result.violations = found
                 detail = "; ".join(f"{v['code']}: {v['detail']}" for v in found[:5])
@@ -695,3 +684,30 @@ def _canary_summary(run: dict[str, Any]) -> dict[str, Any]:
         outcome = tests.get(node, "missing")
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     return {"run": len(mapping), "outcomes": dict(sorted(outcomes.items()))}
+
+
+def judge_file_violations(task: TaskManifest, patch: str) -> list[dict[str, str]]:
+    """Edits to the files admission recorded as deciding how the held-out tests are loaded:
+    the runner configuration the test script names (``harness.config``, whatever its name: no
+    name rule knows ``config/unit.js``) and the files it and the root configurations load
+    (``harness.judge_files``: setup, transform, preset), read from the base tree at admission
+    because the verifier has no base tree of its own. What the gold patch changes is allowed."""
+    named = str(task.harness.get("config") or "")
+    recorded = task.harness.get("judge_files")
+    files = {named} if named else set()
+    if isinstance(recorded, list):
+        files |= {str(p) for p in recorded if isinstance(p, str) and p}
+    touched = set(touched_paths(patch)) - set(touched_paths(task.patch))
+    return [
+        {
+            "code": "runner_config",
+            "detail": (
+                f"{path}: the test runner's configuration (the test script names it); only "
+                "the reference fix may change it"
+                if path == named
+                else f"{path}: a file the test runner's configuration loads (setup, "
+                "transform, preset): it decides how the tests are read and run"
+            ),
+        }
+        for path in sorted(files & touched)
+    ]

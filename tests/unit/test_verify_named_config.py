@@ -32,3 +32,30 @@ def test_a_candidate_editing_the_named_runner_config_is_refused() -> None:
     assert result.status == "invalid_patch" and result.reward == 0.0
     assert [v["code"] for v in result.violations] == ["runner_config"]
     assert "config/unit.js" in result.violations[0]["detail"]
+
+
+def test_a_candidate_editing_a_file_the_config_loads_is_refused_at_verify_time() -> None:
+    # Red team, session 19 (left open then): the setup and transform files a configuration
+    # loads were refused only where the base tree was in view (admission); the verifier has
+    # none. Admission records them as ``harness.judge_files`` and the verifier refuses them.
+    verifier = Verifier(
+        SimpleNamespace(reap_orphans=lambda: 0),  # type: ignore[arg-type]
+        PathClassifier(load_config().classify),
+    )
+    data = samples.task()
+    data["harness"]["runner"] = "node-test"
+    data["harness"]["judge_files"] = ["src/env/prepare.js", "tools/transform.js"]
+    task = TaskManifest.from_dict(data)
+    result = verifier.verify(task, _edit("src/env/prepare.js") + _edit("src/app.js"), "m")
+    assert result.status == "invalid_patch" and result.reward == 0.0
+    assert [v["code"] for v in result.violations] == ["runner_config"]
+    assert "src/env/prepare.js" in result.violations[0]["detail"]
+    # A file the gold patch itself changes stays allowed (the reference fix may edit it).
+    data["patch"] = _edit("tools/transform.js")
+    task = TaskManifest.from_dict(data)
+    from swe_forge.verify.verifier import judge_file_violations
+
+    assert judge_file_violations(task, _edit("tools/transform.js")) == []
+    assert [
+        v["detail"].split(":")[0] for v in judge_file_violations(task, _edit("src/env/prepare.js"))
+    ] == ["src/env/prepare.js"]

@@ -59,10 +59,10 @@ from swe_forge.ecosystems.js.scope import (
 )
 from swe_forge.ecosystems.js.toolchain import choose_node as choose_node
 from swe_forge.ecosystems.js.toolchain import (
+    configured_files,
     detect_framework,
     read_package_json,
 )
-from swe_forge.ecosystems.js.toolchain import runner_config as runner_config_of
 
 _TEST_DIRS = ("__tests__", "test", "tests", "__test__", "spec")
 
@@ -126,7 +126,7 @@ class JsEcosystem(HostCanaries):
         name) with the repository files it and the root configurations name (transforms,
         setup files, presets): each decides how the held-out tests are loaded."""
         out: list[dict[str, str]] = []
-        judge_files = _configured_files(read_base)
+        judge_files = configured_files(read_base)
         for path in paths_beyond_gold(patch, gold_patch):
             parts = path.split("/")
             name = parts[-1]
@@ -480,51 +480,3 @@ def _with_extension(path: str, stem: str) -> bool:
     project's Jest lists ``txt`` among its module file extensions)."""
     rest = path[len(stem) :] if path.startswith(stem) else ""
     return rest.startswith(".") and "/" not in rest
-
-
-#: Root configuration files whose references are the judge's too.
-_ROOT_CONFIGS = tuple(
-    f"{stem}.{ext}"
-    for stem in ("jest.config", "vitest.config", "vite.config", "babel.config", ".mocharc")
-    for ext in ("js", "ts", "mjs", "cjs", "mts", "cts", "json", "yml", "yaml")
-)
-_STRING = re.compile(r"""["'`]([^"'`\n]{1,300})["'`]""")
-_REF_EXTS = ("", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json")
-
-
-def _configured_files(read: Reader | None) -> set[str]:
-    """The runner configuration the test script names (for any framework) and the files of
-    the repository that it, the root configurations and package.json's ``jest`` block name
-    (read as text: a string literal that is the path of a file at the base). Never run."""
-    if read is None:
-        return set()
-    try:
-        pkg = json.loads(read("package.json") or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        pkg = {}
-    if not isinstance(pkg, dict):
-        pkg = {}
-    named = {runner_config_of(pkg, fw, read) for fw in ("jest", "vitest", "mocha")} - {""}
-    sources: dict[str, str] = {}
-    for path in sorted(named | set(_ROOT_CONFIGS)):
-        data = read(path)
-        if data is not None:
-            sources[path] = data.decode("utf-8", "replace")
-    if isinstance(pkg.get("jest"), dict | list):
-        sources["package.json"] = json.dumps(pkg["jest"])
-    found = set(named)
-    for path, text in sources.items():
-        where = posixpath.dirname(path)
-        for literal in _STRING.findall(text[:200_000]):
-            ref = literal.replace("<rootDir>/", "").strip()
-            if not ref or ref.startswith(("/", "http:", "https:")) or "*" in ref:
-                continue
-            for base in {where, ""}:
-                norm = posixpath.normpath(posixpath.join(base, ref))
-                if norm.startswith("..") or norm == ".":
-                    continue
-                for ext in _REF_EXTS:
-                    if read(norm + ext) is not None:
-                        found.add(norm + ext)
-                        break
-    return found

@@ -25,6 +25,7 @@ from swe_forge.ecosystems.js.deps import resolve
 from swe_forge.ecosystems.js.runner import JS_ENV, NODE_MODULES
 from swe_forge.ecosystems.js.toolchain import (
     choose_node,
+    configured_files,
     detect_framework,
     read_package_json,
     runner_config,
@@ -132,8 +133,15 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                 "base_date": date,
                 "env": dict(JS_ENV),
             }
-            if config:
-                rec.recipe["harness"] = {"config": config}
+            # The files that decide how the held-out tests are loaded (the named config and
+            # what it and the root configs name: setup, transform, preset), read here from the
+            # base tree: the verifier refuses a candidate's edits to them without that tree.
+            judge_files = sorted(configured_files(read))
+            if config or judge_files:
+                rec.recipe["harness"] = {
+                    **({"config": config} if config else {}),
+                    **({"judge_files": judge_files} if judge_files else {}),
+                }
             rec.lock_digest = digest_text(f"node{node}", distro, resolved["lock_text"])
             rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)

@@ -203,3 +203,51 @@ def runner_config(pkg: dict[str, Any], framework: str, read: Reader) -> str:
                 if path:
                     return path
     return ""
+
+
+#: Root configuration files whose references are the judge's too.
+_ROOT_CONFIGS = tuple(
+    f"{stem}.{ext}"
+    for stem in ("jest.config", "vitest.config", "vite.config", "babel.config", ".mocharc")
+    for ext in ("js", "ts", "mjs", "cjs", "mts", "cts", "json", "yml", "yaml")
+)
+_STRING = re.compile(r"""["'`]([^"'`\n]{1,300})["'`]""")
+_REF_EXTS = ("", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json")
+
+
+def configured_files(read: Reader | None) -> set[str]:
+    """The runner configuration the test script names (for any framework) and the files of
+    the repository that it, the root configurations and package.json's ``jest`` block name
+    (read as text: a string literal that is the path of a file at the base). Never run."""
+    if read is None:
+        return set()
+    try:
+        pkg = json.loads(read("package.json") or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        pkg = {}
+    if not isinstance(pkg, dict):
+        pkg = {}
+    named = {runner_config(pkg, fw, read) for fw in ("jest", "vitest", "mocha")} - {""}
+    sources: dict[str, str] = {}
+    for path in sorted(named | set(_ROOT_CONFIGS)):
+        data = read(path)
+        if data is not None:
+            sources[path] = data.decode("utf-8", "replace")
+    if isinstance(pkg.get("jest"), dict | list):
+        sources["package.json"] = json.dumps(pkg["jest"])
+    found = set(named)
+    for path, text in sources.items():
+        where = posixpath.dirname(path)
+        for literal in _STRING.findall(text[:200_000]):
+            ref = literal.replace("<rootDir>/", "").strip()
+            if not ref or ref.startswith(("/", "http:", "https:")) or "*" in ref:
+                continue
+            for base in {where, ""}:
+                norm = posixpath.normpath(posixpath.join(base, ref))
+                if norm.startswith("..") or norm == ".":
+                    continue
+                for ext in _REF_EXTS:
+                    if read(norm + ext) is not None:
+                        found.add(norm + ext)
+                        break
+    return found
