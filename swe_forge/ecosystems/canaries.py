@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -30,8 +31,12 @@ from typing import Any, NamedTuple, Protocol
 from swe_forge.ecosystems import syntax
 from swe_forge.errors import UsageError
 
-#: Literal kinds a site can be.
-KINDS = ("string", "int", "float", "bool", "char", "bytes")
+#: Literal kinds a site can be, and ``guard``: the condition of a test's failing branch
+#: (``if got != io.Discard { t.Fatal(...) }``) where no literal is the expectation; its
+#: perturbation is the condition negated, which the gold patch fails wherever the branch runs.
+KINDS = ("string", "int", "float", "bool", "char", "bytes", "guard")
+#: The kind whose perturbation negates a condition instead of changing a literal.
+GUARD = "guard"
 #: Roles: the expected side of an assertion, or any other literal of the test.
 ROLES = ("expected", "other")
 #: Wrong values drawn for one literal, the most natural of them kept (see ``_new_literal``).
@@ -379,6 +384,10 @@ class TreeWriter:
     def literal_at(self, tree: Any, start: int, end: int, kind: str | None = None) -> Any:
         """The literal node with exactly this span (of ``kind`` when given), or None."""
         node = tree.root_node.descendant_for_byte_range(start, end)
+        if kind == GUARD:
+            # A condition may be tokens of a macro call (Rust's `assert!(...)`): no node of
+            # its own, so the smallest one around it stands for it.
+            return node
         while node is not None and span(node) == (start, end):
             found = self.literal_kind(node)
             if found is not None and (kind is None or found == kind):
@@ -391,6 +400,8 @@ class TreeWriter:
         node = self.literal_at(tree, start, end, kind)
         if node is None:
             return False
+        if kind == GUARD:
+            return True
         for seed in range(3):
             new = self.literal_text(node, text, kind, random.Random(seed))
             if new is not None and new != text:
@@ -405,6 +416,8 @@ class TreeWriter:
         node = self.literal_at(tree, site.start, site.end, site.kind)
         if node is None:
             return None
+        if site.kind == GUARD:
+            return self._negated(tree, source, site)
         if site.kind in ("string", "bytes") and punctuation_only(site.text):
             # Punctuation alone ("...", "-"): any change of it reads as no one would write it.
             return None
@@ -439,6 +452,15 @@ class TreeWriter:
             return data
         return None
 
+    def _negated(self, tree: Any, source: bytes, site: Site) -> bytes | None:
+        """A guard's condition negated as its author could have written it (see
+        :func:`negate_condition`), when the file still parses as well as before."""
+        data = negate_condition(site.text).encode("utf-8")
+        out = source[: site.start] + data + source[site.end :]
+        if error_count(syntax.parse(self.grammar(site.path), out)) > error_count(tree):
+            return None
+        return data
+
     def literals(self, node: Any) -> Iterator[Any]:
         """Literal nodes under ``node`` (outermost only), in source order."""
         stack = [node]
@@ -448,6 +470,95 @@ class TreeWriter:
                 yield current
                 continue
             stack.extend(reversed(current.children))
+
+
+#: Comparison operators and their negations (written with spaces around them, as formatters
+#: do: `a < b`, never the `<` of `Vec<u8>`).
+_INVERSE = {
+    "===": "!==",
+    "!==": "===",
+    "==": "!=",
+    "!=": "==",
+    "<=": ">",
+    ">=": "<",
+    "<": ">=",
+    ">": "<=",
+}
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _skeleton(text: str) -> str | None:
+    """``text`` with what is inside brackets and quotes blanked (same length), so that what
+    is left is the expression's top level; None when its brackets do not balance."""
+    out: list[str] = []
+    stack: list[str] = []
+    quote = ""
+    escaped = False
+    for c in text:
+        if quote:
+            out.append(" ")
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
+                quote = ""
+                out[-1] = c if not stack else " "
+            continue
+        if c in "\"'`":
+            quote = c
+            out.append(c if not stack else " ")
+        elif c in _OPEN:
+            out.append(c if not stack else " ")
+            stack.append(_CLOSE[_OPEN.index(c)])
+        elif c in _CLOSE:
+            if not stack or stack.pop() != c:
+                return None
+            out.append(c if not stack else " ")
+        else:
+            out.append(" " if stack else c)
+    return "".join(out) if not stack and not quote else None
+
+
+def negate_condition(text: str) -> str:
+    """A boolean expression's negation in the form its author could have written (Go, Rust,
+    Java, JS and TS alike): its one comparison's operator inverted (``got == io.Discard``),
+    a leading ``!`` dropped (``p.failed()`` from ``!p.failed()``) or put before an operand
+    (a call, a name, a field), and ``!(...)`` around anything else. A decoy must read like a
+    test: code that can see the test file must not pick it out by a negation no one writes."""
+    stripped = text.strip()
+    top = _skeleton(stripped)
+    if top is None:
+        return "!(" + stripped + ")"
+    found: list[tuple[int, str]] = []
+    i = 1
+    while i < len(top):
+        op = next((o for o in _INVERSE if top.startswith(" " + o + " ", i - 1)), "")
+        if op:
+            found.append((i, op))
+        i += max(len(op), 1)
+    # What binds looser than a comparison somewhere (or differently per language): `&&`,
+    # `||`, `?:`, bitwise operators, assignment. Then only `!(...)` is sure to negate.
+    loose = any(x in top for x in ("&&", "||", "?", " & ", " | ", " ^ ", " = "))
+    if len(found) == 1 and not loose:
+        at, op = found[0]
+        return stripped[:at] + _INVERSE[op] + stripped[at + len(op) :]
+    # The top level with each bracket's and quote's (blanked) inside closed up: an operand
+    # (`p.parse().isEmpty()`, `matches!(r, Err(_))`) has no space left in it.
+    bare = re.sub(r"([(\[{\"'`])\s+([)\]}\"'`])", r"\1\2", top)
+    if (
+        not found
+        and not loose
+        and " " not in bare
+        and not bare.startswith(("-", "+", "*", "&", "<"))
+    ):
+        if stripped.startswith("!"):
+            rest = stripped[1:]
+            if rest.startswith("(") and rest.endswith(")") and _skeleton(rest[1:-1]) is not None:
+                return rest[1:-1].strip()
+            return rest
+        return "!" + stripped
+    return "!(" + stripped + ")"
 
 
 def _body_span(node: Any) -> tuple[int, int]:

@@ -26,7 +26,7 @@ import pytest
 from swe_forge.commands.admit import run_admit
 from swe_forge.commands.images import run_build
 from swe_forge.commands.mine import run_mine
-from swe_forge.config import load_config
+from swe_forge.config import Config, load_config
 from swe_forge.engine import Engine
 from swe_forge.errors import DockerError
 from swe_forge.example import create_example
@@ -42,6 +42,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/docker/" in str(item.fspath):
             item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture
+def without_test_strength(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Config:
+    """Admission without the test-strength gate, for docker tests about something else (batch
+    runs, Ray, resumption): its mutants are about a third of an admission's time, and CI's
+    budget is 50 minutes. The gate itself is tested on the shared fixtures' admissions (every
+    example's tasks carry ``audit.test_strength``). Applies in this process (the returned
+    configuration) and in the swe-forge processes the test starts (``SWE_FORGE_CONFIG``)."""
+    path = tmp_path_factory.mktemp("config") / "no-test-strength.yaml"
+    path.write_text("admit:\n  test_strength:\n    enabled: false\n")
+    monkeypatch.setenv("SWE_FORGE_CONFIG", str(path))
+    config = load_config(path)
+    assert not config.admit.test_strength.enabled
+    return config
 
 
 @pytest.fixture(scope="session")

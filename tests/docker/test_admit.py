@@ -11,7 +11,7 @@ import pytest
 from swe_forge.admission.swebench import swebench_line
 from swe_forge.commands.admit import run_admit
 from swe_forge.commands.report import funnel
-from swe_forge.config import load_config
+from swe_forge.config import Config, load_config
 from swe_forge.example import load_expectations
 from swe_forge.progress import RecordingReporter
 from swe_forge.records import SWEBENCH_FIELDS, TaskManifest
@@ -168,6 +168,7 @@ def test_interrupted_admit_resumes(
     example_images: ExampleImages,
     admitted: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], Path, Path],
     tmp_path: Path,
+    without_test_strength: Config,
 ) -> None:
     tasks, rejected, _, _ = admitted
     only = ["swe-forge__textkit-1", "swe-forge__textkit-7", "swe-forge__textkit-3"]
@@ -176,7 +177,7 @@ def test_interrupted_admit_resumes(
         run_admit(
             example_images.candidates,
             out,
-            config=load_config(),
+            config=without_test_strength,
             rejected=rej,
             images_path=example_images.images,
             only=only,
@@ -188,7 +189,7 @@ def test_interrupted_admit_resumes(
     result = run_admit(
         example_images.candidates,
         out,
-        config=load_config(),
+        config=without_test_strength,
         rejected=rej,
         images_path=example_images.images,
         only=only,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swe_forge.config import Config
 from swe_forge.engine import Engine
 from tests.docker.conftest import ExampleImages
 
@@ -39,7 +40,7 @@ def essentials(folder: Path) -> dict[str, Any]:
 
 
 def test_run_killed_during_admission_resumes(
-    example_images: ExampleImages, engine: Engine, tmp_path: Path
+    example_images: ExampleImages, engine: Engine, tmp_path: Path, without_test_strength: Config
 ) -> None:
     listing = tmp_path / "repos.txt"
     listing.write_text(f"{example_images.repo}  swe-forge/textkit\n")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from swe_forge.config import PROJECT_ROOT
+from swe_forge.config import PROJECT_ROOT, Config
 from tests.docker.conftest import ExampleImages
 
 BIN = Path(sys.executable).parent
@@ -43,7 +43,9 @@ def _tasks(path: Path) -> dict[str, tuple[list[str], list[str]]]:
     return {r["instance_id"]: (r["FAIL_TO_PASS"], r["PASS_TO_PASS"]) for r in rows}
 
 
-def test_the_examples_run_as_written(example_images: ExampleImages, tmp_path: Path) -> None:
+def test_the_examples_run_as_written(
+    example_images: ExampleImages, tmp_path: Path, without_test_strength: Config
+) -> None:
     repos = f"{example_images.repo}  swe-forge/textkit\n"
     straight = tmp_path / "straight"
     (tmp_path / "repos.txt").write_text(repos)

@@ -19,7 +19,7 @@ import ray  # the extra is part of dev: a missing one fails this module
 
 import swe_forge
 from swe_forge.commands.verify import run_verify
-from swe_forge.config import load_config
+from swe_forge.config import Config, load_config
 from swe_forge.engine import LABEL_PREFIX, Engine, process_identity
 from tests.docker.conftest import ExampleImages, ExampleTasks
 from tests.docker.raycluster import LocalRayCluster, Node
@@ -122,7 +122,11 @@ def kill_mid_run(engine: Engine, victim: Node, run: subprocess.Popen[str], admis
 
 
 def test_run_and_verify_on_ray_survive_a_dead_node(
-    example_images: ExampleImages, example_tasks: ExampleTasks, engine: Engine, tmp_path: Path
+    example_images: ExampleImages,
+    example_tasks: ExampleTasks,
+    engine: Engine,
+    tmp_path: Path,
+    without_test_strength: Config,
 ) -> None:
     timings: dict[str, float] = {}
     rows = predictions(example_tasks.tasks)
@@ -271,7 +275,10 @@ def test_verifier_pool_grades_with_the_real_verifier(example_tasks: ExampleTasks
 
 
 def test_run_on_ray_admits_on_image_records(
-    example_images: ExampleImages, example_tasks: ExampleTasks, tmp_path: Path
+    example_images: ExampleImages,
+    example_tasks: ExampleTasks,
+    tmp_path: Path,
+    without_test_strength: Config,
 ) -> None:
     """run --executor ray --images: each Ray task admits on its candidate's image record (made
     present on its node's engine, pulled by pinned digest where missing) instead of building;
@@ -284,7 +291,7 @@ def test_run_on_ray_admits_on_image_records(
     result = run_batch(
         listing,
         tmp_path / "out",
-        config=load_config(),
+        config=without_test_strength,
         options=BatchOptions(executor="ray", images=example_images.images),
     )
     assert result.exit_code == 20 and result.infra_errors == []

@@ -10,7 +10,7 @@ import unicodedata
 import pytest
 
 from swe_forge.ecosystems import syntax, writer_for
-from swe_forge.ecosystems.canaries import KINDS, ROLES, CanaryWriter, Site
+from swe_forge.ecosystems.canaries import KINDS, ROLES, CanaryWriter, Site, negate_condition
 from swe_forge.errors import UsageError
 
 SITE = Site(
@@ -57,7 +57,7 @@ def test_site_from_dict_refuses_a_missing_field() -> None:
 
 
 def test_kinds_and_roles() -> None:
-    assert KINDS == ("string", "int", "float", "bool", "char", "bytes")
+    assert KINDS == ("string", "int", "float", "bool", "char", "bytes", "guard")
     assert ROLES == ("expected", "other")
 
 
@@ -218,3 +218,30 @@ def test_perturb_float_text_stays_finite_and_nonzero() -> None:
 def test_perturb_float_text_refuses_hex_floats_and_ints() -> None:
     assert syntax.perturb_float_text("0x1p-2", random.Random(0)) is None
     assert syntax.perturb_float_text("12", random.Random(0)) is None
+
+
+@pytest.mark.parametrize(
+    ("condition", "negated"),
+    [
+        ("stdoutIsTerminal()", "!stdoutIsTerminal()"),
+        ("got != io.Discard", "got == io.Discard"),
+        ("a + b > c", "a + b <= c"),
+        ('s == "a == b"', 's != "a == b"'),
+        ("x.len() as u8 == 3", "x.len() as u8 != 3"),
+        ("!p.failed()", "p.failed()"),
+        ("!(a && b)", "a && b"),
+        ("matches!(r, Err(_))", "!matches!(r, Err(_))"),
+        ("Vec::<u8>::new().is_empty()", "!Vec::<u8>::new().is_empty()"),
+        # Where no one form is sure to negate in every language: parentheses.
+        ("a && b", "!(a && b)"),
+        ("a & b == c", "!(a & b == c)"),
+        ("a == b == c", "!(a == b == c)"),
+        ("a + f(x)", "!(a + f(x))"),
+        ("-x", "!(-x)"),
+        ("f(", "!(f()"),
+    ],
+)
+def test_a_guard_is_negated_as_an_author_would_write_it(condition: str, negated: str) -> None:
+    # A decoy must read like a test: `!(x.isEmpty())` around a plain call is a form no one
+    # writes, and code that can read the test file (JS, Python) could pick the decoy out by it.
+    assert negate_condition(condition) == negated

@@ -227,8 +227,13 @@ def test_positional_rows_named_by_their_struct() -> None:
 
 def test_unguarded_comparisons_tags_and_logs() -> None:
     # == fails the test when it holds: perturbing its literal proves nothing (other); the
-    # struct tag, the array length and the log are no sites.
-    assert sites_of("parse::TestUnguarded") == [('"b"', "string", "other"), ("1", "int", "other")]
+    # struct tag, the array length and the log are no sites. No literal is expected, so the
+    # failing branch's condition is the one expected site (a guard: negated in a decoy).
+    assert sites_of("parse::TestUnguarded") == [
+        ('Count("b") == 1', "guard", "expected"),
+        ('"b"', "string", "other"),
+        ("1", "int", "other"),
+    ]
 
 
 def test_an_indexed_expectation_is_the_whole_value() -> None:
@@ -539,3 +544,68 @@ def test_a_copy_whose_subtest_panics_fails_alone(tmp_path: Path) -> None:
     got = _go_test(tree, "^Test(Index|IndexCopy|Other)$")
     assert got["TestIndex"] == got["TestOther"] == "pass"
     assert got["TestIndexCopy"] == got["TestIndexCopy/third"] == "fail"
+
+
+GUARDED = b"""package color
+
+import (
+	"io"
+	"os"
+	"testing"
+)
+
+func TestNilStdout(t *testing.T) {
+	os.Stdout = nil
+	if stdoutIsTerminal() {
+		t.Fatal("stdoutIsTerminal() = true, want false")
+	}
+	if got := stdOut(); got != io.Discard {
+		t.Fatalf("stdOut() = %v, want %v", got, io.Discard)
+	}
+}
+
+func TestSetup(t *testing.T) {
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	if ok() {
+		t.Fatal("ok")
+	} else {
+		t.Log("fine")
+	}
+}
+
+func TestLiteral(t *testing.T) {
+	if ready() {
+		t.Fatal("ready")
+	}
+	if got := f(); got != 3 {
+		t.Fatal("x")
+	}
+}
+"""
+
+
+def test_failing_branch_conditions_are_guard_sites_where_no_literal_is_expected() -> None:
+    # First contact (fatih/color, session 18): `if stdoutIsTerminal() { t.Fatal(...) }` and
+    # `got != io.Discard` hold no literal, so the tests had no decoy (no_decoys). Their
+    # conditions, negated, are decoys the gold patch fails wherever the branch runs.
+    def sites(test: str) -> list[tuple[str, str, str]]:
+        return [(s.text, s.kind, s.role) for s in W.sites("color_test.go", GUARDED, [test])]
+
+    assert sites(".::TestNilStdout") == [
+        ("stdoutIsTerminal()", "guard", "expected"),
+        ("got != io.Discard", "guard", "expected"),
+    ]
+    # A nil check guards setup (a wrong fix that returns an error fails it honestly), and a
+    # branch with an else is no plain failure: neither is a guard.
+    assert sites(".::TestSetup") == []
+    # Where a literal is the expectation, it is the site, not the guards.
+    assert sites(".::TestLiteral") == [("3", "int", "expected")]
+    (site, _) = W.sites("color_test.go", GUARDED, [".::TestNilStdout"])
+    out = W.perturb(GUARDED, site, random.Random(0))
+    assert out is not None and b"if !stdoutIsTerminal() {" in out
+    copied = W.copies("color_test.go", GUARDED, [(".::TestNilStdout", site, "TestCopyOne")])
+    copy = copied[copied.index(b"func TestCopyOne") :]
+    assert b"if !stdoutIsTerminal() {" in copy and b"got != io.Discard" in copy
+    assert GUARDED.count(b"if stdoutIsTerminal() {") == copied.count(b"if stdoutIsTerminal() {")

@@ -459,3 +459,49 @@ def test_javac_copies_and_twins_of_the_example(tmp_path: Path) -> None:
         tree, "org.sweforge.javakit.SqueezeTest", ["squeezeLongRuns", "squeezeNoSpaces"]
     )
     assert got == {"squeezeLongRuns": "fail", "squeezeNoSpaces": "pass"}
+
+
+GUARDED = b"""package org.x;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import org.junit.jupiter.api.Test;
+
+class GuardTest {
+    @Test
+    void rejectsEmpty() {
+        Parser p = new Parser("abc");
+        assertTrue(p.parse().isEmpty(), "nothing parsed");
+        assertFalse(p.failed());
+    }
+
+    @Test
+    void counts() {
+        assertEquals(3, new Parser("abc").count());
+        assertTrue(ready());
+    }
+}
+"""
+
+
+def test_assert_true_and_false_conditions_are_guard_sites_where_no_literal_is_expected() -> None:
+    # First contact (apache/commons-text, networknt/json-schema-validator): tests whose checks
+    # are assertTrue/assertFalse on a computed condition had no expected literal, hence no
+    # decoy. Their conditions, negated, are decoys the gold patch fails where they run.
+    path = "src/test/java/org/x/GuardTest.java"
+    assert sites_of("org.x.GuardTest::rejectsEmpty", path, GUARDED) == [
+        ('"abc"', "string", "other"),
+        ("p.parse().isEmpty()", "guard", "expected"),
+        ("p.failed()", "guard", "expected"),
+    ]
+    assert sites_of("org.x.GuardTest::counts", path, GUARDED) == [
+        ("3", "int", "expected"),
+        ('"abc"', "string", "other"),
+    ]
+    guard = W.sites(path, GUARDED, ["org.x.GuardTest::rejectsEmpty"])[1]
+    out = W.perturb(GUARDED, guard, random.Random(0))
+    assert out is not None and b'assertTrue(!p.parse().isEmpty(), "nothing parsed");' in out
+    copied = W.copies(path, GUARDED, [(guard.test, guard, "rejectsNothing")])
+    copy = copied[copied.index(b"void rejectsNothing") :]
+    assert b"assertTrue(!p.parse().isEmpty()" in copy
+    assert copied.count(b"assertTrue(p.parse().isEmpty(),") == 1

@@ -451,3 +451,44 @@ def test_node_copies_and_twins_of_the_example(tmp_path: Path) -> None:
 def test_a_value_nested_thousands_deep_is_no_crash() -> None:
     source = ("test('t', () => { expect(f()).toBe(" + " + ".join(["1"] * 20000) + "); });").encode()
     assert W.sites("a.test.js", source, ["a.test.js::t"]) == []
+
+
+TRUTHY = b"""const assert = require('assert');
+test('rejects empty', () => {
+  const p = parse('abc');
+  assert.ok(p.isEmpty());
+  assert(!p.failed(), 'no failure');
+  expect(p.valid()).toBeTruthy();
+  expect(p.bad()).toBeFalsy();
+});
+test('counts', () => {
+  expect(count('abc')).toBe(3);
+  assert.ok(ready());
+});
+"""
+
+
+def test_truthiness_assertions_are_guard_sites_where_no_literal_is_expected() -> None:
+    # A test whose checks are assert.ok / expect(...).toBeTruthy() on a computed condition had
+    # no expected literal, hence no decoy (no_decoys). Its conditions, negated as an author
+    # would write them, are decoys the gold patch fails where they run.
+    w = writer_for("js")
+    path = "test/p.test.js"
+
+    def sites(test: str) -> list[tuple[str, str, str]]:
+        return [(s.text, s.kind, s.role) for s in w.sites(path, TRUTHY, [test])]
+
+    assert sites(f"{path}::rejects empty") == [
+        ("'abc'", "string", "other"),
+        ("p.isEmpty()", "guard", "expected"),
+        ("!p.failed()", "guard", "expected"),
+        ("p.valid()", "guard", "expected"),
+        ("p.bad()", "guard", "expected"),
+    ]
+    assert [k for _, k, _ in sites(f"{path}::counts")] == ["string", "int"]
+    guards = [s for s in w.sites(path, TRUTHY, [f"{path}::rejects empty"]) if s.kind == "guard"]
+    copied = w.copies(path, TRUTHY, [(g.test, g, f"copy {n}") for n, g in enumerate(guards)])
+    assert b"assert.ok(!p.isEmpty());" in copied and b"assert(p.failed(), 'no failure');" in copied
+    assert (
+        b"expect(!p.valid()).toBeTruthy();" in copied and b"expect(!p.bad()).toBeFalsy();" in copied
+    )

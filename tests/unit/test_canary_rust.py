@@ -370,3 +370,41 @@ def test_a_tuple_fields_index_is_no_site() -> None:
     )
     got = [(s.text, s.kind) for s in W.sites("tests/t.rs", source, ["tests/t.rs::t"])]
     assert got == [("7", "int"), ("3.5", "float"), ("1.0", "float")], got
+
+
+ASSERTS_ONLY = b"""#[test]
+fn parses_bad() {
+    let r = parse(b"GET");
+    assert!(r.is_err(), "expected an error for {:?}", r);
+    assert!(!ok());
+}
+
+#[test]
+fn literal() {
+    assert_eq!(f(), 3);
+    assert!(g());
+}
+"""
+
+
+def test_assert_conditions_are_guard_sites_where_no_literal_is_expected() -> None:
+    # A test whose only checks are `assert!(cond)` had no expected literal, hence no decoy
+    # (no_decoys). The conditions, negated inside the macro call, are decoys the gold patch
+    # fails wherever the assertion runs; the message arguments stay as they are.
+    w = writer_for("rust")
+    path = "tests/r.rs"
+
+    def sites(test: str) -> list[tuple[str, str, str]]:
+        return [(s.text, s.kind, s.role) for s in w.sites(path, ASSERTS_ONLY, [test])]
+
+    assert sites("tests/r.rs::parses_bad") == [
+        ('b"GET"', "bytes", "other"),
+        ("r.is_err()", "guard", "expected"),
+        ("!ok()", "guard", "expected"),
+    ]
+    assert sites("tests/r.rs::literal") == [("3", "int", "expected")]
+    guard = w.sites(path, ASSERTS_ONLY, ["tests/r.rs::parses_bad"])[1]
+    copied = w.copies(path, ASSERTS_ONLY, [(guard.test, guard, "parses_zzz")])
+    copy = copied[copied.index(b"fn parses_zzz") :]
+    assert b'assert!(!r.is_err(), "expected an error for {:?}", r);' in copy
+    assert copied.count(b"assert!(r.is_err(),") == 1

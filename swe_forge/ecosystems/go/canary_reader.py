@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.canaries import Found, inside, span
+from swe_forge.ecosystems.canaries import GUARD, Found, inside, span
 from swe_forge.ecosystems.go.canary_syntax import (
     _DECLARATIONS,
     _VALUE_TYPES,
@@ -127,6 +127,7 @@ class _Reader:
         self.tables: list[_Table] = []
         self.outside: list[Any] = []  # package-level declarations read with the test
         self.subtest_bodies: list[tuple[str, Any]] = []  # (name, func literal) of t.Run("x")
+        self.guards: list[Any] = []  # conditions of failing branches (see found())
         self._types: dict[str, Any] | None = None
         self._decls: list[Any] | None = None
         self._assigned: set[str] | None = None
@@ -371,6 +372,11 @@ class _Reader:
         if consequence is None or condition is None or not self._fails(consequence):
             return
         self._conditions(condition, ("!=",))
+        nil = any(n.type == "nil" for n in syntax.walk(condition))
+        if _field(node, "alternative") is None and not nil:
+            # A nil check (`err != nil`) guards setup: a wrong fix that returns an error
+            # fails it honestly, and its negation would then let the wrong fix through.
+            self.guards.append(condition)
 
     def _fails(self, block: Any) -> bool:
         for node in syntax.walk(block):
@@ -506,6 +512,12 @@ class _Reader:
                 if kind is not None:
                     s, e = span(node)
                     out.append(Found(s, e, kind, roles.get((s, e), "other")))
+        if not any(f.role == "expected" for f in out):
+            # No literal is the expectation (`if stdoutIsTerminal() { t.Fatal(...) }`,
+            # `got != io.Discard`): the failing branches' conditions are, negated.
+            for cond in self.guards:
+                if inside(cond, [span(body)]) and not inside(cond, dropped):
+                    out.append(Found(*span(cond), GUARD, "expected"))
         return out
 
     def _rows_of_subtest(self) -> set[tuple[int, int]] | None:

@@ -37,6 +37,7 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
+    GUARD,
     Copy,
     Found,
     Site,
@@ -128,6 +129,10 @@ class JavaCanaryWriter(TreeWriter):
                 role = "expected" if s in reader.expected else "other"
                 out.append(Found(s[0], s[1], kind, role))
         out += self._source_rows(method, test)
+        if body is not None and not any(f.role == "expected" for f in out):
+            # No literal is the expectation (`assertTrue(parsed.isEmpty())`): the conditions
+            # of the test's assertTrue/assertFalse calls are, negated (guards).
+            out += [Found(*span(g), GUARD, "expected") for g in reader.guards]
         return out
 
     def _kind(self, node: Any) -> str:

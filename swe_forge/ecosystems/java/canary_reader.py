@@ -286,6 +286,7 @@ class _Reader:
         self.style = framework(root)
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self.guards: list[Any] = []  # assertTrue/assertFalse conditions (see the writer's find)
         self._assigned: set[str] | None = None
 
     def read(self) -> None:
@@ -342,6 +343,8 @@ class _Reader:
                 self._pair(first, second)
         elif name == "assertTrue" and values:
             self._condition(values[0])
+        if name in ("assertTrue", "assertFalse") and values:
+            self.guards.append(values[0])
 
     def _split(self, name: str, args: list[Any]) -> tuple[list[Any], list[Any]]:
         """(values, messages) of an assertion's arguments (a delta is neither)."""

@@ -45,6 +45,7 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
+    GUARD,
     Copy,
     Found,
     Site,
@@ -175,6 +176,14 @@ class JsCanaryWriter(TreeWriter):
                     role = "expected" if s in reader.expected else "other"
                     out.append(Found(s[0], s[1], kind, role))
         out += self._row_literals(located)
+        if body is not None and not any(f.role == "expected" for f in out):
+            # No literal is the expectation (`assert.ok(p.isEmpty())`,
+            # `expect(p.valid()).toBeTruthy()`): the asserted conditions are, negated.
+            out += [
+                Found(*span(g), GUARD, "expected")
+                for g in reader.guards
+                if not inside(g, reader.excluded)
+            ]
         return out
 
     def _row_literals(self, located: _Test) -> list[Found]:

@@ -193,6 +193,7 @@ class _Reader:
         self.test = test
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self.guards: list[Any] = []  # truthiness assertions' conditions (see the writer's find)
         self._assigned: set[str] | None = None
 
     def read(self) -> None:
@@ -265,8 +266,11 @@ class _Reader:
         if name in ("", "ok", "isOk", "isTrue"):
             if args:
                 self._condition(args[0])
+                self.guards.append(args[0])
             self._exclude(args[1:])
             return
+        if name in ("notOk", "isNotOk", "isFalse") and args:
+            self.guards.append(args[0])
         if name in _ASSERTS:
             actual, expected, message = _ASSERTS[name]
             self._exclude(args[message:])
@@ -313,6 +317,12 @@ class _Reader:
                 break
         if not rooted:
             return
+        plain = not any(link.endswith("()") for link in links)
+        if name in ("toBeTruthy", "toBeFalsy") and plain and node is not None:
+            # expect(cond).toBeTruthy(): the condition is the expectation (a guard).
+            subject = _args(node) if node.type == "call_expression" else []
+            if subject:
+                self.guards.append(subject[0])
         negated = "not" in links
         if name in _MATCHERS and not any(link.endswith("()") for link in links):
             first, last = _MATCHERS[name]

@@ -35,6 +35,7 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
+    GUARD,
     Copy,
     Found,
     Site,
@@ -180,6 +181,13 @@ class RustCanaryWriter(TreeWriter):
                 if kind is not None:
                     role = "expected" if s in reader.expected else "other"
                     out.append(Found(s[0], s[1], kind, role))
+        if body is not None and not any(f.role == "expected" for f in out):
+            # No literal is the expectation (`assert!(parsed.is_err())`): the conditions of
+            # the test's own assert! calls are, negated (guards).
+            bounds = [span(body)]
+            for start, end in reader.guards:
+                if bounds[0][0] <= start < end <= bounds[0][1]:
+                    out.append(Found(start, end, GUARD, "expected"))
         return out
 
     def _locate(self, tree: Any, path: str, test: str) -> tuple[Any, list[Any]] | None:

@@ -231,6 +231,7 @@ class _Reader:
         self.attributes = attributes
         self.excluded: list[tuple[int, int]] = []
         self.expected: set[tuple[int, int]] = set()
+        self.guards: list[tuple[int, int]] = []  # assert!'s conditions (see RustCanaryWriter.find)
         self._assigned: set[str] | None = None
 
     def read(self) -> None:
@@ -279,6 +280,7 @@ class _Reader:
             self._pair(args[0], args[1])
         elif name in _ASSERT:
             self._condition(args[0])
+            self.guards.append(args[0].span)
 
     def _condition(self, node: _View) -> None:
         stack = [node]
