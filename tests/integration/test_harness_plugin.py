@@ -466,6 +466,50 @@ def test_without_the_harness_copy_the_closed_file_is_what_pytest_gets(tmp_path: 
     assert [e["nodeid"] for e in events if e["event"] == "collect_error"] == ["tests/test_pkg.py"]
 
 
+@pytest.mark.parametrize("version", ["this pytest", "pytest 8.3 + pytest-subtests", "pytest 9.0"])
+@pytest.mark.parametrize("layout", ["package", "rootdir"])
+def test_importlib_import_mode_gets_the_harness_copy(
+    tmp_path: Path, venvs: dict[str, str], version: str, layout: str
+) -> None:
+    # First contact (hynek/structlog, session 20): `addopts = --import-mode=importlib` with
+    # pytest 8.3 to 9.0 asks the assertion-rewrite hook with the module's own file as well as
+    # its package root (pytest #12659), but every other finder, the judge's import gate
+    # included, with the root alone. The gate found nothing, pytest asked the hook itself, and
+    # its loader read the closed test file: a collection error in every run of such projects.
+    files = {k.replace("tests/", "tests/inner/"): v for k, v in EARLY_READER.items()}
+    files["tests/inner/test_pkg.py"] = files["tests/inner/test_pkg.py"]
+    files["pkg/__init__.py"] = files["pkg/__init__.py"].replace(
+        "'sts', 'test_'", "'sts', 'inner', 'test_'"
+    )
+    if layout == "package":
+        files["tests/__init__.py"] = ""
+    else:
+        del files["tests/inner/__init__.py"]
+    write(tmp_path, files)
+    test_file = tmp_path / "tests/inner/test_pkg.py"
+
+    def close() -> None:
+        test_file.write_text("raise RuntimeError('read from disk')\n")
+
+    python = sys.executable if version == "this pytest" else venvs[version]
+    events, code = run_harness(
+        tmp_path,
+        "tests",
+        "--import-mode=importlib",
+        python=python,
+        select={"sources": ["tests/inner/test_pkg.py"]},
+        on_hello=close,
+    )
+    assert outcomes(events) == {
+        "tests/inner/test_pkg.py::test_answer": "passed",
+        "tests/inner/test_pkg.py::test_nothing_seen": "passed",
+        "tests/inner/test_pkg.py::test_rewritten": "failed",
+    }, events
+    message = next(str(e.get("message")) for e in events if e.get("outcome") == "failed")
+    assert "[1] == [2]" in message, message
+    assert code == 1 and not [e for e in events if e["event"] == "tamper"]
+
+
 # ------------------------------------------------------------ the running test's identity
 #: The sixteenth red team's forgery: the code under test reads the running test's node id from
 #: the environment (pytest's PYTEST_CURRENT_TEST) and, with parametrised ids, returns the
