@@ -19,7 +19,7 @@ import ray  # the extra is part of dev: a missing one fails this module
 
 import swe_forge
 from swe_forge.commands.verify import run_verify
-from swe_forge.config import Config, load_config
+from swe_forge.config import Config
 from swe_forge.engine import LABEL_PREFIX, Engine, process_identity
 from tests.docker.conftest import ExampleImages, ExampleTasks
 from tests.docker.raycluster import LocalRayCluster, Node
@@ -141,7 +141,7 @@ def test_run_and_verify_on_ray_survive_a_dead_node(
     run_verify(
         example_tasks.tasks,
         tmp_path / "unused.jsonl",
-        config=load_config(),
+        config=without_test_strength,
         predictions=preds,
         jobs=2,
         out_dir=local_dir,
@@ -226,7 +226,7 @@ def test_run_and_verify_on_ray_survive_a_dead_node(
     again = run_verify(
         example_tasks.tasks,
         tmp_path / "unused.jsonl",
-        config=load_config(),
+        config=without_test_strength,
         predictions=preds,
         out_dir=out,
         executor="ray",
