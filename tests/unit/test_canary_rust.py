@@ -408,3 +408,89 @@ def test_assert_conditions_are_guard_sites_where_no_literal_is_expected() -> Non
     copy = copied[copied.index(b"fn parses_zzz") :]
     assert b'assert!(!r.is_err(), "expected an error for {:?}", r);' in copy
     assert copied.count(b"assert!(r.is_err(),") == 1
+
+
+MACRO_TESTS = b"""use mini::parse;
+
+macro_rules! req {
+    ($name:ident, $buf:expr, |$arg:ident| $body:expr) => {
+        #[test]
+        fn $name() {
+            let $arg = parse($buf);
+            $body
+        }
+    };
+}
+
+req! {
+    urltest_174,
+    b"GET /a HTTP/1.1",
+    |req| {
+        assert_eq!(req.0, "GET");
+        assert_eq!(req.1, 3);
+    }
+}
+
+mod inner {
+    use mini::parse;
+
+    macro_rules! case {
+        ($name:ident, $buf:expr, |$v:ident| $body:expr) => {
+            #[test]
+            fn $name() {
+                let $v = parse($buf);
+                $body
+            }
+        };
+    }
+
+    case!(bad_one, b"", |v| assert!(v.0.is_empty()));
+}
+"""
+
+
+def test_macro_generated_tests_have_sites_and_copies() -> None:
+    # First contact (seanmonstar/httparse, session 18): tests made by a `req! { name, input,
+    # |req| { assert_eq!(...) } }` invocation had no decoy (no_decoys: no function of that
+    # name). The invocation whose first token is the test's name is the test: its tokens are
+    # read as expressions, and a copy is the invocation with that token renamed.
+    path = "tests/m.rs"
+    assert sites_of("tests/m.rs::urltest_174", path, MACRO_TESTS) == [
+        ('b"GET /a HTTP/1.1"', "bytes", "other"),
+        ('"GET"', "string", "expected"),
+        ("3", "int", "expected"),
+    ]
+    assert sites_of("tests/m.rs::inner::bad_one", path, MACRO_TESTS) == [
+        ('b""', "bytes", "other"),
+        ("v.0.is_empty()", "guard", "expected"),
+    ]
+    assert sites_of("tests/m.rs::absent", path, MACRO_TESTS) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo")
+def test_cargo_runs_the_copies_of_macro_generated_tests(tmp_path: Path) -> None:
+    tree = tmp_path / "mini"
+    (tree / "src").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "Cargo.toml").write_text(
+        '[package]\nname = "mini"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    (tree / "src/lib.rs").write_text(
+        "pub fn parse(b: &[u8]) -> (String, usize) {\n"
+        "    let s = String::from_utf8_lossy(b).to_string();\n"
+        "    let first = s.split(' ').next().unwrap_or(\"\").to_string();\n"
+        "    let n = s.split(' ').count();\n"
+        "    (first, n)\n}\n"
+    )
+    path = "tests/m.rs"
+    tests = ["tests/m.rs::urltest_174", "tests/m.rs::inner::bad_one"]
+    specs: list[tuple[str, Site | None, str]] = [(tests[0], None, "plain_copy")]
+    for test in tests:
+        for s in W.sites(path, MACRO_TESTS, [test]):
+            if s.role == "expected":
+                specs.append((test, s, f"site_copy_{s.index}_{len(specs)}"))
+    (tree / path).write_bytes(W.copies(path, MACRO_TESTS, specs))
+    got = _cargo_test(tree, "m")
+    assert got.pop("urltest_174") == got.pop("inner::bad_one") == got.pop("plain_copy") == "pass"
+    assert len(got) == 3 and set(got.values()) == {"fail"}, got

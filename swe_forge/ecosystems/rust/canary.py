@@ -163,7 +163,8 @@ class RustCanaryWriter(TreeWriter):
         """The literals of a test function (see the module docstring)."""
         located = self._locate(tree, path, test)
         if located is None:
-            return None
+            macro = self._macro_test(tree, path, test)
+            return None if macro is None else self._macro_sites(macro[0])
         func, attributes = located
         reader = _Reader(func, attributes)
         reader.read()
@@ -190,8 +191,8 @@ class RustCanaryWriter(TreeWriter):
                     out.append(Found(start, end, GUARD, "expected"))
         return out
 
-    def _locate(self, tree: Any, path: str, test: str) -> tuple[Any, list[Any]] | None:
-        """The test function and its attributes."""
+    def _scope(self, tree: Any, path: str, test: str) -> tuple[Any, str] | None:
+        """The module body a test's function is declared in, and its name."""
         target, _, name = test.partition("::")
         parts = name.split("::")
         prefix = module_prefix(target, path)
@@ -206,9 +207,17 @@ class RustCanaryWriter(TreeWriter):
             if found is None:
                 return None
             scope = found
+        return scope, parts[-1]
+
+    def _locate(self, tree: Any, path: str, test: str) -> tuple[Any, list[Any]] | None:
+        """The test function and its attributes."""
+        scoped = self._scope(tree, path, test)
+        if scoped is None:
+            return None
+        scope, name = scoped
         children = list(scope.named_children)
         for i, node in enumerate(children):
-            if node.type != "function_item" or _text(_field(node, "name")) != parts[-1]:
+            if node.type != "function_item" or _text(_field(node, "name")) != name:
                 continue
             attributes: list[Any] = []
             j = i - 1
@@ -224,6 +233,55 @@ class RustCanaryWriter(TreeWriter):
                 return node, attributes
         return None
 
+    def _macro_test(self, tree: Any, path: str, test: str) -> tuple[Any, Any] | None:
+        """A test a macro generates: the invocation in the test's module whose first token
+        is the test's name (``req! { urltest_174, b"GET ...", |req| { ... } }``), and that
+        name's token. None when there is no such invocation."""
+        scoped = self._scope(tree, path, test)
+        if scoped is None:
+            return None
+        scope, name = scoped
+        for node in scope.named_children:
+            if node.type != "macro_invocation":
+                continue
+            tokens = next((c for c in node.named_children if c.type == "token_tree"), None)
+            first = next(iter(tokens.named_children), None) if tokens is not None else None
+            if first is not None and first.type == "identifier" and _text(first) == name:
+                return node, first
+        return None
+
+    def _macro_sites(self, macro: Any) -> list[Found]:
+        """The literals of a macro-generated test: the invocation's tokens read as the
+        arguments of a call (the test's name, its inputs, a closure with its assertions),
+        expected where the assertions compare with them; [] when they are no expressions."""
+        tokens = next((c for c in macro.named_children if c.type == "token_tree"), None)
+        data = bytes(tokens.text or b"") if tokens is not None else b""
+        if len(data) < 2:
+            return []
+        head = b"fn _f() {\n_g("
+        wrapped = syntax.parse("rust", head + data[1:-1] + b");\n}")
+        if wrapped.root_node.has_error or not wrapped.root_node.named_children:
+            return []
+        func = wrapped.root_node.named_children[0]
+        body = _field(func, "body")
+        if func.type != "function_item" or body is None:
+            return []
+        shift = tokens.start_byte + 1 - len(head)
+        reader = _Reader(func, [])
+        reader.read()
+        out = []
+        for node in self.literals(body):
+            if inside(node, reader.excluded) or format_string(node):
+                continue
+            kind = self.literal_kind(node)
+            if kind is not None:
+                s, e = span(node)
+                role = "expected" if (s, e) in reader.expected else "other"
+                out.append(Found(s + shift, e + shift, kind, role))
+        if not any(f.role == "expected" for f in out):
+            out += [Found(s + shift, e + shift, GUARD, "expected") for s, e in reader.guards]
+        return out
+
     def copy_of(
         self,
         tree: Any,
@@ -235,10 +293,19 @@ class RustCanaryWriter(TreeWriter):
         site: Site | None,
         state: Any = None,
     ) -> list[Copy]:
-        """The function and its attributes, renamed, after the function."""
+        """The function and its attributes, renamed, after the function (a macro-generated
+        test: the invocation, its first token renamed, after the invocation)."""
         located = self._locate(tree, path, test)
         if located is None:
-            return []
+            macro = self._macro_test(tree, path, test)
+            if macro is None:
+                return []
+            node, name = macro
+            end = node.end_byte
+            after = node.next_sibling
+            if after is not None and after.type == "empty_statement":
+                end = after.end_byte  # `case!(name, ...);`: the `;` goes with the copy
+            return renamed_copy(source, node.start_byte, end, name, new_name, site, literal)
         func, attributes = located
         start = attributes[0].start_byte if attributes else func.start_byte
         end = func.end_byte
