@@ -255,7 +255,9 @@ class RustCanaryWriter(TreeWriter):
         arguments of a call (the test's name, its inputs, a closure with its assertions),
         expected where the assertions compare with them; [] when they are no expressions."""
         tokens = next((c for c in macro.named_children if c.type == "token_tree"), None)
-        data = bytes(tokens.text or b"") if tokens is not None else b""
+        if tokens is None:
+            return []
+        data = bytes(tokens.text or b"")
         if len(data) < 2:
             return []
         head = b"fn _f() {\n_g("
