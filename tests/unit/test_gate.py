@@ -238,6 +238,43 @@ def test_baseline_keeps_tests_reached_only_through_a_changed_helper_out_of_fail_
     assert verdict.not_fail_to_pass["pkg::TestTable/#00"] == "passes_at_base"
 
 
+def test_index_named_subtests_of_a_changed_test_that_pass_at_base_are_not_fail_to_pass() -> None:
+    # First contact (spf13/cast-271): the package did not build before the fix, and the test
+    # patch inserted rows into a table test whose cases have no names (`TestBool/#05`). The
+    # test's own function changed, so every case was "directly" covered: 1,180 of its 1,666
+    # FAIL_TO_PASS passed at the base under the same (renumbered) ids.
+    from swe_forge.ecosystems.go.adapter import GoScope
+
+    before = [
+        RunResult("before", i, i, "ok", 1, 0.1, tests={}, collect_errors={"pkg": "error"})
+        for i in range(3)
+    ]
+    after_tests = {
+        "pkg::TestBool": "passed",
+        "pkg::TestBool/#00": "passed",
+        "pkg::TestBool/#01": "passed",  # the row the patch inserts
+        "pkg::TestBool/#02": "passed",  # the old #01, renumbered
+        "pkg::TestBool/named": "passed",
+    }
+    after = [RunResult("after", i, 10 + i, "ok", 0, 0.1, tests=after_tests) for i in range(3)]
+    base_tests = {
+        "pkg::TestBool": "passed",
+        "pkg::TestBool/#00": "passed",
+        "pkg::TestBool/#01": "passed",
+        "pkg::TestBool/named": "passed",
+    }
+    base = [RunResult("base", i, 20 + i, "ok", 0, 0.1, tests=base_tests) for i in range(3)]
+    scope = GoScope(frozenset({("pkg", "TestBool")}), frozenset())
+    verdict = classify(before + after + base, GateSettings(), ["pkg/a_test.go"], scope)
+    # The named case and the test itself are the changed function's own; of the cases named
+    # by their index, only the one the base does not have is new.
+    assert verdict.fail_to_pass == ["pkg::TestBool", "pkg::TestBool/#02", "pkg::TestBool/named"]
+    assert verdict.not_fail_to_pass["pkg::TestBool/#01"] == "passes_at_base"
+    assert scope.covers_directly("pkg::TestBool/named")
+    assert not scope.covers_directly("pkg::TestBool/#01")
+    assert not scope.covers_directly("pkg::TestBool/case#01/x")
+
+
 def test_tests_a_crashed_run_did_not_reach_are_not_flaky() -> None:
     # Before the fix a test panics and the Go test binary stops there: where the shuffle put
     # the other tests decides whether they ran. They are not flaky for it.

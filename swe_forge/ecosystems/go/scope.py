@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
+
+
+#: A subtest named by its place: `TestBool/#05` (no name given), `TestX/case#01` (a repeat).
+_BY_INDEX = re.compile(r"#\d+(?:/|$)")
 
 
 def package_dir(path: str) -> str:
@@ -32,7 +37,13 @@ class GoScope:
         return (pkg, top) in self.names
 
     def covers_directly(self, test: str) -> bool:
-        """Does the test patch add or change ``test``'s own function?"""
+        """Does the test patch add or change ``test``'s own function? Never for a subtest
+        named by its index (``TestBool/#05``): rows the patch inserts renumber those after
+        them, so the same id at the base is another case, and a pass there says nothing of
+        this one (first contact, spf13/cast: 1,180 of 1,666 FAIL_TO_PASS were such ids that
+        passed at the base)."""
         pkg, _, name = test.partition("::")
-        top = name.split("/", 1)[0]
+        top, _, sub = name.partition("/")
+        if sub and _BY_INDEX.search(sub):
+            return False
         return (pkg, top) in (self.names if self.direct is None else self.direct)
