@@ -275,6 +275,40 @@ def test_index_named_subtests_of_a_changed_test_that_pass_at_base_are_not_fail_t
     assert not scope.covers_directly("pkg::TestBool/case#01/x")
 
 
+def test_subtests_in_flight_at_a_crash_are_not_flaky() -> None:
+    # First contact (spf13/cast-273): every before run panics (the bug), and the parallel
+    # subtests running at that moment are reported failed, a different set each run. They
+    # passed in another before run: not FAIL_TO_PASS, and not flaky either; the panicking
+    # test, failed in every run, is the task.
+    def before(i: int, tests: dict[str, str]) -> RunResult:
+        return RunResult("before", i, i, "ok", 1, 0.1, tests=tests, crashed=["."])
+
+    runs = [
+        before(0, {".::TestNil": "failed", ".::TestString/#00": "passed"}),
+        before(1, {".::TestNil": "failed", ".::TestString/#00": "failed"}),
+        before(2, {".::TestNil": "failed", ".::TestString/#00": "failed"}),
+        *[
+            RunResult(
+                "after",
+                i,
+                9,
+                "ok",
+                0,
+                0.1,
+                tests={".::TestNil": "passed", ".::TestString/#00": "passed"},
+            )
+            for i in range(3)
+        ],
+    ]
+    verdict = classify(runs, GateSettings(), ["cast_test.go"])
+    assert verdict.admitted, verdict.detail
+    assert verdict.fail_to_pass == [".::TestNil"] and verdict.flaky == []
+    # Without the crash the same outcomes are flaky (a scope that owns the subtest: rejected).
+    for r in runs:
+        r.crashed = []
+    assert classify(runs, GateSettings(), ["cast_test.go"]).flaky == [".::TestString/#00"]
+
+
 def test_tests_a_crashed_run_did_not_reach_are_not_flaky() -> None:
     # Before the fix a test panics and the Go test binary stops there: where the shuffle put
     # the other tests decides whether they ran. They are not flaky for it.
