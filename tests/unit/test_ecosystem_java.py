@@ -402,6 +402,20 @@ def test_probe_source_names_its_class(tmp_path: Path) -> None:
     assert probe.startswith("package org.x;")
 
 
+def test_a_testng_neighbour_gets_a_testng_probe(tmp_path: Path) -> None:
+    # First contact (failsafe-lib/failsafe): beside TestNG classes no probe was written, the
+    # host's Surefire run selected nothing and never fetched its TestNG provider, and every
+    # run in the image failed offline (collection_error 3 of 3).
+    (tmp_path / "AsyncTest.java").write_text(
+        "package dev.failsafe;\n\nimport org.testng.annotations.Test;\n\n"
+        "@Test\npublic class AsyncTest {}\n"
+    )
+    probe = probe_source(tmp_path / "SweForgeProbeTest.java")
+    assert probe.startswith("package dev.failsafe;\n")
+    assert "import org.testng.annotations.Test;" in probe
+    assert "public class SweForgeProbeTest" in probe and "public void probe()" in probe
+
+
 def test_probe_carries_its_neighbours_licence_header(tmp_path: Path) -> None:
     # Apache RAT (every Apache Commons build) failed the host resolution on a probe without
     # a licence header: commons-text 0 of 3 environments at first contact.

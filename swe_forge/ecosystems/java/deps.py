@@ -161,7 +161,7 @@ def _header(source: str) -> str:
 
 
 def probe_source(path: Path) -> str:
-    """A passing test class ``path`` in the package and framework (JUnit 4 or 5) of a test
+    """A passing test class ``path`` in the package and framework (JUnit 4 or 5, TestNG) of a test
     class beside it ("" when none is found), under that class's own header: a build that
     checks every source file's licence header (Apache RAT in every Apache Commons build,
     license-maven-plugin) failed on a probe without one."""
@@ -171,6 +171,11 @@ def probe_source(path: Path) -> str:
             imports, decl = "import org.junit.jupiter.api.Test;\n", "class"
         elif "org.junit.Test" in source or "org.junit.*" in source:
             imports, decl = "import org.junit.Test;\n", "public class"
+        elif "org.testng" in source:
+            # Surefire loads its TestNG provider only when a TestNG class runs: without a
+            # probe of that kind the offline repository lacks it (first contact,
+            # failsafe-lib/failsafe: 3 of 3 environments ran no test).
+            imports, decl = "import org.testng.annotations.Test;\n", "public class"
         else:
             continue
         m = _PACKAGE.search(source)
