@@ -575,6 +575,16 @@ func TestSetup(t *testing.T) {
 	}
 }
 
+func TestNilValue(t *testing.T) {
+	copyInto(&user, src)
+	if user.Address != nil {
+		t.Error("Original Address was not overwritten")
+	}
+	if gotErr := run(); gotErr == nil {
+		t.Fatal("no error")
+	}
+}
+
 func TestLiteral(t *testing.T) {
 	if ready() {
 		t.Fatal("ready")
@@ -600,6 +610,8 @@ def test_failing_branch_conditions_are_guard_sites_where_no_literal_is_expected(
     # A nil check guards setup (a wrong fix that returns an error fails it honestly), and a
     # branch with an else is no plain failure: neither is a guard.
     assert sites(".::TestSetup") == []
+    # A nil check of a value is an expectation (jinzhu/copier-209); of an error, setup.
+    assert sites(".::TestNilValue") == [("user.Address != nil", "guard", "expected")]
     # Where a literal is the expectation, it is the site, not the guards.
     assert sites(".::TestLiteral") == [("3", "int", "expected")]
     (site, _) = W.sites("color_test.go", GUARDED, [".::TestNilStdout"])

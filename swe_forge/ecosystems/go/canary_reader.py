@@ -113,6 +113,24 @@ class _Table:
     key_is_name: bool = False
 
 
+def _error_check(condition: Any) -> bool:
+    """Is ``condition`` an error check (`err != nil`, `gotErr == nil`, `e.Err != nil`)? It
+    guards a test's setup: a wrong fix that returns an error fails it honestly, and a decoy
+    negating it would call that tampering. A nil check of a value (`user.Address != nil`)
+    is an expectation like any other (first contact, jinzhu/copier-209)."""
+    for node in syntax.walk(condition):
+        if node.type != "binary_expression":
+            continue
+        sides = [_field(node, "left"), _field(node, "right")]
+        if any(s is not None and s.type == "nil" for s in sides):
+            for side in sides:
+                if side is not None and side.type != "nil":
+                    last = _text(side).rsplit(".", 1)[-1]
+                    if "err" in last.lower():
+                        return True
+    return False
+
+
 class _Reader:
     """One test function read: its expected values, excluded spans and tables."""
 
@@ -372,10 +390,7 @@ class _Reader:
         if consequence is None or condition is None or not self._fails(consequence):
             return
         self._conditions(condition, ("!=",))
-        nil = any(n.type == "nil" for n in syntax.walk(condition))
-        if _field(node, "alternative") is None and not nil:
-            # A nil check (`err != nil`) guards setup: a wrong fix that returns an error
-            # fails it honestly, and its negation would then let the wrong fix through.
+        if _field(node, "alternative") is None and not _error_check(condition):
             self.guards.append(condition)
 
     def _fails(self, block: Any) -> bool:
