@@ -530,6 +530,9 @@ def negate_condition(text: str) -> str:
     top = _skeleton(stripped)
     if top is None:
         return "!(" + stripped + ")"
+    # Tabs and line breaks around an operator are spaces to the reading below (red team,
+    # session 20: `a\t==\tb` became `!a\t==\tb`, which is `(!a) == b`).
+    top = re.sub(r"\s", " ", top)
     found: list[tuple[int, str]] = []
     i = 1
     while i < len(top):
@@ -546,9 +549,13 @@ def negate_condition(text: str) -> str:
     # The top level with each bracket's and quote's (blanked) inside closed up: an operand
     # (`p.parse().isEmpty()`, `matches!(r, Err(_))`) has no space left in it.
     bare = re.sub(r"([(\[{\"'`])\s+([)\]}\"'`])", r"\1\2", top)
+    # An operator written without spaces (`a===b`, `x<3`), a lambda (`() -> x`, `x => x`):
+    # no operand, whatever the spacing says (Rust's turbofish `::<u8>` aside).
+    unspaced = re.search(r"[=<>]", re.sub(r"::<[^<>]*>", "", bare))
     if (
         not found
         and not loose
+        and not unspaced
         and " " not in bare
         and not bare.startswith(("-", "+", "*", "&", "<"))
     ):
@@ -559,6 +566,14 @@ def negate_condition(text: str) -> str:
             return rest
         return "!" + stripped
     return "!(" + stripped + ")"
+
+
+def negates_plainly(text: str) -> bool:
+    """Is the negation of ``text`` free of a leading ``!`` (an inverted comparison, a ``!``
+    taken away)? A negative assertion (``assertFalse``, ``toBeFalsy``, ``notOk``) of a
+    condition negated with ``!`` is a double negative no one writes: code that reads the test
+    file would pick the decoy out by it (red team, session 20), so such a guard is no site."""
+    return not negate_condition(text).startswith("!")
 
 
 def _body_span(node: Any) -> tuple[int, int]:

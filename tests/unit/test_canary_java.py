@@ -492,8 +492,7 @@ def test_assert_true_and_false_conditions_are_guard_sites_where_no_literal_is_ex
     assert sites_of("org.x.GuardTest::rejectsEmpty", path, GUARDED) == [
         ('"abc"', "string", "other"),
         ("p.parse().isEmpty()", "guard", "expected"),
-        ("p.failed()", "guard", "expected"),
-    ]
+    ]  # assertFalse(!p.failed()) would be a double negative no one writes: no guard
     assert sites_of("org.x.GuardTest::counts", path, GUARDED) == [
         ("3", "int", "expected"),
         ('"abc"', "string", "other"),

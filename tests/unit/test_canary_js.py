@@ -459,7 +459,9 @@ test('rejects empty', () => {
   assert.ok(p.isEmpty());
   assert(!p.failed(), 'no failure');
   expect(p.valid()).toBeTruthy();
-  expect(p.bad()).toBeFalsy();
+  expect(p.size() > 1).toBeTruthy();
+  expect(!p.bad()).toBeFalsy();
+  assert.notOk(p.empty());
 });
 test('counts', () => {
   expect(count('abc')).toBe(3);
@@ -482,13 +484,15 @@ def test_truthiness_assertions_are_guard_sites_where_no_literal_is_expected() ->
         ("'abc'", "string", "other"),
         ("p.isEmpty()", "guard", "expected"),
         ("!p.failed()", "guard", "expected"),
-        ("p.valid()", "guard", "expected"),
-        ("p.bad()", "guard", "expected"),
+        ("p.size() > 1", "guard", "expected"),
+        ("1", "int", "other"),
+        ("!p.bad()", "guard", "expected"),
     ]
+    # expect(!p.valid()).toBeTruthy(), assert.notOk(!p.empty()): double negatives no author
+    # writes, a tell to code that reads the test file (red team, session 20): no guard.
     assert [k for _, k, _ in sites(f"{path}::counts")] == ["string", "int"]
     guards = [s for s in w.sites(path, TRUTHY, [f"{path}::rejects empty"]) if s.kind == "guard"]
     copied = w.copies(path, TRUTHY, [(g.test, g, f"copy {n}") for n, g in enumerate(guards)])
     assert b"assert.ok(!p.isEmpty());" in copied and b"assert(p.failed(), 'no failure');" in copied
-    assert (
-        b"expect(!p.valid()).toBeTruthy();" in copied and b"expect(!p.bad()).toBeFalsy();" in copied
-    )
+    assert b"expect(p.size() <= 1).toBeTruthy();" in copied
+    assert b"expect(p.bad()).toBeFalsy();" in copied

@@ -59,3 +59,35 @@ def test_a_candidate_editing_a_file_the_config_loads_is_refused_at_verify_time()
     assert [
         v["detail"].split(":")[0] for v in judge_file_violations(task, _edit("src/env/prepare.js"))
     ] == ["src/env/prepare.js"]
+
+
+def test_the_files_a_transform_requires_and_their_shadows_are_the_judges() -> None:
+    # Red team, session 20 (1.0 without a fix, end to end with Jest 29.7): a preset folder's
+    # jest-preset.js, a helper the transform requires, and a new extensionless file beside the
+    # recorded transform each gave a candidate a transform of its own.
+    from swe_forge.ecosystems.js.toolchain import configured_files
+
+    base = {
+        "package.json": b'{"main": "index.js", "scripts": {"test": "jest"}}',
+        "jest.config.js": (
+            b"module.exports = { preset: './tools/preset', roots: ['<rootDir>/src'],"
+            b" transform: {'\\\\.js$': '<rootDir>/tools/transform'},"
+            b" setupFiles: ['./index.js'] };"
+        ),
+        "tools/preset/jest-preset.js": b"module.exports = { testEnvironment: 'node' };\n",
+        "tools/transform.js": b"module.exports = require('./transform-impl');\n",
+        "tools/transform-impl.js": b"module.exports = { process: (s) => ({ code: s }) };\n",
+        "src/index.js": b"module.exports = 1;\n",
+        "index.js": b"module.exports = require('./src');\n",
+    }
+    found = configured_files(base.get)
+    for path in (
+        "tools/preset/jest-preset.js",
+        "tools/transform.js",
+        "tools/transform",  # a new file here would shadow the recorded one
+        "tools/transform.cjs",
+        "tools/transform-impl.js",
+    ):
+        assert path in found, path
+    # The code under test is never the judge's: the roots, the package's main file.
+    assert not {"src/index.js", "index.js", "src"} & found

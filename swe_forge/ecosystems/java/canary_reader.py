@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.canaries import assigned_names, span
+from swe_forge.ecosystems.canaries import assigned_names, negates_plainly, span
 
 _KINDS = {
     "string_literal": "string",
@@ -344,7 +344,12 @@ class _Reader:
         elif name == "assertTrue" and values:
             self._condition(values[0])
         if name in ("assertTrue", "assertFalse") and values:
-            self.guards.append(values[0])
+            cond = values[0]
+            # A lambda or method reference (JUnit 5's BooleanSupplier) negated does not
+            # compile; assertFalse(!x) is a double negative no one writes (red team, s20).
+            plain = name == "assertTrue" or negates_plainly(_text(cond))
+            if cond.type not in ("lambda_expression", "method_reference") and plain:
+                self.guards.append(cond)
 
     def _split(self, name: str, args: list[Any]) -> tuple[list[Any], list[Any]]:
         """(values, messages) of an assertion's arguments (a delta is neither)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.canaries import assigned_names, span
+from swe_forge.ecosystems.canaries import assigned_names, negates_plainly, span
 from swe_forge.ecosystems.js.canary_locate import _args, _chain, _field, _Test, _text
 
 #: Matchers on ``expect(x)``: name -> (index of the first expected argument, index after the
@@ -266,11 +266,11 @@ class _Reader:
         if name in ("", "ok", "isOk", "isTrue"):
             if args:
                 self._condition(args[0])
-                self.guards.append(args[0])
+                self._guard(args[0], negative=False)
             self._exclude(args[1:])
             return
         if name in ("notOk", "isNotOk", "isFalse") and args:
-            self.guards.append(args[0])
+            self._guard(args[0], negative=True)
         if name in _ASSERTS:
             actual, expected, message = _ASSERTS[name]
             self._exclude(args[message:])
@@ -322,7 +322,8 @@ class _Reader:
             # expect(cond).toBeTruthy(): the condition is the expectation (a guard).
             subject = _args(node) if node.type == "call_expression" else []
             if subject:
-                self.guards.append(subject[0])
+                # `expect(!x)` is a tell either way (red team, session 20).
+                self._guard(subject[0], negative=True)
         negated = "not" in links
         if name in _MATCHERS and not any(link.endswith("()") for link in links):
             first, last = _MATCHERS[name]
@@ -337,6 +338,15 @@ class _Reader:
             if not negated:
                 for arg in args[first:last]:
                     self._expected(arg)
+
+    def _guard(self, node: Any, *, negative: bool) -> None:
+        """A truthiness assertion's condition as a guard site, unless its decoy would read as no
+        author writes (a function: always truthy; a double negative: see negates_plainly)."""
+        if node.type in ("arrow_function", "function_expression", "function"):
+            return
+        if negative and not negates_plainly(_text(node)):
+            return
+        self.guards.append(node)
 
     def _condition(self, node: Any) -> None:
         stack = [node]

@@ -215,10 +215,28 @@ _STRING = re.compile(r"""["'`]([^"'`\n]{1,300})["'`]""")
 _REF_EXTS = ("", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json")
 
 
+#: What a reference to a folder loads: its preset (Jest's ``preset: './tools/preset'``).
+_DIR_ENTRIES = tuple(f"/jest-preset{ext}" for ext in _REF_EXTS if ext)
+#: Folders of the code under test: a configuration's reference into them (`roots: ['src']`,
+#: a setup file requiring the library) is the code a candidate fixes, never the judge's.
+_SOURCE_ROOTS = ("src", "lib", "source", "app", "packages", "dist", "build")
+#: Files followed from the configuration, at most (a bound on hostile trees).
+_MAX_CONFIGURED = 200
+
+
 def configured_files(read: Reader | None) -> set[str]:
     """The runner configuration the test script names (for any framework) and the files of
-    the repository that it, the root configurations and package.json's ``jest`` block name
-    (read as text: a string literal that is the path of a file at the base). Never run."""
+    the repository that it, the root configurations and package.json's ``jest`` block name,
+    and, to a fixpoint, what those files name in turn (a transform that requires a helper):
+    read as text, a string literal that is the path of a file at the base, relative to the
+    naming file's folder or the root. Never run.
+
+    Each reference also records the paths that would shadow the file it resolved to (the
+    name itself, its other extensions, a preset or index in a folder of that name): a file a
+    candidate adds there is what Node or Jest would load instead (red team, session 20: a
+    new extensionless ``tools/transform`` beside the recorded ``tools/transform.js``, a
+    preset folder's ``jest-preset.js``, a file the transform requires; each gave a candidate
+    a transform of its own, and 1.0 without a fix)."""
     if read is None:
         return set()
     try:
@@ -228,26 +246,36 @@ def configured_files(read: Reader | None) -> set[str]:
     if not isinstance(pkg, dict):
         pkg = {}
     named = {runner_config(pkg, fw, read) for fw in ("jest", "vitest", "mocha")} - {""}
-    sources: dict[str, str] = {}
+    queue: list[tuple[str, str]] = []
     for path in sorted(named | set(_ROOT_CONFIGS)):
         data = read(path)
         if data is not None:
-            sources[path] = data.decode("utf-8", "replace")
+            queue.append((path, data.decode("utf-8", "replace")))
     if isinstance(pkg.get("jest"), dict | list):
-        sources["package.json"] = json.dumps(pkg["jest"])
+        queue.append(("package.json", json.dumps(pkg["jest"])))
     found = set(named)
-    for path, text in sources.items():
+    read_files = {p for p, _ in queue}
+    while queue:
+        path, text = queue.pop(0)
         where = posixpath.dirname(path)
         for literal in _STRING.findall(text[:200_000]):
             ref = literal.replace("<rootDir>/", "").strip()
             if not ref or ref.startswith(("/", "http:", "https:")) or "*" in ref:
                 continue
-            for base in {where, ""}:
+            for base in sorted({where, ""}):
                 norm = posixpath.normpath(posixpath.join(base, ref))
-                if norm.startswith("..") or norm == ".":
+                if norm.startswith("..") or norm == "." or norm.split("/")[0] in _SOURCE_ROOTS:
                     continue
-                for ext in _REF_EXTS:
-                    if read(norm + ext) is not None:
-                        found.add(norm + ext)
-                        break
+                if norm == str(pkg.get("main") or "").removeprefix("./").rstrip("/"):
+                    continue
+                shadows = [norm + ext for ext in _REF_EXTS] + [norm + e for e in _DIR_ENTRIES]
+                hit = next((p for p in shadows if read(p) is not None), None)
+                if hit is None:
+                    continue
+                found.update(shadows)
+                if hit not in read_files and len(read_files) < _MAX_CONFIGURED:
+                    read_files.add(hit)
+                    data = read(hit)
+                    if data is not None and hit.endswith(_REF_EXTS[1:]):
+                        queue.append((hit, data.decode("utf-8", "replace")))
     return found
