@@ -561,6 +561,51 @@ def test_scope_reads_the_enclosing_method_and_whole_class_for_changed_tables() -
     assert not scope.covers("org.x.NpmTest::test[1]")
 
 
+CLEANER = [
+    "package org.x;",
+    "",
+    "import org.junit.jupiter.api.Test;",
+    "import static org.junit.jupiter.api.Assertions.assertEquals;",
+    "",
+    "public class CleanerTest {",
+    "    @Test",
+    "    public void keepsText() {",
+    '        assertEquals("a",',
+    '            clean("a"));',
+    "    }",
+    "",
+    "    @Test",
+    "    public void dropsScript() {",
+    '        assertEquals("",',
+    '            clean("<script>"));',
+    "    }",
+    "}",
+]
+
+
+def test_an_assertion_continued_on_the_next_line_is_no_changed_helper() -> None:
+    # First contact (jhy/jsoup-2579): a test patch adding one method whose `assertEquals("...",`
+    # runs over two lines read that line as a declaration of a helper `assertEquals`, which
+    # the base has too without @Test: every test of the class went into scope (60 of them
+    # passed at the base).
+    path = f"{T}CleanerTest.java"
+    base = "\n".join(CLEANER) + "\n"
+    patch = (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -16,3 +16,9 @@\n"
+        "         }\n     }\n \n"
+        "+    @Test\n"
+        "+    public void dropsStyle() {\n"
+        '+        assertEquals("",\n'
+        '+            clean("<style>"));\n'
+        "+    }\n"
+        "+\n"
+    )
+    scope = JAVA.scope(patch, lambda p: base.encode() if p == path else None)
+    assert ("org.x.CleanerTest", "dropsStyle") in scope.names
+    assert not any(name == "assertEquals" for _, name in scope.names), scope.names
+    assert not scope.covers("org.x.CleanerTest::keepsText")
+
+
 def test_runner_spec_orders_randomly_and_reports() -> None:
     files = [f"{T}FooTest.java", f"core/{T}BarTest.java"]
     spec = SurefireRunner("g:a").run_spec(files, order_seed=7, hash_seed=0)
