@@ -568,6 +568,15 @@ def negate_condition(text: str) -> str:
     return "!(" + stripped + ")"
 
 
+def with_guards(found: list[Found], guards: Iterable[tuple[int, int]]) -> list[Found]:
+    """A test's sites: ``found`` (its literals), and, when none of them is the expectation,
+    the spans of ``guards`` (conditions of its failing branches or truthiness assertions) as
+    expected sites of kind :data:`GUARD` (their decoys negate them)."""
+    if any(f.role == "expected" for f in found):
+        return found
+    return found + [Found(start, end, GUARD, "expected") for start, end in guards]
+
+
 def negates_plainly(text: str) -> bool:
     """Is the negation of ``text`` free of a leading ``!`` (an inverted comparison, a ``!``
     taken away)? A negative assertion (``assertFalse``, ``toBeFalsy``, ``notOk``) of a

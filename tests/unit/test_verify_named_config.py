@@ -14,16 +14,21 @@ from swe_forge.verify.verifier import Verifier
 from tests import record_samples as samples
 
 
+def _verifier() -> Verifier:
+    """A verifier whose engine is never reached (refusals come before any container)."""
+    return Verifier(
+        SimpleNamespace(reap_orphans=lambda: 0),  # type: ignore[arg-type]
+        PathClassifier(load_config().classify),
+    )
+
+
 def _edit(path: str) -> str:
     return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
 
 
 def test_a_candidate_editing_the_named_runner_config_is_refused() -> None:
     # No engine is reached: the refusal comes before any image or container.
-    verifier = Verifier(
-        SimpleNamespace(reap_orphans=lambda: 0),  # type: ignore[arg-type]
-        PathClassifier(load_config().classify),
-    )
+    verifier = _verifier()
     data = samples.task()
     data["harness"]["runner"] = "node-test"
     data["harness"]["config"] = "config/unit.js"
@@ -38,10 +43,7 @@ def test_a_candidate_editing_a_file_the_config_loads_is_refused_at_verify_time()
     # Red team, session 19 (left open then): the setup and transform files a configuration
     # loads were refused only where the base tree was in view (admission); the verifier has
     # none. Admission records them as ``harness.judge_files`` and the verifier refuses them.
-    verifier = Verifier(
-        SimpleNamespace(reap_orphans=lambda: 0),  # type: ignore[arg-type]
-        PathClassifier(load_config().classify),
-    )
+    verifier = _verifier()
     data = samples.task()
     data["harness"]["runner"] = "node-test"
     data["harness"]["judge_files"] = ["src/env/prepare.js", "tools/transform.js"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from swe_forge.ecosystems import syntax
-from swe_forge.ecosystems.canaries import GUARD, Found, inside, span
+from swe_forge.ecosystems.canaries import Found, inside, span, with_guards
 from swe_forge.ecosystems.go.canary_syntax import (
     _DECLARATIONS,
     _VALUE_TYPES,
@@ -527,13 +527,9 @@ class _Reader:
                 if kind is not None:
                     s, e = span(node)
                     out.append(Found(s, e, kind, roles.get((s, e), "other")))
-        if not any(f.role == "expected" for f in out):
-            # No literal is the expectation (`if stdoutIsTerminal() { t.Fatal(...) }`,
-            # `got != io.Discard`): the failing branches' conditions are, negated.
-            for cond in self.guards:
-                if inside(cond, [span(body)]) and not inside(cond, dropped):
-                    out.append(Found(*span(cond), GUARD, "expected"))
-        return out
+        # `if stdoutIsTerminal() { t.Fatal(...) }`, `got != io.Discard`: no literal.
+        guards = [g for g in self.guards if inside(g, [span(body)]) and not inside(g, dropped)]
+        return with_guards(out, map(span, guards))
 
     def _rows_of_subtest(self) -> set[tuple[int, int]] | None:
         """Spans of the table rows named like the subtest (None: no row is, keep all)."""

@@ -37,7 +37,6 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
-    GUARD,
     Copy,
     Found,
     Site,
@@ -47,6 +46,7 @@ from swe_forge.ecosystems.canaries import (
     perturbed_quoted_char,
     renamed_copy,
     span,
+    with_guards,
 )
 from swe_forge.ecosystems.java.canary_reader import _KINDS, _field, _Reader, _text
 
@@ -129,11 +129,10 @@ class JavaCanaryWriter(TreeWriter):
                 role = "expected" if s in reader.expected else "other"
                 out.append(Found(s[0], s[1], kind, role))
         out += self._source_rows(method, test)
-        if body is not None and not any(f.role == "expected" for f in out):
-            # No literal is the expectation (`assertTrue(parsed.isEmpty())`): the conditions
-            # of the test's assertTrue/assertFalse calls are, negated (guards).
-            out += [Found(*span(g), GUARD, "expected") for g in reader.guards]
-        return out
+        if body is None:
+            return out
+        # `assertTrue(parsed.isEmpty())`: the assertTrue/assertFalse conditions (guards).
+        return with_guards(out, [span(g) for g in reader.guards])
 
     def _kind(self, node: Any) -> str:
         return _KINDS[node.type]

@@ -45,7 +45,6 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
-    GUARD,
     Copy,
     Found,
     Site,
@@ -55,6 +54,7 @@ from swe_forge.ecosystems.canaries import (
     perturbed_body,
     replace_spans,
     span,
+    with_guards,
 )
 from swe_forge.ecosystems.js.canary_expected import (
     _KINDS,
@@ -176,15 +176,10 @@ class JsCanaryWriter(TreeWriter):
                     role = "expected" if s in reader.expected else "other"
                     out.append(Found(s[0], s[1], kind, role))
         out += self._row_literals(located)
-        if body is not None and not any(f.role == "expected" for f in out):
-            # No literal is the expectation (`assert.ok(p.isEmpty())`,
-            # `expect(p.valid()).toBeTruthy()`): the asserted conditions are, negated.
-            out += [
-                Found(*span(g), GUARD, "expected")
-                for g in reader.guards
-                if not inside(g, reader.excluded)
-            ]
-        return out
+        if body is None:
+            return out
+        # `assert.ok(p.isEmpty())`, `expect(p.size() > 1).toBeTruthy()`: the conditions.
+        return with_guards(out, [span(g) for g in reader.guards if not inside(g, reader.excluded)])
 
     def _row_literals(self, located: _Test) -> list[Found]:
         """The columns of an ``.each`` row its title is not made of."""

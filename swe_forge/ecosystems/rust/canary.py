@@ -35,7 +35,6 @@ from typing import Any
 from swe_forge.ecosystems import syntax
 from swe_forge.ecosystems.base import canary_name
 from swe_forge.ecosystems.canaries import (
-    GUARD,
     Copy,
     Found,
     Site,
@@ -45,6 +44,7 @@ from swe_forge.ecosystems.canaries import (
     perturbed_quoted_char,
     renamed_copy,
     span,
+    with_guards,
 )
 from swe_forge.ecosystems.rust.canary_reader import _field, _Reader, _text, format_string
 
@@ -182,14 +182,11 @@ class RustCanaryWriter(TreeWriter):
                 if kind is not None:
                     role = "expected" if s in reader.expected else "other"
                     out.append(Found(s[0], s[1], kind, role))
-        if body is not None and not any(f.role == "expected" for f in out):
-            # No literal is the expectation (`assert!(parsed.is_err())`): the conditions of
-            # the test's own assert! calls are, negated (guards).
-            bounds = [span(body)]
-            for start, end in reader.guards:
-                if bounds[0][0] <= start < end <= bounds[0][1]:
-                    out.append(Found(start, end, GUARD, "expected"))
-        return out
+        if body is None:
+            return out
+        # `assert!(parsed.is_err())`: the test's own assert! conditions (guards).
+        lo, hi = span(body)
+        return with_guards(out, [(s, e) for s, e in reader.guards if lo <= s < e <= hi])
 
     def _scope(self, tree: Any, path: str, test: str) -> tuple[Any, str] | None:
         """The module body a test's function is declared in, and its name."""
@@ -280,9 +277,7 @@ class RustCanaryWriter(TreeWriter):
                 s, e = span(node)
                 role = "expected" if (s, e) in reader.expected else "other"
                 out.append(Found(s + shift, e + shift, kind, role))
-        if not any(f.role == "expected" for f in out):
-            out += [Found(s + shift, e + shift, GUARD, "expected") for s, e in reader.guards]
-        return out
+        return with_guards(out, [(s + shift, e + shift) for s, e in reader.guards])
 
     def copy_of(
         self,
