@@ -756,3 +756,28 @@ def test_a_setting_behind_a_comment_is_not_a_comment() -> None:
     got = JAVA.patch_violations(comments, gold_patch="", read_base=None)
     # The middle line of a comment is not known to be one: refused, as before.
     assert [v["code"] for v in got] == ["runner_config"]
+
+
+def test_testng_releases_that_name_no_method_are_refused(tmp_path: Path) -> None:
+    """failsafe-lib/failsafe (TestNG 6.9.10): every test of a class annotated @Test came back
+    named ""; the project is refused for its runner, not filed as tampering."""
+    from swe_forge.ecosystems.java.image import resolved_versions
+    from swe_forge.records import ImageRecord
+
+    m2 = tmp_path / "m2"
+    for version, jar in (("6.9.10", True), ("7.5", True), ("6.9.12", False)):
+        d = m2 / "org" / "testng" / "testng" / version
+        d.mkdir(parents=True)
+        if jar:
+            (d / f"testng-{version}.jar").write_bytes(b"PK")
+    assert resolved_versions(m2, "org.testng", "testng") == ["6.9.10", "7.5"]
+    assert resolved_versions(m2, "junit", "junit") == []
+    eco = ecosystem_named("java")
+    rec = ImageRecord("a__b-1", "a/b", "0" * 40)
+    assert eco.refusal(rec) is None
+    rec.recipe = {"testng": ["7.5"]}
+    assert eco.refusal(rec) is None
+    rec.recipe = {"testng": ["6.9.10", "7.5"]}
+    refused = eco.refusal(rec)
+    assert refused is not None and refused[0] == "runner_unsupported"
+    assert "6.9.10" in refused[1]

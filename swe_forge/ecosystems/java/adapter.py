@@ -103,6 +103,13 @@ _POM_FREE = re.compile(
 )
 
 
+#: TestNG releases whose ``ITestResult.getName()`` is ``""`` for the methods of a class
+#: annotated ``@Test`` (``TestResult`` takes the class annotation's empty ``testName`` for a
+#: name): Surefire's reports then name every such test ``""`` (failsafe-lib/failsafe, first
+#: contact: 3 of 3 read as a test reported twice).
+UNNAMED_TESTNG = frozenset({"6.9.10", "6.9.11", "6.9.13", "6.9.13.1"})
+
+
 class JavaEcosystem(HostCanaries):
     """The Java (Maven) adapter (see the module docstring)."""
 
@@ -112,6 +119,20 @@ class JavaEcosystem(HostCanaries):
     def detect(self, read: Reader) -> bool:
         """A pom.xml at the root."""
         return read(MARKER) is not None
+
+    def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
+        """A project on a TestNG release whose results name no test method (see
+        :data:`UNNAMED_TESTNG`): no test of it could be told from another."""
+        bad = sorted(set(rec.recipe.get("testng") or ()) & UNNAMED_TESTNG)
+        if bad:
+            return (
+                "runner_unsupported",
+                f"TestNG {', '.join(bad)}: in a class annotated @Test its results carry no "
+                "method name (the name TestNG gives them is the class annotation's empty "
+                "testName; not in 6.9.12 nor from 6.9.13.2 on), so Surefire's reports cannot tell "
+                "one test from another",
+            )
+        return None
 
     def is_test_file(self, path: str) -> bool:
         """Test classes under a ``src/test/java`` root (``*Test``, ``*Tests``, ``Test*``,

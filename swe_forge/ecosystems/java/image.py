@@ -177,6 +177,9 @@ def build_images(
             rec.lock_digest = digest_text(
                 f"jdk{jdk}", f"maven{maven_version}", SUREFIRE, _tree_digest(m2)
             )
+            testng = resolved_versions(m2, "org.testng", "testng")
+            if testng:
+                rec.recipe["testng"] = testng
             rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
             stage = "env"
@@ -202,6 +205,15 @@ def build_images(
     except (SweForgeError, subprocess.TimeoutExpired, OSError) as exc:
         failed(rec, stage, exc)
     return rec
+
+
+def resolved_versions(m2: Path, group: str, artifact: str) -> list[str]:
+    """The versions of ``group:artifact`` a resolution put into the local repository ``m2``
+    (sorted; none when the build does not use it)."""
+    root = m2.joinpath(*group.split("."), artifact)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob(f"{artifact}-*.jar")))
 
 
 def env_image(
