@@ -82,8 +82,9 @@ def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> s
     when no adapter recognises it).
 
     ``root_names``: the names at the top of its tree, when known. A Go repository from before
-    modules (``*.go`` at the top, no ``go.mod``, nothing of Python's) is Go's, so that its
-    build says what is missing instead of running pytest on Go code.
+    modules (``*.go`` at the top, no ``go.mod``, nothing of Python's) is Go's, and one with a
+    ``package.json`` at the top and nothing of Python's is JavaScript's, so that its build
+    says what is missing instead of running pytest on Go or JavaScript code.
     """
     for name in ECOSYSTEM_NAMES:
         if ecosystem_named(name).detect(read):
@@ -93,6 +94,11 @@ def detect_ecosystem(read: Reader, root_names: Iterable[str] | None = None) -> s
     names = set(root_names or ())
     if any(n.endswith(".go") for n in names) and not names & set(PYTHON_MARKERS):
         return "go"
+    # A package.json at the top whose runner no adapter runs (ava, tap, uvu...) and nothing
+    # of Python's: JavaScript's, so that its build names the runner it lacks instead of
+    # running pytest on JavaScript (tj/commander.js, first contact: 3 of 3 "no tests").
+    if read("package.json") is not None and not any(read(m) is not None for m in PYTHON_MARKERS):
+        return "js"
     return DEFAULT_ECOSYSTEM
 
 

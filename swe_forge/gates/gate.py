@@ -274,6 +274,18 @@ def classify(
         )
         verdict.detail += _crash_note(runs)
         return verdict
+    if not names and not any(r.collect_errors for r in runs):
+        # Not one run reported a test, nor a file it could not collect: the runner ran
+        # nothing (a usage error, a runner that is not the project's), which says nothing of
+        # the PR (tj/commander.js, first contact: pytest's exit 4 on JavaScript files, filed
+        # as no_fail_to_pass).
+        codes = sorted({str(r.exit_code) for r in runs})
+        verdict.reason = "no_test_report"
+        verdict.detail = (
+            f"no run reported a test (exit codes {', '.join(codes)}): the runner ran "
+            "nothing of the test patch's files"
+        )
+        return verdict
     if not f2p:
         verdict.reason = "no_fail_to_pass"
         verdict.detail = "no test fails before the fix and passes after it in every run"

@@ -50,6 +50,7 @@ HARNESS_FILES = (
     "swe_forge_canaries.py",
     "swe_forge_polyglot.py",
     "swe_forge_mocha_reporter.js",
+    "swe_forge_node_reporter.mjs",
     "swe_forge_jest_guard.js",
     # The Java agent's source: its digest is the judge's; the jar is compiled from it here.
     "SweForgePreload.java",

@@ -12,7 +12,12 @@ import pytest
 from swe_forge.ecosystems import detect_ecosystem, ecosystem_named, for_runner
 from swe_forge.ecosystems.base import Reader
 from swe_forge.ecosystems.js.adapter import JsEcosystem, JsRunner, choose_node, detect_framework
-from swe_forge.ecosystems.js.toolchain import engines_floor, node_for_date
+from swe_forge.ecosystems.js.toolchain import (
+    NODE_BINARIES,
+    engines_floor,
+    node_for_date,
+    official_node,
+)
 from swe_forge.ecosystems.scanning import capability_violations
 from swe_forge.errors import BuildError
 
@@ -424,8 +429,15 @@ def test_node_by_date_and_engines() -> None:
     assert choose_node("2024-01-01", ">=14") == ("bookworm", "18.19")
     assert choose_node("2024-01-01", ">=20.0.0") == ("trixie", "20.19")
     assert choose_node("2024-01-01", "^18.18.0 || ^20.9.0 || >=21.1.0")[0] == "bookworm"
-    with pytest.raises(BuildError, match="Node 22"):
-        choose_node("2024-01-01", ">=22")
+    # Beyond Debian's Node: nodejs.org's build of the lowest pinned line that is enough
+    # (commander.js asks for >=22.12.0), on the newest Debian release.
+    assert choose_node("2024-01-01", ">=22.12.0") == ("trixie", "22.23.5")
+    assert choose_node("2026-01-01", "^18 || >=23") == ("trixie", "20.19")
+    assert choose_node("2026-01-01", ">=23") == ("trixie", "24.22.3")
+    assert official_node("22.23.5") == NODE_BINARIES[22]
+    assert official_node("20.19") is None
+    with pytest.raises(BuildError, match="Node 27"):
+        choose_node("2024-01-01", ">=27")
     assert engines_floor(">16") == 17 and engines_floor("<20") == 0 and engines_floor("") == 0
 
 
@@ -437,7 +449,14 @@ def test_detection() -> None:
     jest = json.dumps({"devDependencies": {"jest": "^29"}})
     assert detect_ecosystem(_reader({"package.json": jest})) == "js"
     assert detect_ecosystem(_reader({"package.json": jest, "pyproject.toml": ""})) == "python"
-    assert detect_ecosystem(_reader({"package.json": json.dumps({"name": "x"})})) == "python"
+    # A runner no adapter runs (ava here) is still JavaScript's: its build names what is
+    # missing (tj/commander.js's node --test was read as Python and run with pytest).
+    ava = json.dumps({"scripts": {"test": "ava"}, "devDependencies": {"ava": "^6"}})
+    assert detect_ecosystem(_reader({"package.json": ava})) == "js"
+    assert detect_ecosystem(_reader({"package.json": ava, "requirements.txt": ""})) == "python"
+    node_test = json.dumps({"scripts": {"test": "node --test"}})
+    assert detect_ecosystem(_reader({"package.json": node_test})) == "js"
+    assert ecosystem_named("js").detect(_reader({"package.json": node_test}))
     assert detect_ecosystem(_reader({"package.json": jest, "go.mod": "module x\n"})) == "go"
     both = {"scripts": {"test": "vitest run"}, "devDependencies": {"jest": "1", "vitest": "1"}}
     assert detect_framework(both) == "vitest"

@@ -51,6 +51,21 @@ def test_no_fail_to_pass() -> None:
     assert not v.admitted and v.reason == "no_fail_to_pass"
 
 
+def test_runs_that_report_no_test_are_no_test_report() -> None:
+    """pytest given JavaScript files (exit 4, nothing collected) in every run: the runner ran
+    nothing, which is not the PR's no_fail_to_pass (tj/commander.js, first contact)."""
+    empty: list[dict[str, str]] = [{}] * 3
+    made = runs(empty, empty)
+    for r in made:
+        r.exit_code = 4
+    v = classify(made, GateSettings(), FILES)
+    assert not v.admitted and v.reason == "no_test_report"
+    assert "exit codes 4" in v.detail
+    # A file that cannot be collected is a report: that stays the collection error it is.
+    v = classify(runs(empty, empty, after_errors={FILES[0]: "error"}), GateSettings(), FILES)
+    assert v.reason == "collection_error"
+
+
 def test_flaky_after_rejects() -> None:
     before = [{A: "failed"}] * 3
     after = [{A: "passed"}, {A: "failed"}, {A: "passed"}]

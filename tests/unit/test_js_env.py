@@ -238,3 +238,16 @@ def test_js_mocha_file_that_throws_at_load_is_a_collection_error(tmp_path: Path,
     assert ev["connected"] and ev["ended"]
     assert ev["collect_errors"] == ["test/test.js"]
     assert ev["tests"] == {} and ev["exitstatus"] == 1 and not ev["tamper"]
+
+
+def test_js_env_image_with_an_official_node(tmp_path: Path) -> None:
+    """An official Node build (engines beyond Debian's) is copied into the env image and
+    linked onto the PATH; without one the Dockerfile is the Debian-Node one, byte for byte
+    (the env images of tasks admitted before keep their tags)."""
+    plain = image.env_dockerfile("base:1", 'CI="true"')
+    official = image.env_dockerfile("base:1", 'CI="true"', official=True)
+    assert "COPY node " not in plain and plain.splitlines()[1].startswith("COPY node_modules")
+    lines = official.splitlines()
+    assert lines[1] == f"COPY node {image.NODE_HOME}"
+    assert f"ln -s {image.NODE_HOME}/bin/node /usr/local/bin/node" in lines[2]
+    assert official.replace(image.OFFICIAL_NODE, "") == plain

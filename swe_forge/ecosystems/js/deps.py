@@ -9,16 +9,21 @@ The lock names are here too: the adapter's judge's files list them.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import re
 import shutil
 import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_forge.ecosystems.base import git_apply, touched_paths
 from swe_forge.ecosystems.js.locks import PINNABLE_LOCKS, pin_package_json
 from swe_forge.errors import BuildError
+from swe_forge.locks import file_lock
 
 if TYPE_CHECKING:
     from swe_forge.ecosystems.base import Builder
@@ -70,6 +75,9 @@ def resolve(
         if (tree / name).is_file():
             lock_text += "\n" + (tree / name).read_text(errors="replace")
             break
+    # A project with no dependency at all (Node's own runner and assert) gets no folder from
+    # npm: an empty one, so that the image's node_modules link has somewhere to point.
+    (tree / "node_modules").mkdir(exist_ok=True)
     packages = sum(1 for _ in (tree / "node_modules").glob("*/package.json")) + sum(
         1 for _ in (tree / "node_modules").glob("@*/*/package.json")
     )
@@ -136,3 +144,46 @@ def _npm(args: list[str], *, cwd: Path, cache: Path, timeout: float = 1800) -> N
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise BuildError(f"npm {args[0]} failed:\n{tail}")
+
+
+def fetch_node(version: str, integrity: str, cache: Path) -> Path:
+    """An official Node build (:data:`swe_forge.ecosystems.js.toolchain.NODE_BINARIES`): a
+    folder with ``bin/node`` and its ``LICENSE``, fetched once per machine with the host's
+    npm (its registry settings) and checked against the pinned ``integrity``."""
+    from swe_forge.ecosystems.js.toolchain import NODE_BINARY_PACKAGE
+
+    store = cache / "node-binaries"
+    home = store / f"node-{version}"
+    if (home / "bin" / "node").is_file():
+        return home
+    store.mkdir(parents=True, exist_ok=True)
+    with file_lock(store / f".node-{version}.lock"), tempfile.TemporaryDirectory(dir=store) as tmp:
+        if (home / "bin" / "node").is_file():
+            return home  # another run fetched it while this one waited
+        work = Path(tmp)
+        spec = f"{NODE_BINARY_PACKAGE}@{version}"
+        _npm(["pack", spec, "--pack-destination", str(work)], cwd=work, cache=cache / "npm")
+        archives = sorted(work.glob("*.tgz"))
+        if len(archives) != 1:
+            raise BuildError(f"npm pack {spec} gave {len(archives)} archives")
+        algo, _, want = integrity.partition("-")
+        got = base64.b64encode(hashlib.new(algo, archives[0].read_bytes()).digest()).decode()
+        if got != want:
+            raise BuildError(f"{spec}: {algo} {got[:16]}... is not the pinned one")
+        out = work / "node"
+        with tarfile.open(archives[0]) as tar:
+            for name in ("package/bin/node", "package/LICENSE"):
+                try:
+                    data = tar.extractfile(tar.getmember(name))
+                except KeyError:
+                    data = None
+                if data is None:
+                    raise BuildError(f"{spec}: {name} is not a file")
+                dest = out / name.removeprefix("package/")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with dest.open("wb") as fh:
+                    shutil.copyfileobj(data, fh)
+        (out / "bin" / "node").chmod(0o755)
+        shutil.rmtree(home, ignore_errors=True)
+        out.rename(home)
+    return home

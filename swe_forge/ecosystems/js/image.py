@@ -21,12 +21,15 @@ from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
-from swe_forge.ecosystems.js.deps import resolve
+from swe_forge.ecosystems.js.deps import fetch_node, resolve
 from swe_forge.ecosystems.js.runner import JS_ENV, NODE_MODULES
 from swe_forge.ecosystems.js.toolchain import (
+    NODE_BINARY_PACKAGE,
+    NODE_TEST,
     choose_node,
     configured_files,
     detect_framework,
+    official_node,
     read_package_json,
     runner_config,
 )
@@ -49,18 +52,35 @@ TOOL_CACHES = (".vite-temp", ".vite", ".vitest", ".cache")
 
 ENV_DOCKERFILE = """\
 FROM {base}
-COPY node_modules {modules}
+{node}COPY node_modules {modules}
 RUN chmod -R a+rX,go-w {modules} && cd {modules} && rm -rf {caches} && {links}
 ENV {env}
 """
 
 
-def env_dockerfile(base: str, env_line: str) -> str:
+#: Where an official Node build (:data:`swe_forge.ecosystems.js.toolchain.NODE_BINARIES`)
+#: goes in the env image; ``node`` on the PATH is a link to it.
+NODE_HOME = "/opt/node"
+
+
+OFFICIAL_NODE = f"""\
+COPY node {NODE_HOME}
+RUN chmod -R a+rX,go-w {NODE_HOME} && ln -s {NODE_HOME}/bin/node /usr/local/bin/node
+"""
+
+
+def env_dockerfile(base: str, env_line: str, *, official: bool = False) -> str:
     """The env image's Dockerfile: node_modules copied in, read-only, its tool caches linked
-    to /tmp (:data:`TOOL_CACHES`)."""
+    to /tmp (:data:`TOOL_CACHES`); with ``official``, the official Node build in the context's
+    ``node`` folder too (the base image then has no Debian ``nodejs``)."""
     links = " && ".join(f"ln -s /tmp {name}" for name in TOOL_CACHES)
     return ENV_DOCKERFILE.format(
-        base=base, modules=NODE_MODULES, caches=" ".join(TOOL_CACHES), links=links, env=env_line
+        base=base,
+        node=OFFICIAL_NODE if official else "",
+        modules=NODE_MODULES,
+        caches=" ".join(TOOL_CACHES),
+        links=links,
+        env=env_line,
     )
 
 
@@ -92,7 +112,9 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
             )
         framework = detect_framework(pkg)
         if not framework:
-            raise BuildError("no test framework (jest, vitest or mocha) in package.json")
+            raise BuildError(
+                "no test framework (jest, vitest, mocha or node --test) in package.json"
+            )
         engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
         node_range = str((engines or {}).get("node") or "")
         date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
@@ -102,19 +124,24 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
         with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="js-") as tmp:
             ctx = Path(tmp)
             resolved = resolve(builder, repo, candidate, ctx, date)
-            fw_pkg = ctx / "node_modules" / framework / "package.json"
-            if not fw_pkg.is_file():
-                raise BuildError(f"{framework} is not installed by the project's package.json")
-            fw_info = json.loads(fw_pkg.read_text())
-            fw_version = str(fw_info.get("version") or "")
-            cli_version = fw_version
-            if framework == "jest":
-                # jest's bin runs jest-cli, which parses the options, and jest X.Y asks for
-                # jest-cli ^X.Y: the runner's options follow the CLI that is installed (the
-                # copy nested under jest first, as Node resolves it).
-                cli_version = jest_cli_version(ctx / "node_modules") or fw_version
-            fw_engines = str((fw_info.get("engines") or {}).get("node") or "")
-            distro, node = choose_node(date, node_range, fw_engines)
+            if framework == NODE_TEST:
+                # Node's own runner: its version is Node's.
+                fw_version = cli_version = node
+            else:
+                fw_pkg = ctx / "node_modules" / framework / "package.json"
+                if not fw_pkg.is_file():
+                    raise BuildError(f"{framework} is not installed by the project's package.json")
+                fw_info = json.loads(fw_pkg.read_text())
+                fw_version = str(fw_info.get("version") or "")
+                cli_version = fw_version
+                if framework == "jest":
+                    # jest's bin runs jest-cli, which parses the options, and jest X.Y asks
+                    # for jest-cli ^X.Y: the runner's options follow the CLI that is
+                    # installed (the copy nested under jest first, as Node resolves it).
+                    cli_version = jest_cli_version(ctx / "node_modules") or fw_version
+                fw_engines = str((fw_info.get("engines") or {}).get("node") or "")
+                distro, node = choose_node(date, node_range, fw_engines)
+            official = official_node(node)
             module = f"{framework}@{cli_version}"
             config = runner_config(pkg, framework, read)
             rec.project_name = module
@@ -124,7 +151,12 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                 "framework": framework,
                 "framework_version": fw_version,
                 "toolchain": f"node{node}",
-                "toolchain_source": f"Debian {distro} package nodejs",
+                "toolchain_source": (
+                    f"npm registry {NODE_BINARY_PACKAGE}@{node} (nodejs.org's build; "
+                    f"{official[1][:23]}...), on Debian {distro}"
+                    if official
+                    else f"Debian {distro} package nodejs"
+                ),
                 "engines_node": node_range,
                 "resolver": resolved["resolver"],
                 "lockfile": resolved["lockfile"],
@@ -143,14 +175,18 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                     **({"judge_files": judge_files} if judge_files else {}),
                 }
             rec.lock_digest = digest_text(f"node{node}", distro, resolved["lock_text"])
+            copies = {}
+            if official:
+                copies["node"] = fetch_node(node, official[1], builder.cache)
             rec.recipe_digest = digest_text(json.dumps(rec.recipe, sort_keys=True))
             rec.seconds["resolve"] = round(time.perf_counter() - t, 3)
             stage = "base"
             recipe = BaseRecipe.for_distro(distro)
-            recipe = replace(recipe, packages=(*recipe.packages, "nodejs"))
+            if not official:
+                recipe = replace(recipe, packages=(*recipe.packages, "nodejs"))
             base = ecosystem_base(builder, rec, recipe)
             stage = "env"
-            env_tag, env_id, env_s = _env_image(builder, base.tag, ctx, rec.lock_digest)
+            env_tag, env_id, env_s = _env_image(builder, base.tag, ctx, rec.lock_digest, copies)
         record_env(rec, env_tag, env_id, env_s)
         stage = "instance"
         finish_instance(
@@ -226,11 +262,13 @@ def runner_starts(
         )
 
 
-def _env_image(builder: Builder, base_tag: str, ctx: Path, lock: str) -> tuple[str, str, float]:
+def _env_image(
+    builder: Builder, base_tag: str, ctx: Path, lock: str, copies: dict[str, Path]
+) -> tuple[str, str, float]:
     from swe_forge.ecosystems.image import build_ecosystem_env
 
     env_line = " ".join(f'{k}="{v}"' for k, v in sorted(JS_ENV.items()))
-    dockerfile = env_dockerfile(base_tag, env_line)
+    dockerfile = env_dockerfile(base_tag, env_line, official="node" in copies)
     return build_ecosystem_env(
         builder,
         "js",
@@ -238,6 +276,6 @@ def _env_image(builder: Builder, base_tag: str, ctx: Path, lock: str) -> tuple[s
         dockerfile=dockerfile,
         lock=lock,
         ctx=ctx,
-        copies={},
+        copies=copies,
         dockerignore="tree\n",
     )

@@ -1,5 +1,5 @@
-"""The JS runners: Jest, Vitest and Mocha with their per-test reports, the test name filter, and the
-environment of a run.
+"""The JS runners: Jest, Vitest, Mocha and Node's own (``node --test``) with their per-test
+reports, the test name filter, and the environment of a run.
 """
 
 from __future__ import annotations
@@ -15,13 +15,24 @@ from swe_forge.gates.sandbox import MOUNT
 if TYPE_CHECKING:
     pass
 
-from swe_forge.ecosystems.js.toolchain import _vtuple
+from swe_forge.ecosystems.js.toolchain import NODE_TEST, _vtuple
 
 NODE_MODULES = "/opt/node_modules"
 
 
 #: The judge's Mocha reporter (brought in with the harness; see swe_forge_mocha_reporter.js).
 MOCHA_REPORTER = f"{MOUNT}/bin/swe_forge_mocha_reporter.js"
+
+
+#: The judge's reporter for Node's own test runner (brought in with the harness; see
+#: swe_forge_node_reporter.mjs): our Mocha reporter's JSON shape.
+NODE_REPORTER = f"{MOUNT}/bin/swe_forge_node_reporter.mjs"
+
+
+#: The first Node releases with ``--test-concurrency`` (one test file at a time) and
+#: ``--test-timeout`` (each test's limit) that we rely on (Debian's 18 has neither for sure).
+NODE_TEST_SERIAL = (20, 10)
+NODE_TEST_TIMEOUT = (20, 11)
 
 
 #: The judge's guard of Jest's equality (brought in with the harness; see
@@ -88,6 +99,20 @@ class JsRunner:
             if grep:
                 cmd += ["-t", grep]
             return cmd + list(files)
+        if fw == NODE_TEST:
+            # Node's own runner: every test of the files runs (its name filter matches a
+            # test's own name before Node 22 and the full name from 22, and a test that does
+            # not match hides its subtests: the files run whole, as Mocha's do without grep).
+            ordered = list(files)
+            random.Random(order_seed).shuffle(ordered)
+            cmd = ["node", "--test", f"--test-reporter={NODE_REPORTER}"]
+            cmd.append("--test-reporter-destination=stdout")
+            node = _vtuple(self.version or "0")
+            if node >= NODE_TEST_SERIAL:
+                cmd.append("--test-concurrency=1")
+            if ms and node >= NODE_TEST_TIMEOUT:
+                cmd.append(f"--test-timeout={ms}")
+            return cmd + ordered
         if fw == "mocha":
             ordered = list(files)
             random.Random(order_seed).shuffle(ordered)
@@ -139,7 +164,9 @@ class JsRunner:
 
     def report(self, files: list[str]) -> dict[str, Any]:
         """The supervisor's report spec."""
-        fmt = {"vitest": "vitest-json", "mocha": "mocha-json"}.get(self.framework, "jest-json")
+        fmt = {"vitest": "vitest-json", "mocha": "mocha-json", NODE_TEST: "node-test-json"}.get(
+            self.framework, "jest-json"
+        )
         return {"format": fmt, "module": self.module, "files": sorted(files), "root": "/testbed/"}
 
     def run_spec(
@@ -176,7 +203,7 @@ def _escape(char: str) -> str:
 
 def _full_name(title: str, framework: str) -> str:
     """A test id's title as the framework's name filter sees it (titles joined by a space)."""
-    if framework == "mocha":
+    if framework in ("mocha", NODE_TEST):
         return title
     base = re.sub(r" \[\d+\]$", "", title)
     return base.replace(" > ", " ")

