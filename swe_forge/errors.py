@@ -144,6 +144,16 @@ class BuildError(SweForgeError):
     exit_code = 13
 
 
+class Unsupported(BuildError):
+    """A project no adapter can judge for what it is (a build tool with no distribution here):
+    its image build stops at once and its candidates are refused with ``reason``, a fixed code
+    (``gradle_unavailable``), instead of ``build_failed``."""
+
+    def __init__(self, message: str, reason: str, hint: str = "") -> None:
+        super().__init__(message, hint)
+        self.reason = reason
+
+
 class AuditFailure(SweForgeError):
     """An image failed its audit: leaked history, leaked tests, or a foreign distribution."""
 

@@ -203,6 +203,9 @@ class Admitter:
                 rec = self.builder.build(cand)
         timings["build"] = time.perf_counter() - t
         if rec.status != "ok":
+            if rec.reason and not rec.reason.endswith("_failed"):
+                # A project refused for what it is (errors.Unsupported): its own code.
+                return self._reject(cand, rec.reason, rec.detail[-1500:]), timings
             return self._reject(
                 cand, "build_failed", f"{rec.reason}: {rec.detail[-1500:]}"
             ), timings

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from swe_forge.ecosystems.base import Builder, digest_text
 from swe_forge.engine import LABEL_PREFIX, local_name
-from swe_forge.errors import BuildError, SweForgeError
+from swe_forge.errors import BuildError, SweForgeError, Unsupported
 from swe_forge.excerpt import excerpt
 from swe_forge.images.base import BaseImage, BaseRecipe, ensure_base
 from swe_forge.images.instance import build_instance, layer_sizes
@@ -122,10 +122,11 @@ def finish_instance(
 
 
 def failed(rec: ImageRecord, stage: str, exc: BaseException) -> ImageRecord:
-    """Mark ``rec`` failed at ``stage`` (reason ``<stage>_failed``): a swe-forge error's
+    """Mark ``rec`` failed at ``stage`` (reason ``<stage>_failed``, or an unsupported
+    project's own code: :class:`~swe_forge.errors.Unsupported`): a swe-forge error's
     message (and a build error's hint), or another exception's type and message."""
     rec.status = "failed"
-    rec.reason = f"{stage}_failed"
+    rec.reason = exc.reason if isinstance(exc, Unsupported) else f"{stage}_failed"
     if isinstance(exc, SweForgeError):
         rec.detail = excerpt(str(exc))
         if isinstance(exc, BuildError) and exc.hint:

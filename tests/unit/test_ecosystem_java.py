@@ -229,7 +229,7 @@ def test_pom_info_reads_properties_and_compiler_plugin() -> None:
 def test_detect_and_runner_lookup() -> None:
     files = {"pom.xml": b"<project/>"}
     assert detect_ecosystem(files.get) == "java"
-    assert detect_ecosystem({"build.gradle": b""}.get) == "python"  # Gradle: not supported
+    assert detect_ecosystem({"build.gradle": b""}.get) == "java"  # refused: gradle_unavailable
     assert isinstance(ecosystem_named("java"), JavaEcosystem)
     assert isinstance(for_runner("maven-surefire"), JavaEcosystem)
 

@@ -24,7 +24,7 @@ from swe_forge.ecosystems.base import (
     verify_job,
 )
 from swe_forge.ecosystems.decoys import HostCanaries
-from swe_forge.ecosystems.java.detect import MARKER
+from swe_forge.ecosystems.java.detect import GRADLE_MARKERS, MARKER
 from swe_forge.ecosystems.java.scan import CAPABILITIES as CAPABILITIES
 from swe_forge.ecosystems.java.scan import scan, unicode_escapes
 from swe_forge.ecosystems.scanning import source_capabilities, tree_source_capabilities
@@ -117,8 +117,15 @@ class JavaEcosystem(HostCanaries):
     runner_name = "maven-surefire"
 
     def detect(self, read: Reader) -> bool:
-        """A pom.xml at the root."""
-        return read(MARKER) is not None
+        """A pom.xml at the root, or a Gradle build and nothing of Python's (refused at its
+        image build: :data:`~swe_forge.ecosystems.java.detect.GRADLE_MARKERS`)."""
+        if read(MARKER) is not None:
+            return True
+        from swe_forge.ecosystems.python.detect import PYTHON_MARKERS
+
+        return any(read(m) is not None for m in GRADLE_MARKERS) and not any(
+            read(m) is not None for m in PYTHON_MARKERS
+        )
 
     def refusal(self, rec: ImageRecord) -> tuple[str, str] | None:
         """A project on a TestNG release whose results name no test method (see

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from swe_forge.ecosystems.base import digest_text
 from swe_forge.ecosystems.image import failed, finish_instance, record_env
 from swe_forge.ecosystems.java.deps import _tree_digest, resolve
+from swe_forge.ecosystems.java.detect import GRADLE_MARKERS
 from swe_forge.ecosystems.java.runner import (
     JAVA_ENV_RUN,
     M2,
@@ -45,7 +46,7 @@ from swe_forge.ecosystems.java.toolchain import (
     runnable_jdk,
 )
 from swe_forge.engine import LABEL_PREFIX
-from swe_forge.errors import BuildError, DockerError, SweForgeError
+from swe_forge.errors import BuildError, DockerError, SweForgeError, Unsupported
 from swe_forge.records import ImageRecord
 
 if TYPE_CHECKING:
@@ -91,6 +92,17 @@ def build_images(
         commit = repo.commit(candidate.base_commit)
         got = repo.blob_at(candidate.base_commit, "pom.xml")
         if got is None:
+            gradle = [
+                m for m in GRADLE_MARKERS if repo.blob_at(candidate.base_commit, m) is not None
+            ]
+            if gradle:
+                raise Unsupported(
+                    f"a Gradle build ({', '.join(gradle)}) and no pom.xml: no Gradle "
+                    "distribution can be had on this machine (services.gradle.org is not "
+                    "reachable; Debian's gradle is 4.4.1, of 2017)",
+                    "gradle_unavailable",
+                    hint="Maven projects only; see README's limits",
+                )
             raise BuildError("no pom.xml at the base commit")
         pom_text = got[1].decode("utf-8", "replace")
         info = pom_info(pom_text)
