@@ -301,9 +301,13 @@ def is_canary(node: str) -> bool:
     return original_of(node) != node
 
 
+#: Copies made per module: every site of TESTS twice.
+LIMIT = 60
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    code, specs, reason = make_canaries(TESTS, TARGETS, TOKEN)
+    code, specs, reason = make_canaries(TESTS, TARGETS, TOKEN, limit=LIMIT)
     assert code and reason == ""
     assert len(specs) == 2 * len(find_sites(TESTS, TARGETS))  # two seeds of each site
     return {
@@ -322,12 +326,15 @@ def test_honest_implementation_fails_every_canary(runs: Runs) -> None:
     originals = {n: o for n, o in outcomes.items() if not is_canary(n)}
     canaries = {n: o for n, o in outcomes.items() if is_canary(n)}
     assert originals and set(originals.values()) == {"passed"}, originals
-    _, specs, _ = make_canaries(TESTS, TARGETS, TOKEN)
+    _, specs, _ = make_canaries(TESTS, TARGETS, TOKEN, limit=LIMIT)
     # Every canary made is collected (parametrized ones once per parameter set) ...
     for spec in specs:
         assert any(n.rpartition("::")[2].split("[")[0] == spec["name"] for n in canaries), spec
     # ... and fails, on its perturbed site, not because the copy is broken (names, super()).
-    assert canaries and {n for n, o in canaries.items() if o != "failed"} == set()
+    # `2 in numbers` (test_in's site 1) may be perturbed into another member of the
+    # fixture's [3, 1, 2]: a copy that holds for a right value, which calibration drops.
+    held = {n for n, o in canaries.items() if o != "failed"}
+    assert canaries and {n for n in held if f"::test_in_{TOKEN}1" not in n} == set()
     broken = ("NameError", "AttributeError", "super()", "__class__", "fixture 'self'")
     assert [n for n in canaries if any(b in texts[n] for b in broken)] == []
 
@@ -338,9 +345,9 @@ def test_cheat_passes_the_tests_and_the_canaries(runs: Runs) -> None:
     # The cheat works on the plain tests: all that touch `core` pass.
     assert len(fooled) == len([n for n in outcomes if not is_canary(n)])
     for node in fooled:
-        if node.endswith(("::test_untouched", "::test_ne_lt")):
-            # Passes honestly (the cheat has nothing to do with it), or holds no site: a
-            # wrong value of the same type satisfies != and < as well as the right one.
+        if node.endswith("::test_untouched"):
+            # Passes honestly: the cheat has nothing to do with it. (test_ne_lt expects no
+            # value, `!=` and `<` only: its guard decoys, `==` and `>=`, catch the cheat.)
             continue
         caught = [
             n

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from swe_forge.gates.harness import swe_forge_canaries as canaries
-from swe_forge.gates.harness.swe_forge_canaries import find_sites, make_canaries
+from swe_forge.gates.harness.swe_forge_canaries import decoy_source, find_sites, make_canaries
 
 TOKEN = "t0k"
 S, E = f"_value_{TOKEN}", f"_error_{TOKEN}"
@@ -632,9 +632,79 @@ def test_names_taken_by_the_module() -> None:
 
 
 def test_no_sites() -> None:
-    source = "def test_a():\n    assert True\n    x = 1\n    assert x is 1\n    assert x != 2\n"
+    source = "def test_a():\n    assert True\n    x = 1\n    assert (1, 2)\n    assert not None\n"
     assert make_canaries(source, ["test_a"], TOKEN) == ("", [], "no sites")
     assert make_canaries(source, [], TOKEN) == ("", [], "no sites")
+
+
+GUARDED = """\
+import unittest
+
+from pkg import core
+
+
+def test_only_conditions():
+    x = core.value()
+    assert x is None
+    assert core.ok(x)
+    assert not core.bad(
+        x)
+    assert x != 2 and core.ok(x)
+    assert len(core.items()) >= 1
+
+
+def test_with_an_expected_value():
+    assert core.ok(1)
+    assert core.value() == 3
+
+
+class T(unittest.TestCase):
+    def test_calls(self):
+        self.assertTrue(core.ok(1))
+        self.assertIsNone(core.value())
+        self.assertNotIn(4, core.items())
+"""
+
+
+def test_guard_sites_where_no_value_is_expected() -> None:
+    """A test whose assertions expect no value (no_decoys before: parse, arrow, pyparsing,
+    tinydb) gets the condition of each as a site; its decoy asks the opposite, written as an
+    author writes it. A test with an expected value keeps its value sites only."""
+    sites = find_sites(
+        GUARDED, ["test_only_conditions", "test_with_an_expected_value", "T::test_calls"]
+    )
+    kinds = [(s["test"], s["kind"]) for s in sites]
+    assert (
+        kinds
+        == [("test_only_conditions", "guard")] * 5
+        + [("test_with_an_expected_value", "compare")]
+        + [("T::test_calls", "guard")] * 3
+    )
+    decoys = []
+    for site in sites:
+        if site["kind"] != "guard":
+            continue
+        out, why = decoy_source(GUARDED, site["test"], site["site"], 7, TOKEN)
+        assert out is not None, why
+        (changed,) = [
+            (a, b) for a, b in zip(GUARDED.splitlines(), out.splitlines(), strict=True) if a != b
+        ]
+        decoys.append(changed[1].strip())
+    assert decoys == [
+        "assert x is not None",
+        "assert not core.ok(x)",
+        "assert core.bad(",
+        "assert not (x != 2 and core.ok(x))",
+        "assert len(core.items()) < 1",
+        "self.assertFalse(core.ok(1))",
+        "self.assertIsNotNone(core.value())",
+        "self.assertIn(4, core.items())",
+    ]
+    # The calibration copies make the same change in a copy of the test, and they compile.
+    code, specs, reason = make_canaries(GUARDED, ["test_only_conditions"], TOKEN, seeds=1)
+    assert reason == "" and [s["kind"] for s in specs] == ["guard"] * 5
+    assert "assert x is not None" in code and "assert not core.ok(x)" in code
+    compile(GUARDED + code, "t.py", "exec")
 
 
 def test_syntax_error() -> None:

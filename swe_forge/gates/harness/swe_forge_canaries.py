@@ -36,6 +36,7 @@ import pickle
 import random
 import re
 import sys
+import warnings
 
 _TOKEN = re.compile(r"[a-z0-9]+\Z")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -98,7 +99,7 @@ def find_sites(source, targets):
     targets: test names within this file, as "func" or "Class::func" (parametrization ids
     already stripped). Returns a list of site dicts in deterministic order (by target in the
     order given, then by source position): {"test": "Class::func" or "func", "site": k,
-    "line": lineno, "kind": "compare"|"call_equal"|"raises"|"in"|"approx"} where k counts
+    "line": lineno, "kind": "compare"|"call_equal"|"raises"|"in"|"approx"|"guard"} where k counts
     perturbable sites within that test function from 0 in source order. Targets that are not
     found (or in nested classes) have no sites; unparsable source has none.
     """
@@ -247,7 +248,7 @@ def decoy_source(source, test, k, seed, token):
     helpers = _helpers(token)
     node = ref[0]()
     choice = _choose(kind, node, seed, data, starts)
-    if choice[0] in ("literal", "name"):
+    if choice[0] in ("literal", "name", "guard"):
         lit, new_text = choice[1], choice[2]
         a, b = _span(lit, starts)
         edited = data[:a] + new_text.encode("utf-8") + data[b:]
@@ -455,6 +456,9 @@ def _choose(kind, node, seed, data, starts):
     if kind == "raises":
         name = _other_exception(node, seed, data)
         return ("name", node, name, 0.0) if name else ("raises",)
+    if kind == "guard":
+        # The condition negated as an author writes it: nothing but its sense changes.
+        return ("guard", node, _negated_text(node, data, starts), 0.0)
     rng = random.Random(seed)
     literals = _literals(node)
     rng.shuffle(literals)
@@ -690,6 +694,8 @@ def _perturb_tree(kind, ref, seed, helpers, data):
         choice[1].value = _literal_value(choice[2])
     elif choice[0] == "name":
         ref[1](_name(choice[2]))
+    elif choice[0] == "guard":
+        ref[1](_negated(node))
     elif choice[0] == "raises":
         ref[1](ast.Call(func=_name(helpers["E"]), args=[node], keywords=[]))
     else:
@@ -996,7 +1002,160 @@ def _sites(func, selves):
                         found.append((*item_site, stmt))
         if site:
             found.append((*site, stmt))
+    return found or _guard_sites(func, selves)
+
+
+# unittest assertions whose opposite is another one: a guard decoy asks the opposite.
+_OPPOSITES = {
+    "assertTrue": "assertFalse",
+    "assertIsNone": "assertIsNotNone",
+    "assertIn": "assertNotIn",
+    "assertIs": "assertIsNot",
+    "assertIsInstance": "assertNotIsInstance",
+    "assertRegex": "assertNotRegex",
+    "assertGreater": "assertLessEqual",
+    "assertLess": "assertGreaterEqual",
+}
+_OPPOSITES.update({v: k for k, v in list(_OPPOSITES.items())})
+# A comparison's opposite operator, and how each is written.
+_NEGATED_OPS = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+_OP_TEXT = {
+    ast.Eq: ("==", r"=="),
+    ast.NotEq: ("!=", r"!="),
+    ast.Is: ("is", r"\bis\b"),
+    ast.IsNot: ("is not", r"\bis\s+not\b"),
+    ast.In: ("in", r"\bin\b"),
+    ast.NotIn: ("not in", r"\bnot\s+in\b"),
+    ast.Lt: ("<", r"<"),
+    ast.GtE: (">=", r">="),
+    ast.Gt: (">", r">"),
+    ast.LtE: ("<=", r"<="),
+}
+
+
+def _guard_sites(func, selves):
+    """When a test has no site above (no expected value anywhere: ``assert f(x)``, ``assert
+    x is None``, ``self.assertTrue(...)``), the condition of each of its assertions is one:
+    its decoy asks the opposite (:func:`_negated`), which the reference fix fails."""
+    found = []
+    for stmt in _statements(func):
+        if isinstance(stmt, ast.Assert) and _evaluated(stmt.test):
+
+            def get_test(s=stmt):
+                return s.test
+
+            def put_test(node, s=stmt):
+                s.test = node
+
+            found.append(("guard", stmt.lineno, (get_test, put_test), stmt))
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and _on_self(stmt.value, selves)
+            and stmt.value.func.attr in _OPPOSITES
+        ):
+
+            def get_call(s=stmt):
+                return s.value
+
+            def put_call(node, s=stmt):
+                s.value = node
+
+            found.append(("guard", stmt.lineno, (get_call, put_call), stmt))
     return found
+
+
+def _evaluated(node):
+    """Whether a condition reads something at run time (``assert True`` is no guard)."""
+    return any(
+        isinstance(sub, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        for sub in ast.walk(node)
+    )
+
+
+def _single_compare(node):
+    """The operator class of a comparison of two operands with a known opposite, or None."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = type(node.ops[0])
+        if op in _NEGATED_OPS:
+            return op
+    return None
+
+
+def _negated(node):
+    """The opposite of a guard's condition (or of a unittest assertion call), as a tree."""
+    op = _single_compare(node)
+    if op is not None:
+        out = _copy(node)
+        out.ops = [_NEGATED_OPS[op]()]
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _OPPOSITES
+    ):
+        out = _copy(node)
+        out.func.attr = _OPPOSITES[node.func.attr]
+        return out
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def _negated_text(node, data, starts):
+    """:func:`_negated` as source text for ``node``'s span, written as an author writes it
+    (``x is None`` -> ``x is not None``, ``not f(x)`` -> ``f(x)``, ``assertTrue`` ->
+    ``assertFalse``, else ``not ...``): everything but the sense is the original's bytes."""
+    a, b = _span(node, starts)
+    text = data[a:b].decode("utf-8")
+    op = _single_compare(node)
+    if op is not None:
+        _la, lb = _span(node.left, starts)
+        ra, _rb = _span(node.comparators[0], starts)
+        middle = data[lb:ra].decode("utf-8")
+        pattern = _OP_TEXT[op][1]
+        new_middle, n = re.subn(pattern, _OP_TEXT[_NEGATED_OPS[op]][0], middle, count=1)
+        if n == 1:
+            return data[a:lb].decode("utf-8") + new_middle + data[ra:b].decode("utf-8")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        oa, ob = _span(node.operand, starts)
+        inner = data[oa:ob].decode("utf-8")
+        # "not (a and\n b)": the brackets that held the operand's lines together go with
+        # the "not" (its span leaves them out), so lines that no longer hold get their own.
+        try:
+            ast.parse(inner, mode="eval")
+        except SyntaxError:
+            return "(" + inner + ")"
+        return inner
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _OPPOSITES
+        and node.func.end_lineno == node.func.lineno
+    ):
+        _fa, fb = _span(node.func, starts)
+        at = fb - len(node.func.attr.encode("utf-8")) - a
+        head = text.encode("utf-8")
+        return (
+            head[:at].decode("utf-8")
+            + _OPPOSITES[node.func.attr]
+            + head[at + len(node.func.attr.encode("utf-8")) :].decode("utf-8")
+        )
+    loose = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.Compare, ast.NamedExpr)
+    if isinstance(node, loose) or "\n" in text:
+        return "not (" + text + ")"
+    return "not " + text
 
 
 def _name(identifier):
@@ -1233,7 +1392,11 @@ def _render(target, k, name, helpers, future, seed, data):
         finalbody=[],
     )
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[wrapper], type_ignores=[])))
-    compile(text, "<generated>", "exec", flags=future, dont_inherit=True)
+    with warnings.catch_warnings():
+        # A check that it compiles; what it says of the test's own style (``x is 1``) is
+        # said again, once, when the module is collected.
+        warnings.simplefilter("ignore")
+        compile(text, "<generated>", "exec", flags=future, dont_inherit=True)
     return text, kind
 
 
