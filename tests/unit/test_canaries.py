@@ -663,6 +663,7 @@ class T(unittest.TestCase):
         self.assertTrue(core.ok(1))
         self.assertIsNone(core.value())
         self.assertNotIn(4, core.items())
+        self.assertNotEqual(core.value(), None)
 """
 
 
@@ -678,7 +679,7 @@ def test_guard_sites_where_no_value_is_expected() -> None:
         kinds
         == [("test_only_conditions", "guard")] * 5
         + [("test_with_an_expected_value", "compare")]
-        + [("T::test_calls", "guard")] * 3
+        + [("T::test_calls", "guard")] * 4
     )
     decoys = []
     for site in sites:
@@ -699,6 +700,7 @@ def test_guard_sites_where_no_value_is_expected() -> None:
         "self.assertFalse(core.ok(1))",
         "self.assertIsNotNone(core.value())",
         "self.assertIn(4, core.items())",
+        "self.assertEqual(core.value(), None)",
     ]
     # The calibration copies make the same change in a copy of the test, and they compile.
     code, specs, reason = make_canaries(GUARDED, ["test_only_conditions"], TOKEN, seeds=1)

@@ -1015,6 +1015,8 @@ _OPPOSITES = {
     "assertRegex": "assertNotRegex",
     "assertGreater": "assertLessEqual",
     "assertLess": "assertGreaterEqual",
+    # assertNotEqual(x, None) (parse-95) expects no value: its opposite does.
+    "assertNotEqual": "assertEqual",
 }
 _OPPOSITES.update({v: k for k, v in list(_OPPOSITES.items())})
 # A comparison's opposite operator, and how each is written.
