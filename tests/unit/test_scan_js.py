@@ -68,6 +68,11 @@ POSITIVES = [
     ("vm", "import vm from 'node:vm';"),
     ("vm", "import vm = require('vm');"),
     ("worker_threads", inside("const { Worker } = require('worker_threads');")),
+    # A stream on the process's own descriptors, past process.stdout (a red team forged Node
+    # test runner's protocol frames on fd 1 with it).
+    ("sockets", inside("new (require('net').Socket)({ fd: 1 }).write(x);")),
+    ("sockets", "import { Socket } from 'node:net';\nfunction f() { new Socket({ fd: 2 }); }"),
+    ("sockets", "import tty from 'tty';\nfunction f() { new tty.WriteStream(1).write('x'); }"),
     ("inspector", "import * as v8 from 'v8';"),
     ("test framework", inside("expect(1).toBe(1);")),
     ("test framework", inside("globalThis.expect = () => ({ toBe() {} });")),

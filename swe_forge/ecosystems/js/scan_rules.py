@@ -37,6 +37,10 @@ PROXY = "Proxy"
 TOP_LEVEL = "top-level code"
 TEST_TREE = "reads_test_tree"
 DEVICE = "device paths"
+#: Streams on a descriptor or a socket (``new net.Socket({fd: 1})``, ``new tty.WriteStream(1)``):
+#: the test process's own output written past ``process.stdout`` (a red team forged Node's
+#: runner protocol on fd 1 so).
+SOCKETS = "sockets"
 
 #: The test frameworks' globals (Jest, Vitest, Mocha, Jasmine).
 _FRAMEWORK_GLOBALS = frozenset(
@@ -227,6 +231,7 @@ _REFERENCES: tuple[tuple[str, str], ...] = tuple(
         CHILD: ("module:child_process", "module:cluster"),
         VM: ("module:vm",),
         WORKERS: ("module:worker_threads",),
+        SOCKETS: ("module:net", "module:tls", "module:tty", "module:dgram", "module:http2"),
         INSPECTOR: (
             "module:inspector",
             "module:v8",
