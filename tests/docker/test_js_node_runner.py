@@ -1,6 +1,6 @@
 """Node's own test runner end to end, on an official Node build: a small ES-module project
-whose test script is ``node --test`` and whose ``engines.node`` asks for Node 22 (more than
-any Debian release here packages: commander.js's shape) is mined and admitted, its gold
+whose test script is ``node --test`` is mined and admitted on Node 22 (the floor the judge
+sets for Node's runner, above its ``engines`` and above any Debian release's Node), its gold
 patches score 1.0 with decoys that fail, and a no-op or an early exit scores 0."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _PACKAGE = {
     "main": "src/strutil.js",
     "license": "MIT",
     "scripts": {"test": "node --test"},
-    "engines": {"node": ">=22.12.0"},
+    "engines": {"node": ">=18"},
 }
 _LOCK = {
     "name": "nodekit",
@@ -51,7 +51,7 @@ _LOCK = {
             "name": "nodekit",
             "version": "0.1.0",
             "license": "MIT",
-            "engines": {"node": ">=22.12.0"},
+            "engines": {"node": ">=18"},
         }
     },
 }

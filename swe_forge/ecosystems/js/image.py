@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from swe_forge.records import Candidate
 
 
+#: The Node releases Node's own test runner is judged on (see :func:`build_images`).
+NODE_TEST_FLOOR = ">=22"
+
+
 #: Tool caches tools write under node_modules (Vite bundles its config into ``.vite-temp``,
 #: Vite and Vitest keep ``.vite``, Vitest before 0.30 ``.vitest``, find-cache-dir users such
 #: as Babel and nyc ``.cache``): node_modules is read-only in the judge's container, so each
@@ -118,7 +122,12 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
         engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
         node_range = str((engines or {}).get("node") or "")
         date = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
-        distro, node = choose_node(date, node_range)
+        # Node's own runner is judged on Node 22 or later: from 22 the runner's exit status
+        # counts a test file whose process failed even when the file's report says otherwise
+        # (a red team forged passes on Node 20 with frames of the runner's protocol written
+        # on the test process's output; 22 exits 1 and the judge calls the disagreement).
+        judge_floor = NODE_TEST_FLOOR if framework == NODE_TEST else ""
+        distro, node = choose_node(date, node_range, judge_floor)
         stage = "resolve"
         t = time.perf_counter()
         with tempfile.TemporaryDirectory(dir=builder.work_dir, prefix="js-") as tmp:
@@ -158,6 +167,7 @@ def build_images(builder: Builder, candidate: Candidate) -> ImageRecord:
                     else f"Debian {distro} package nodejs"
                 ),
                 "engines_node": node_range,
+                **({"node_floor": judge_floor} if judge_floor else {}),
                 "resolver": resolved["resolver"],
                 "lockfile": resolved["lockfile"],
                 "resolved_tree": resolved["tree"],

@@ -306,6 +306,10 @@ def parse_mocha_json(data, spec):
                 files.add(rel)
                 failed_files.add(rel)
             continue
+        forged = doc.get("swefForged")
+        if isinstance(forged, int) and forged > 0 and len(ev["tamper"]) < 50:
+            # The node --test reporter's count of results no test start announced.
+            ev["tamper"].append(f"{forged} result(s) of tests that never started")
         failures = doc.get("failures") or []
         pending = doc.get("pending") or []
         pending_titles = {
