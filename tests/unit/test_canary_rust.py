@@ -410,6 +410,50 @@ def test_assert_conditions_are_guard_sites_where_no_literal_is_expected() -> Non
     assert copied.count(b"assert!(r.is_err(),") == 1
 
 
+EQ_ONLY = b"""#[test]
+fn none_for_big() {
+    let big_f = 1.0e123;
+    assert_eq!(None, cast::<f64, NonZeroI8>(big_f));
+    debug_assert_ne!(cast::<f64, u8>(big_f), Some(small()));
+}
+
+#[test]
+fn written() {
+    assert_eq!(cast::<f64, u8>(2.0).unwrap(), 2);
+}
+"""
+
+
+def test_equality_assertions_are_guard_sites_where_no_value_is_written() -> None:
+    # num-traits-334 (first contact, session 21): `assert_eq!(None, cast(big))` compares with
+    # no literal a decoy can change (1.0e123 is an input), so it was no_decoys. The assertion
+    # itself is a guard then: its decoy is the opposite macro, which the gold patch fails.
+    w = writer_for("rust")
+    path = "tests/cast.rs"
+
+    def sites(test: str) -> list[tuple[str, str, str]]:
+        return [(s.text, s.kind, s.role) for s in w.sites(path, EQ_ONLY, [test])]
+
+    assert sites("tests/cast.rs::none_for_big") == [
+        ("1.0e123", "float", "other"),
+        ("assert_eq", "guard", "expected"),
+        ("debug_assert_ne", "guard", "expected"),
+    ]
+    # A value written out is the expectation: no guard beside it (and the comma inside the
+    # turbofish `::<f64, u8>` is not the one between the macro's arguments: before, the 2
+    # was read as a message argument and was no site).
+    assert sites("tests/cast.rs::written") == [("2.0", "float", "other"), ("2", "int", "expected")]
+    eq, ne = w.sites(path, EQ_ONLY, ["tests/cast.rs::none_for_big"])[1:]
+    rng = random.Random(1)
+    assert w.perturb(EQ_ONLY, eq, rng) == EQ_ONLY.replace(b"assert_eq!(None", b"assert_ne!(None")
+    flipped = w.perturb(EQ_ONLY, ne, rng)
+    assert flipped is not None and b"debug_assert_eq!(cast::<f64, u8>(big_f)" in flipped
+    copied = w.copies(path, EQ_ONLY, [(eq.test, eq, "none_for_zzz")])
+    copy = copied[copied.index(b"fn none_for_zzz") :]
+    assert b"assert_ne!(None, cast::<f64, NonZeroI8>(big_f));" in copy
+    assert copied.count(b"assert_eq!(None,") == 1
+
+
 MACRO_TESTS = b"""use mini::parse;
 
 macro_rules! req {
@@ -494,3 +538,33 @@ def test_cargo_runs_the_copies_of_macro_generated_tests(tmp_path: Path) -> None:
     got = _cargo_test(tree, "m")
     assert got.pop("urltest_174") == got.pop("inner::bad_one") == got.pop("plain_copy") == "pass"
     assert len(got) == 3 and set(got.values()) == {"fail"}, got
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo")
+def test_cargo_runs_the_opposite_of_an_equality_with_no_value(tmp_path: Path) -> None:
+    """The guard decoy of `assert_eq!(None, cast::<u8>(big))` is `assert_ne!`: it builds, and
+    the fixed code fails it where the test itself passes."""
+    tree = tmp_path / "castkit"
+    (tree / "src").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "Cargo.toml").write_text(
+        '[package]\nname = "castkit"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    (tree / "src/lib.rs").write_text(
+        "pub fn cast<T: TryFrom<i64>>(x: f64) -> Option<T> {\n"
+        "    if !(x.abs() < 1e18) { return None; }\n"
+        "    T::try_from(x as i64).ok()\n}\n"
+    )
+    path = "tests/c.rs"
+    source = (
+        b"use castkit::cast;\n\n#[test]\nfn none_for_big() {\n    let big = 1.0e123;\n"
+        b"    assert_eq!(None, cast::<u8>(big));\n}\n"
+    )
+    test = "tests/c.rs::none_for_big"
+    (guard,) = [s for s in W.sites(path, source, [test]) if s.kind == "guard"]
+    specs: list[tuple[str, Site | None, str]] = [(test, None, "plain_copy")]
+    specs.append((test, guard, "guard_copy"))
+    (tree / path).write_bytes(W.copies(path, source, specs))
+    got = _cargo_test(tree, "c")
+    assert got == {"none_for_big": "pass", "plain_copy": "pass", "guard_copy": "fail"}, got

@@ -46,7 +46,13 @@ from swe_forge.ecosystems.canaries import (
     span,
     with_guards,
 )
-from swe_forge.ecosystems.rust.canary_reader import _field, _Reader, _text, format_string
+from swe_forge.ecosystems.rust.canary_reader import (
+    OPPOSITE_MACROS,
+    _field,
+    _Reader,
+    _text,
+    format_string,
+)
 
 _INT_SUFFIX = re.compile(r"_*(u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize)\Z")
 _FLOAT_SUFFIX = re.compile(r"_*(f32|f64)\Z")
@@ -91,6 +97,14 @@ class RustCanaryWriter(TreeWriter):
     def grammar(self, path: str) -> str:
         """Rust."""
         return "rust"
+
+    def _negated(self, tree: Any, source: bytes, site: Site) -> bytes | None:
+        """A guard that is an equality assertion's name (``assert_eq``) becomes its opposite
+        (``assert_ne``); a condition is negated as every language's is."""
+        opposite = OPPOSITE_MACROS.get(site.text)
+        if opposite is None:
+            return super()._negated(tree, source, site)
+        return opposite.encode("utf-8")
 
     def test_files(self, test: str, candidates: list[str]) -> list[str]:
         """The target file, and the module files of the target's directory on the test's

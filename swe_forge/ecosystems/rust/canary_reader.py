@@ -20,6 +20,16 @@ from swe_forge.ecosystems.canaries import assigned_names, span
 _EQ = frozenset(["assert_eq", "debug_assert_eq", "prop_assert_eq", "assert_str_eq"])
 _NE = frozenset(["assert_ne", "debug_assert_ne", "prop_assert_ne"])
 _ASSERT = frozenset(["assert", "debug_assert", "prop_assert"])
+#: Equality assertions and their opposites: a guard decoy of a comparison with no value
+#: written out swaps one for the other.
+OPPOSITE_MACROS = {
+    "assert_eq": "assert_ne",
+    "assert_ne": "assert_eq",
+    "debug_assert_eq": "debug_assert_ne",
+    "debug_assert_ne": "debug_assert_eq",
+    "prop_assert_eq": "prop_assert_ne",
+    "prop_assert_ne": "prop_assert_eq",
+}
 #: Macros whose arguments are messages or output, never what a test decides on.
 _SILENT = frozenset(
     [
@@ -193,7 +203,18 @@ def top_level_commas(macro: Any) -> list[int]:
     tree = next((c for c in macro.named_children if c.type == "token_tree"), None)
     if tree is None:
         return []
-    return [c.start_byte for c in tree.children if not c.is_named and c.type == ","]
+    out = []
+    angles = 0  # inside a turbofish's `::<...>` (`cast::<f64, u8>(x)`): its commas are not
+    previous = ""
+    for c in tree.children:
+        if c.type == "<" and (previous == "::" or angles):
+            angles += 1
+        elif c.type in (">", ">>") and angles:
+            angles = max(0, angles - len(c.type))
+        elif c.type == "," and not c.is_named and not angles:
+            out.append(c.start_byte)
+        previous = c.type
+    return out
 
 
 def format_string(node: Any) -> bool:
@@ -276,6 +297,13 @@ class _Reader:
         args = macro_args(macro)
         if args is None or len(args) < keep:
             return
+        if name in OPPOSITE_MACROS:
+            # `assert_eq!(None, cast::<f64, NonZeroI8>(big))` (num-traits-334): where no value
+            # of the test is written out, the comparison itself is a guard: its decoy asks
+            # the opposite (`assert_ne!`), which the gold patch fails.
+            path = macro.field("macro")
+            if path is not None and path.type == "identifier":
+                self.guards.append(path.span)
         if name in _EQ:
             self._pair(args[0], args[1])
         elif name in _ASSERT:
