@@ -351,6 +351,24 @@ def test_parse_crash_mid_suite_is_a_collection_error() -> None:
     assert ev["collect_errors"] == ["tests/a.rs"] and ev["exitstatus"] == 1
 
 
+def test_parse_crash_names_the_one_test_in_flight() -> None:
+    """hyperium/http-838: the new test double-frees before the fix and glibc aborts the test
+    binary. The one test that had started and not ended is the one that ended it: failed (so
+    it can be FAIL_TO_PASS). With two in flight (several test threads), neither is named."""
+    suite = _suite(("x", "ok"), ("into_iter_drop_panic", "ok"))
+    aborted = suite[:4]  # x passed; the next one started and the binary died
+    ev = parse([_mark("tests/a.rs"), *aborted, DONE], ["tests/a.rs"])
+    assert ev["tests"] == {"tests/a.rs::x": "passed", "tests/a.rs::into_iter_drop_panic": "failed"}
+    assert ev["collect_errors"] == ["tests/a.rs"] and ev["exitstatus"] == 1
+    two = [
+        json.dumps({"type": "suite", "event": "started", "test_count": 2}),
+        json.dumps({"type": "test", "event": "started", "name": "p"}),
+        json.dumps({"type": "test", "event": "started", "name": "q"}),
+    ]
+    ev = parse([_mark("tests/a.rs"), *two, DONE], ["tests/a.rs"])
+    assert ev["tests"] == {} and ev["collect_errors"] == ["tests/a.rs"]
+
+
 def test_parse_forged_duplicate_is_tamper() -> None:
     forged = json.dumps({"type": "test", "name": "one", "event": "ok"})
     suite = _suite(("one", "failed"))

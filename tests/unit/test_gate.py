@@ -352,3 +352,39 @@ def test_tests_a_crashed_run_did_not_reach_are_not_flaky() -> None:
     assert verdict.fail_to_pass == ["pkg::TestFix"]
     assert runs[0].to_dict()["crashed"] == ["pkg"]
     assert "crashed" not in RunResult("after", 0, 0, "ok", 0, 0.1).to_dict()
+
+
+def test_a_test_that_crashed_its_binary_before_the_fix_is_fail_to_pass() -> None:
+    """hyperium/http-838: the new test aborts its binary in every run before the fix (the
+    parser names it failed: the one test in flight); after the fix it passes. It is
+    FAIL_TO_PASS; the tests the crash kept from running are neither pass nor fail."""
+    crasher, other, later = "tests/h.rs::double_drop", "tests/h.rs::x", "tests/h.rs::y"
+    out = []
+    for i in range(3):
+        out.append(
+            RunResult(
+                "before",
+                i,
+                i,
+                "ok",
+                1,
+                0.1,
+                tests={other: "passed", crasher: "failed"},
+                collect_errors={"tests/h.rs": "error"},
+                crashed=["tests/h.rs"],
+            )
+        )
+        out.append(
+            RunResult(
+                "after",
+                i,
+                10 + i,
+                "ok",
+                0,
+                0.1,
+                tests={other: "passed", crasher: "passed", later: "passed"},
+            )
+        )
+    v = classify(out, GateSettings(), ["tests/h.rs"])
+    assert v.admitted and v.fail_to_pass == [crasher], (v.reason, v.detail)
+    assert later not in v.flaky

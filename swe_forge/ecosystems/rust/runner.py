@@ -537,7 +537,8 @@ class RustRunner:
         (an abort, a double panic, a signal) at a point the shuffled order and the threads
         decide, so the tests it had not reported were not run in this run and say nothing
         about flakiness (``gates.gate._observed``). Which test killed it libtest does not
-        say (several run at once), so none of them is marked failed here."""
+        say; the judge's parser names it failed when it was the only one started and not
+        ended (with several in flight, none is)."""
         crashed = set(result.crashed)
         for target in result.collect_errors:
             if any(key.startswith(target + "::") for key in result.tests):

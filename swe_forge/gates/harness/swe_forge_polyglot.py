@@ -393,7 +393,14 @@ def parse_libtest_json(data, spec):
                 current = None
                 continue
             current = file
-            sections[file] = {"started": None, "ended": None, "tests": 0, "counts": {}, "seen": {}}
+            sections[file] = {
+                "started": None,
+                "ended": None,
+                "tests": 0,
+                "counts": {},
+                "seen": {},
+                "running": [],
+            }
             continue
         if kind == "swe-forge-done":
             if done:
@@ -422,6 +429,10 @@ def parse_libtest_json(data, spec):
                 }
             continue
         name = item.get("name")
+        if isinstance(name, str) and event == "started" and sec["ended"] is None:
+            if len(sec["running"]) < MAX_TESTS:
+                sec["running"].append(name)
+            continue
         if not isinstance(name, str) or event not in RUST_OUTCOMES:
             continue
         if sec["started"] is None or sec["ended"] is not None:
@@ -442,6 +453,16 @@ def parse_libtest_json(data, spec):
                 lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
                 ev["messages"][key] = "\n".join(lines[:8])[:1000]
     for file, sec in sorted(sections.items()):
+        if sec["started"] is not None and sec["ended"] is None:
+            # The binary died mid-suite. When exactly one test had started and not ended,
+            # that test ended it (an abort, a double free: hyperium/http-838's new test before
+            # the fix): it failed. Several in flight at once say nothing of which one did.
+            key_of = lambda n, f=file: f + "::" + n  # noqa: E731
+            flying = [n for n in dict.fromkeys(sec["running"]) if key_of(n) not in ev["tests"]]
+            if len(flying) == 1 and len(ev["tests"]) < MAX_TESTS:
+                ev["tests"][key_of(flying[0])] = "failed"
+                if len(ev["messages"]) < MAX_MESSAGES:
+                    ev["messages"][key_of(flying[0])] = "the test binary ended during this test"
         if sec["started"] is None or sec["ended"] is None:
             ev["collect_errors"].append(file)
             continue
