@@ -251,3 +251,42 @@ def test_js_env_image_with_an_official_node(tmp_path: Path) -> None:
     assert lines[1] == f"COPY node {image.NODE_HOME}"
     assert f"ln -s {image.NODE_HOME}/bin/node /usr/local/bin/node" in lines[2]
     assert official.replace(image.OFFICIAL_NODE, "") == plain
+
+
+def test_git_dependencies_are_left_out_when_no_git_host_answers(tmp_path: Path) -> None:
+    """janl/mustache.js (first contact, session 21): a devDependency fetched from GitHub
+    (`zuul-ngrok`) failed every resolution here, where no git host is reachable. Such
+    dependencies are left out of the host copy's package.json and resolution goes on;
+    registry versions and local paths stay."""
+    from swe_forge.ecosystems.js.deps import GIT_UNREACHABLE, drop_git_dependencies
+
+    pkg = {
+        "name": "m",
+        "devDependencies": {
+            "mocha": "^3.0.0",
+            "zuul-ngrok": "nolanlawson/zuul-ngrok#patch-1",
+            "tool": "git+https://github.com/a/tool.git",
+            "other": "github:a/other",
+            "local": "./vendor/local",
+            "alias": "npm:chai@4",
+            "scoped": "@types/node",
+        },
+        "dependencies": {"lib": "https://github.com/a/lib/tarball/v1", "ok": "1.x"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(pkg))
+    assert drop_git_dependencies(tmp_path) == ["lib", "other", "tool", "zuul-ngrok"]
+    left = json.loads((tmp_path / "package.json").read_text())
+    assert left["devDependencies"] == {
+        "mocha": "^3.0.0",
+        "local": "./vendor/local",
+        "alias": "npm:chai@4",
+        "scoped": "@types/node",
+    }
+    assert left["dependencies"] == {"ok": "1.x"}
+    assert drop_git_dependencies(tmp_path) == []
+    npm_said = (
+        "npm error command git --no-replace-objects ls-remote ssh://git@github.com/x/y.git\n"
+        "npm error ssh: Could not resolve hostname github.com"
+    )
+    assert GIT_UNREACHABLE.search(npm_said)
+    assert not GIT_UNREACHABLE.search("npm error code ETARGET No matching version found for x")

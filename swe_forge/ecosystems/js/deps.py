@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -69,7 +70,7 @@ def resolve(
             pinned = pin_package_json(tree, other)
             if pinned:
                 why = f"; {other}'s versions ({pinned} pinned)"
-        resolver = _install_by_date(tree, common, cache, date) + why
+        resolver = install_without_git_hosts(tree, common, cache, date) + why
     lock_text = (tree / "package.json").read_text(errors="replace")
     for name in (*LOCKS, "node_modules/.package-lock.json"):
         if (tree / name).is_file():
@@ -90,6 +91,63 @@ def resolve(
         "packages": packages,
         "lock_text": lock_text,
     }
+
+
+#: What npm says when a dependency fetched from a git host cannot be reached (no git host is
+#: reachable from here: janl/mustache.js's ``zuul-ngrok`` from GitHub).
+GIT_UNREACHABLE = re.compile(
+    r"git --no-replace-objects|codeload\.github\.com|ssh://git@|An unknown git error"
+)
+
+
+#: A dependency's spec that names a git repository rather than a registry version.
+_GIT_SPEC = re.compile(
+    r"^(?:git\+|git://|github:|gitlab:|bitbucket:|ssh://|https?://(?:github|gitlab|bitbucket)\.)"
+    r"|^(?![./~])[\w.-]+/[\w.-]+(?:#.*)?$"
+)
+
+
+def install_without_git_hosts(tree: Path, common: list[str], cache: Path, date: str) -> str:
+    """:func:`_install_by_date`; when npm cannot reach a git host for a dependency, again
+    without the dependencies fetched from git hosts (:func:`drop_git_dependencies`) and
+    without the lockfile that pins them. What was done, for the image's record."""
+    try:
+        return _install_by_date(tree, common, cache, date)
+    except BuildError as exc:
+        dropped = drop_git_dependencies(tree) if GIT_UNREACHABLE.search(str(exc)) else []
+        if not dropped:
+            raise
+    shutil.rmtree(tree / "node_modules", ignore_errors=True)
+    for name in LOCKS:
+        (tree / name).unlink(missing_ok=True)
+    done = _install_by_date(tree, common, cache, date)
+    return f"{done}; git dependencies left out (no git host is reachable): {', '.join(dropped)}"
+
+
+def drop_git_dependencies(tree: Path) -> list[str]:
+    """Leave the dependencies the tree's package.json fetches from git hosts out of it (this
+    host copy only: the image keeps the project's own file); their names, sorted. Tests that
+    need one then fail to load, which the gate sees; most are tools of another kind of run
+    (mustache.js's ``zuul-ngrok`` is for browser tests)."""
+    path = tree / "package.json"
+    try:
+        pkg = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(pkg, dict):
+        return []
+    dropped = []
+    for key in ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies"):
+        deps = pkg.get(key)
+        if not isinstance(deps, dict):
+            continue
+        for name, spec in list(deps.items()):
+            if isinstance(spec, str) and _GIT_SPEC.search(spec.strip()):
+                del deps[name]
+                dropped.append(name)
+    if dropped:
+        path.write_text(json.dumps(pkg, indent=2) + "\n", encoding="utf-8")
+    return sorted(set(dropped))
 
 
 #: What npm says when ``--before`` leaves a package no version: npm 10 and older name the
